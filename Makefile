@@ -1,0 +1,36 @@
+# The only entry points: make demo | test | bench | build | clean.
+VENV := .venv
+PY := $(VENV)/bin/python
+# maturin needs to know which virtualenv to install into.
+export VIRTUAL_ENV := $(abspath $(VENV))
+
+RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml Cargo.lock
+
+.PHONY: build demo test bench clean
+
+$(VENV)/.installed: requirements.txt requirements-dev.txt
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q -U pip
+	$(PY) -m pip install -q -r requirements-dev.txt
+	touch $@
+
+# The Python sources are installed editable, so only Rust or packaging changes need a rebuild.
+$(VENV)/.built: $(VENV)/.installed $(RUST_SOURCES) pyproject.toml
+	$(VENV)/bin/maturin develop --release
+	touch $@
+
+build: $(VENV)/.built
+
+demo: build
+	$(VENV)/bin/retx reproduce melo-fig5a --quick
+
+test: build
+	cargo test --release -p retx
+	$(VENV)/bin/pytest -q tests/python
+
+bench:
+	cargo run --release -p retx --bin retx-bench
+
+clean:
+	rm -rf $(VENV) target results .pytest_cache
+	find python tests -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -1,0 +1,127 @@
+//! Python bindings: a scenario goes in as TOML text, columns come back. No simulation logic
+//! lives here.
+
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use retx::sim::units::Time;
+use retx::{RunOutput, Scenario, ScenarioError as CoreError, Simulation};
+
+create_exception!(_native, ScenarioError, PyValueError, "A scenario failed validation; str() is one line naming the field.");
+
+fn scenario_error(e: CoreError) -> PyErr {
+    ScenarioError::new_err(e.to_string())
+}
+
+/// Validates a scenario and returns it as TOML with every default filled in.
+#[pyfunction]
+#[pyo3(signature = (toml_text, base_dir = "."))]
+fn resolve(toml_text: &str, base_dir: &str) -> PyResult<String> {
+    let _ = base_dir; // relative paths in scenarios resolve against it once files are read
+    retx::resolve_toml(toml_text).map_err(scenario_error)
+}
+
+/// Simulates a scenario with the GIL released and returns flows, timeseries and summary.
+#[pyfunction]
+#[pyo3(signature = (toml_text, base_dir = ".", progress = None))]
+fn run(py: Python<'_>, toml_text: &str, base_dir: &str, progress: Option<PyObject>) -> PyResult<PyObject> {
+    let _ = base_dir;
+    let mut scenario = Scenario::from_toml(toml_text).map_err(scenario_error)?;
+    retx::config::validate(&mut scenario).map_err(scenario_error)?;
+    let resolved = scenario.to_toml();
+    let (name, seed) = (scenario.name.clone(), scenario.seed);
+    let sim = Simulation::new(scenario).map_err(scenario_error)?;
+    let wall = std::time::Instant::now();
+    let mut callback_error: Option<PyErr> = None;
+    let result = py.allow_threads(|| {
+        let mut report = |now: Time, end: Time| -> bool {
+            let Some(cb) = progress.as_ref() else { return true };
+            Python::with_gil(|py| match cb.call1(py, (now.as_us_f64(), end.as_us_f64())) {
+                Ok(_) => true,
+                Err(e) => {
+                    callback_error = Some(e);
+                    false
+                }
+            })
+        };
+        sim.run(&mut report)
+    });
+    let out = match result {
+        Ok(out) => out,
+        Err(_) => return Err(callback_error.unwrap_or_else(|| PyValueError::new_err("run aborted"))),
+    };
+    let wall_s = wall.elapsed().as_secs_f64();
+    to_python(py, &out, &name, seed, wall_s, resolved)
+}
+
+fn nan_or(t: Option<f64>) -> f64 {
+    t.unwrap_or(f64::NAN)
+}
+
+fn to_python(py: Python<'_>, out: &RunOutput, name: &str, seed: u64, wall_s: f64, resolved: String) -> PyResult<PyObject> {
+    let flows = PyDict::new_bound(py);
+    let f = &out.flows;
+    flows.set_item("flow_id", f.iter().map(|r| r.flow_id).collect::<Vec<_>>())?;
+    flows.set_item("src", f.iter().map(|r| r.src.as_str()).collect::<Vec<_>>())?;
+    flows.set_item("dst", f.iter().map(|r| r.dst.as_str()).collect::<Vec<_>>())?;
+    flows.set_item("size_bytes", f.iter().map(|r| r.size_bytes).collect::<Vec<_>>())?;
+    flows.set_item("start_us", f.iter().map(|r| r.start.as_us_f64()).collect::<Vec<_>>())?;
+    flows.set_item("finish_us", f.iter().map(|r| nan_or(r.finish.map(|t| t.as_us_f64()))).collect::<Vec<_>>())?;
+    flows.set_item("fct_us", f.iter().map(|r| nan_or(r.fct().map(|t| t.as_us_f64()))).collect::<Vec<_>>())?;
+    flows.set_item(
+        "ideal_fct_us",
+        f.iter().map(|r| if r.size_bytes == 0 { f64::NAN } else { r.ideal_fct.as_us_f64() }).collect::<Vec<_>>(),
+    )?;
+    flows.set_item("slowdown", f.iter().map(|r| nan_or(r.slowdown())).collect::<Vec<_>>())?;
+    flows.set_item("goodput_gbps", f.iter().map(|r| r.goodput_bps / 1e9).collect::<Vec<_>>())?;
+    flows.set_item("delivered_bytes", f.iter().map(|r| r.delivered_bytes).collect::<Vec<_>>())?;
+    flows.set_item("sent_bytes", f.iter().map(|r| r.sent_bytes).collect::<Vec<_>>())?;
+    flows.set_item("retx_bytes", f.iter().map(|r| r.retx_bytes).collect::<Vec<_>>())?;
+    flows.set_item("naks", f.iter().map(|r| r.naks).collect::<Vec<_>>())?;
+    flows.set_item("timeouts", f.iter().map(|r| r.timeouts).collect::<Vec<_>>())?;
+    flows.set_item("cnps", f.iter().map(|r| r.cnps).collect::<Vec<_>>())?;
+    flows.set_item("completed", f.iter().map(|r| r.finish.is_some()).collect::<Vec<_>>())?;
+
+    let ts = PyDict::new_bound(py);
+    let s = &out.samples;
+    ts.set_item("time_us", s.iter().map(|x| x.time.as_us_f64()).collect::<Vec<_>>())?;
+    ts.set_item("host", s.iter().map(|x| out.host_names[x.host as usize].as_str()).collect::<Vec<_>>())?;
+    ts.set_item("rx_gbps", s.iter().map(|x| x.bps / 1e9).collect::<Vec<_>>())?;
+
+    let c = &out.counters;
+    let summary = PyDict::new_bound(py);
+    summary.set_item("name", name)?;
+    summary.set_item("seed", seed)?;
+    summary.set_item("sim_time_us", out.end.as_us_f64())?;
+    summary.set_item("wall_seconds", wall_s)?;
+    summary.set_item("events", c.events)?;
+    summary.set_item("events_per_sec", c.events as f64 / wall_s.max(1e-9))?;
+    summary.set_item("packet_hops", c.packet_hops)?;
+    summary.set_item("packets_created", c.packets_created)?;
+    summary.set_item("packets_consumed", c.packets_consumed)?;
+    summary.set_item("packets_in_flight", out.packets_in_flight)?;
+    summary.set_item("drops_loss", c.drops_loss)?;
+    summary.set_item("drops_buffer", c.drops_buffer)?;
+    summary.set_item("drops_unroutable", c.drops_unroutable)?;
+    summary.set_item("ecn_marks", c.ecn_marks)?;
+    summary.set_item("pfc_pauses", c.pfc_pauses)?;
+    summary.set_item("bad_deliveries", c.bad_deliveries)?;
+    summary.set_item("flows", f.len())?;
+    summary.set_item("flows_completed", f.iter().filter(|r| r.finish.is_some()).count())?;
+
+    let result = PyDict::new_bound(py);
+    result.set_item("flows", flows)?;
+    result.set_item("timeseries", ts)?;
+    result.set_item("summary", summary)?;
+    result.set_item("resolved", resolved)?;
+    Ok(result.into())
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("ScenarioError", m.py().get_type_bound::<ScenarioError>())?;
+    m.add_function(wrap_pyfunction!(resolve, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,296 @@
+//! Scenario files: TOML in, a validated [`Scenario`] out, with errors that name the field.
+//!
+//! Parsing is strict (unknown keys are errors) and every value with a unit goes through
+//! [`values`], so "40Gbs" is caught with a hint of the units allowed. Cross-field checks (known
+//! host names, ranges) happen in [`validate`] after the topology is known.
+
+pub mod values;
+pub mod validate;
+
+pub use validate::validate;
+pub use values::{Bw, Dur, Size};
+
+use crate::transport::dcqcn::DcqcnParams;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A scenario error: the dotted path of the offending field and what is wrong with it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioError {
+    pub field: String,
+    pub message: String,
+}
+
+impl ScenarioError {
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        ScenarioError { field: field.into(), message: message.into() }
+    }
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.field.is_empty() { write!(f, "{}", self.message) } else { write!(f, "{}: {}", self.field, self.message) }
+    }
+}
+
+impl std::error::Error for ScenarioError {}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub name: String,
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    pub duration: Dur,
+    #[serde(default = "yes")]
+    pub stop_when_done: bool,
+    pub topology: TopologyCfg,
+    #[serde(default)]
+    pub switch: SwitchCfg,
+    #[serde(default)]
+    pub nic: NicCfg,
+    #[serde(default)]
+    pub transport: TransportCfg,
+    #[serde(default)]
+    pub recovery: RecoveryCfg,
+    #[serde(default)]
+    pub cc: CcCfg,
+    #[serde(default)]
+    pub loss: Vec<LossCfg>,
+    pub workload: WorkloadCfg,
+    #[serde(default)]
+    pub output: OutputCfg,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+fn yes() -> bool {
+    true
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TopologyKind {
+    /// N hosts on one switch.
+    SingleSwitch,
+    /// Two-tier Clos: every leaf connects to every spine.
+    LeafSpine,
+    /// The MELO (APNet'17) Fig. 4 network: a leaf-spine preset.
+    MeloFig4,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TopologyCfg {
+    pub kind: TopologyKind,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spines: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leaves: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hosts_per_leaf: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_link: Option<Bw>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fabric_link: Option<Bw>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link_delay: Option<Dur>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SwitchCfg {
+    /// Shared packet buffer per switch. Default 12 MB, the Broadcom Trident II of the DCQCN
+    /// paper's testbed.
+    pub buffer: Size,
+    /// Egress dynamic threshold: a queue may grow to alpha x the free shared buffer.
+    pub dt_alpha: f64,
+    pub ecn: EcnCfg,
+    pub pfc: PfcCfg,
+}
+
+impl Default for SwitchCfg {
+    fn default() -> Self {
+        SwitchCfg { buffer: Size(12_000_000), dt_alpha: 1.0, ecn: EcnCfg::default(), pfc: PfcCfg::default() }
+    }
+}
+
+/// RED/ECN marking on egress queues. Defaults are the DCQCN paper's (Kmin 5 KB, Kmax 200 KB,
+/// Pmax 1 %).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EcnCfg {
+    pub enabled: bool,
+    pub kmin: Size,
+    pub kmax: Size,
+    pub pmax: f64,
+}
+
+impl Default for EcnCfg {
+    fn default() -> Self {
+        EcnCfg { enabled: true, kmin: Size(5_000), kmax: Size(200_000), pmax: 0.01 }
+    }
+}
+
+/// Priority flow control on the data class: per ingress queue XOFF/XON thresholds.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PfcCfg {
+    pub enabled: bool,
+    pub xoff: Size,
+    pub xon: Size,
+}
+
+impl Default for PfcCfg {
+    fn default() -> Self {
+        // Headroom for the bytes in flight after XOFF is the buffer above xoff; 256 KB per
+        // ingress queue leaves room for 100 Gbps x 2 x 2 us of wire plus a few MTUs.
+        PfcCfg { enabled: false, xoff: Size(256_000), xon: Size(224_000) }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NicCfg {
+    /// Payload bytes per data packet.
+    pub mtu: u32,
+    /// Receiver ACK coalescing: one ACK per this many in-order data packets (and always on
+    /// the last packet of a message).
+    pub ack_interval: u32,
+}
+
+impl Default for NicCfg {
+    fn default() -> Self {
+        NicCfg { mtu: 1024, ack_interval: 1 }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RecoveryKind {
+    /// Go-back-N as RoCEv2 NICs do it.
+    Gbn,
+    /// IRN-style selective repeat.
+    Irn,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CcKind {
+    Dcqcn,
+    None,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TransportCfg {
+    pub recovery: RecoveryKind,
+    pub cc: CcKind,
+}
+
+impl Default for TransportCfg {
+    fn default() -> Self {
+        TransportCfg { recovery: RecoveryKind::Gbn, cc: CcKind::Dcqcn }
+    }
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RecoveryCfg {
+    pub gbn: crate::transport::gbn::GbnParams,
+    pub irn: crate::transport::irn::IrnParams,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CcCfg {
+    pub dcqcn: DcqcnParams,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LossCfg {
+    /// "switch:NAME" (all its egress links), "link:A->B" (one direction) or "everywhere".
+    pub at: String,
+    #[serde(default = "bernoulli")]
+    pub model: LossModel,
+    pub rate: f64,
+    /// Also drop control packets (ACK, NAK, CNP).
+    #[serde(default)]
+    pub control: bool,
+}
+
+fn bernoulli() -> LossModel {
+    LossModel::Bernoulli
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LossModel {
+    Bernoulli,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorkloadKind {
+    /// Flows with no end between named pairs, all starting at time 0.
+    LongFlows,
+    /// An explicit list of flows.
+    FlowList,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadCfg {
+    pub kind: WorkloadKind,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pairs: Vec<(String, String)>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flows: Vec<FlowCfg>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowCfg {
+    pub src: String,
+    pub dst: String,
+    pub size: Size,
+    #[serde(default)]
+    pub start: Dur,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OutputCfg {
+    /// Interval of the receiver throughput time series.
+    pub sample_interval: Dur,
+}
+
+impl Default for OutputCfg {
+    fn default() -> Self {
+        OutputCfg { sample_interval: Dur(crate::sim::units::Time::from_us(100)) }
+    }
+}
+
+impl Scenario {
+    /// Parses TOML text; the error names the field (dotted path) that is wrong.
+    pub fn from_toml(text: &str) -> Result<Scenario, ScenarioError> {
+        let de = toml::Deserializer::new(text);
+        let parsed: Result<Scenario, _> = serde_path_to_error::deserialize(de);
+        let scenario = parsed.map_err(|e| {
+            let path = e.path().to_string();
+            let msg = e.inner().message().to_string();
+            let field = if path == "." { String::new() } else { path };
+            ScenarioError::new(field, msg.replace('\n', " "))
+        })?;
+        Ok(scenario)
+    }
+
+    /// The scenario with every default written out, as TOML.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("a scenario always serialises")
+    }
+}

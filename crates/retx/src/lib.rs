@@ -1,0 +1,44 @@
+//! retx: a fast, deterministic packet-level simulator of loss recovery and congestion control
+//! for hardware transports (RoCEv2 NICs, FPGA transports).
+//!
+//! Layers, lowest first: [`sim`] (time, events, randomness, the run loop), [`net`] (links,
+//! switches, routing, topologies), [`transport`] (sans-IO queue pair state machines),
+//! [`workload`], [`stats`], and [`config`] (scenario files).
+//!
+//! ```
+//! let toml = r#"
+//!     name = "doc"
+//!     duration = "200us"
+//!     [topology]
+//!     kind = "single-switch"
+//!     [workload]
+//!     kind = "flow-list"
+//!     flows = [{ src = "h0", dst = "h1", size = "100KB" }]
+//! "#;
+//! let out = retx::run_toml(toml).unwrap();
+//! assert!(out.flows[0].finish.is_some());
+//! ```
+
+pub mod config;
+pub mod net;
+pub mod sim;
+pub mod stats;
+pub mod transport;
+pub mod workload;
+
+pub use config::{Scenario, ScenarioError};
+pub use sim::world::{Aborted, RunOutput, Simulation};
+
+/// Parses, validates and runs a scenario given as TOML text.
+pub fn run_toml(text: &str) -> Result<RunOutput, ScenarioError> {
+    let scenario = Scenario::from_toml(text)?;
+    let sim = Simulation::new(scenario)?;
+    Ok(sim.run(&mut |_, _| true).expect("no abort without a callback"))
+}
+
+/// The scenario with every default filled in, as TOML: what a run actually used.
+pub fn resolve_toml(text: &str) -> Result<String, ScenarioError> {
+    let mut scenario = Scenario::from_toml(text)?;
+    config::validate(&mut scenario)?;
+    Ok(scenario.to_toml())
+}

@@ -1,0 +1,142 @@
+//! Topologies: named nodes and full-duplex links, built from a scenario's `[topology]`.
+
+use crate::config::{Bw, Dur, ScenarioError, TopologyCfg, TopologyKind};
+use crate::sim::units::{Rate, Time};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NodeKind {
+    Host,
+    Switch,
+}
+
+#[derive(Clone, Debug)]
+pub struct NodeSpec {
+    pub name: String,
+    pub kind: NodeKind,
+}
+
+/// A full-duplex link between nodes `a` and `b`, the same rate and delay both ways.
+#[derive(Clone, Copy, Debug)]
+pub struct LinkSpec {
+    pub a: usize,
+    pub b: usize,
+    pub rate: Rate,
+    pub delay: Time,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Topology {
+    pub nodes: Vec<NodeSpec>,
+    pub links: Vec<LinkSpec>,
+}
+
+impl Topology {
+    fn add(&mut self, name: String, kind: NodeKind) -> usize {
+        self.nodes.push(NodeSpec { name, kind });
+        self.nodes.len() - 1
+    }
+
+    fn link(&mut self, a: usize, b: usize, rate: Rate, delay: Time) {
+        self.links.push(LinkSpec { a, b, rate, delay });
+    }
+
+    pub fn find(&self, name: &str) -> Option<usize> {
+        self.nodes.iter().position(|n| n.name == name)
+    }
+
+    pub fn hosts(&self) -> impl Iterator<Item = usize> + '_ {
+        self.nodes.iter().enumerate().filter(|(_, n)| n.kind == NodeKind::Host).map(|(i, _)| i)
+    }
+
+    /// N hosts h0..h{N-1} on one switch sw0.
+    pub fn single_switch(hosts: u32, link: Rate, delay: Time) -> Topology {
+        let mut t = Topology::default();
+        let sw = t.add("sw0".into(), NodeKind::Switch);
+        for h in 0..hosts {
+            let id = t.add(format!("h{h}"), NodeKind::Host);
+            t.link(id, sw, link, delay);
+        }
+        t
+    }
+
+    /// Leaves leaf0.. each with `hosts_per_leaf` hosts (h0.. numbered leaf by leaf), every leaf
+    /// wired to every spine spine0...
+    pub fn leaf_spine(spines: u32, leaves: u32, hosts_per_leaf: u32, host_link: Rate, fabric: Rate, delay: Time) -> Topology {
+        let mut t = Topology::default();
+        let spine_ids: Vec<usize> = (0..spines).map(|s| t.add(format!("spine{s}"), NodeKind::Switch)).collect();
+        for l in 0..leaves {
+            let leaf = t.add(format!("leaf{l}"), NodeKind::Switch);
+            for &s in &spine_ids {
+                t.link(leaf, s, fabric, delay);
+            }
+            for h in 0..hosts_per_leaf {
+                let id = t.add(format!("h{}", l * hosts_per_leaf + h), NodeKind::Host);
+                t.link(id, leaf, host_link, delay);
+            }
+        }
+        t
+    }
+}
+
+/// The MELO (APNet'17) Fig. 4 network: 4 spines, 32 leaves, 10 hosts per leaf, 40 Gbps host
+/// links, 100 Gbps fabric. "Base RTT 16 us": host-leaf-spine-leaf-host is 4 links each way,
+/// so 2 us of propagation per link.
+pub fn melo_fig4_defaults(cfg: &mut TopologyCfg) {
+    cfg.spines.get_or_insert(4);
+    cfg.leaves.get_or_insert(32);
+    cfg.hosts_per_leaf.get_or_insert(10);
+    cfg.host_link.get_or_insert(Bw(Rate::gbps(40)));
+    cfg.fabric_link.get_or_insert(Bw(Rate::gbps(100)));
+    cfg.link_delay.get_or_insert(Dur(Time::from_us(2)));
+}
+
+/// Fills the defaults of a topology section and checks its ranges.
+pub fn resolve(cfg: &mut TopologyCfg) -> Result<(), ScenarioError> {
+    match cfg.kind {
+        TopologyKind::MeloFig4 => melo_fig4_defaults(cfg),
+        TopologyKind::SingleSwitch => {
+            cfg.hosts.get_or_insert(2);
+        }
+        TopologyKind::LeafSpine => {
+            cfg.spines.get_or_insert(2);
+            cfg.leaves.get_or_insert(2);
+            cfg.hosts_per_leaf.get_or_insert(2);
+            cfg.fabric_link.get_or_insert(Bw(Rate::gbps(100)));
+        }
+    }
+    cfg.host_link.get_or_insert(Bw(Rate::gbps(40)));
+    cfg.link_delay.get_or_insert(Dur(Time::from_us(1)));
+    let check = |field: &str, v: Option<u32>, lo: u32, hi: u32| match v {
+        Some(x) if x < lo || x > hi => Err(ScenarioError::new(format!("topology.{field}"), format!("{x} is out of range (allowed {lo}..={hi})"))),
+        _ => Ok(()),
+    };
+    check("hosts", cfg.hosts, 2, 100_000)?;
+    check("spines", cfg.spines, 1, 1_000)?;
+    check("leaves", cfg.leaves, 1, 10_000)?;
+    check("hosts_per_leaf", cfg.hosts_per_leaf, 1, 10_000)?;
+    for (field, bw) in [("host_link", cfg.host_link), ("fabric_link", cfg.fabric_link)] {
+        if let Some(Bw(r)) = bw {
+            if r.0 < 1_000_000 {
+                return Err(ScenarioError::new(format!("topology.{field}"), format!("{r} is too slow (at least 1Mbps)")));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Builds a resolved topology section.
+pub fn build(cfg: &TopologyCfg) -> Topology {
+    let host = cfg.host_link.expect("resolved").0;
+    let delay = cfg.link_delay.expect("resolved").0;
+    match cfg.kind {
+        TopologyKind::SingleSwitch => Topology::single_switch(cfg.hosts.expect("resolved"), host, delay),
+        TopologyKind::LeafSpine | TopologyKind::MeloFig4 => Topology::leaf_spine(
+            cfg.spines.expect("resolved"),
+            cfg.leaves.expect("resolved"),
+            cfg.hosts_per_leaf.expect("resolved"),
+            host,
+            cfg.fabric_link.expect("resolved").0,
+            delay,
+        ),
+    }
+}

@@ -1,0 +1,59 @@
+//! What a run reports: one record per flow, a receiver throughput time series, and totals.
+
+use crate::sim::units::Time;
+
+/// One row of the flow table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowRecord {
+    pub flow_id: u32,
+    pub src: String,
+    pub dst: String,
+    /// 0 for an endless flow.
+    pub size_bytes: u64,
+    pub start: Time,
+    /// When the sender saw every byte acknowledged.
+    pub finish: Option<Time>,
+    pub ideal_fct: Time,
+    pub delivered_bytes: u64,
+    pub sent_bytes: u64,
+    pub retx_bytes: u64,
+    pub naks: u64,
+    pub timeouts: u64,
+    pub cnps: u64,
+    /// Bytes per second delivered in order to the application over the flow's active time.
+    pub goodput_bps: f64,
+}
+
+impl FlowRecord {
+    pub fn fct(&self) -> Option<Time> {
+        self.finish.map(|f| f - self.start)
+    }
+    pub fn slowdown(&self) -> Option<f64> {
+        self.fct().map(|f| f.0 as f64 / self.ideal_fct.0.max(1) as f64)
+    }
+}
+
+/// One sample of in-order goodput at a receiving host.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sample {
+    pub time: Time,
+    pub host: u32,
+    pub bps: f64,
+}
+
+/// Totals of one run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Counters {
+    pub events: u64,
+    /// Packets put on a wire (every hop counts).
+    pub packet_hops: u64,
+    pub packets_created: u64,
+    pub packets_consumed: u64,
+    pub drops_loss: u64,
+    pub drops_buffer: u64,
+    pub drops_unroutable: u64,
+    pub pfc_pauses: u64,
+    pub ecn_marks: u64,
+    /// Deliveries that were out of order, duplicated or wrong: must be 0.
+    pub bad_deliveries: u64,
+}

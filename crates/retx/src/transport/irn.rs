@@ -1,0 +1,337 @@
+//! IRN-style selective repeat (Mittal et al., "Revisiting Network Support for RDMA",
+//! SIGCOMM 2018).
+//!
+//! Receiver: keeps out-of-order packets in a reorder buffer tracked by a per-QP bitmap of
+//! `bitmap_packets` entries; every out-of-order arrival is answered with a NACK carrying the
+//! cumulative ACK and the PSN that triggered it. Sender: a packet is lost once a later one is
+//! SACKed; in recovery it retransmits those (each once per recovery episode) before new data;
+//! recovery ends when the cumulative ACK passes the highest PSN sent when it began. In-flight
+//! packets are capped at the bitmap size (IRN's BDP-FC). A timeout (RTO_low with few packets in
+//! flight, else RTO_high) retransmits every un-SACKed packet.
+
+use super::receiver::RxCtx;
+use super::segment::{SegKind, Segment};
+use crate::config::Dur;
+use crate::sim::units::Time;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct IrnParams {
+    /// Bitmap (and in-flight cap) in packets; 0 means one BDP of the topology's longest path.
+    pub bitmap_packets: u32,
+    /// IRN paper: RTO_low = 100 us when at most `rto_low_packets` are in flight.
+    pub rto_low: Dur,
+    /// IRN paper: RTO_high = 320 us otherwise.
+    pub rto_high: Dur,
+    /// IRN paper: N = 3.
+    pub rto_low_packets: u32,
+    /// Retransmit the oldest missing packet again as soon as a packet sent after its last
+    /// retransmission is SACKed (the lost-retransmission rule of TCP SACK/RACK). IRN itself
+    /// waits for a timeout; with the in-flight cap at one BDP that idles the sender for
+    /// RTO_high at every lost retransmission (about 20 % of goodput at 1 % loss). Set false
+    /// for the paper's rule.
+    pub detect_lost_retransmissions: bool,
+}
+
+impl Default for IrnParams {
+    fn default() -> Self {
+        IrnParams {
+            bitmap_packets: 0,
+            rto_low: Dur(Time::from_us(100)),
+            rto_high: Dur(Time::from_us(320)),
+            rto_low_packets: 3,
+            detect_lost_retransmissions: true,
+        }
+    }
+}
+
+/// A ring of flags over a sliding window of packet indices [base, base + capacity).
+#[derive(Clone, Debug)]
+pub struct Window {
+    bits: Vec<u64>,
+    mask: u64,
+    capacity: u64,
+}
+
+impl Window {
+    pub fn new(capacity: u32) -> Self {
+        let slots = (capacity.max(1) as u64).next_power_of_two().max(64);
+        Window { bits: vec![0; (slots / 64) as usize], mask: slots - 1, capacity: capacity.max(1) as u64 }
+    }
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+    /// The ring slot of index `i` (for side tables of the same window).
+    pub fn slot(&self, i: u64) -> usize {
+        (i & self.mask) as usize
+    }
+    pub fn slots(&self) -> usize {
+        (self.mask + 1) as usize
+    }
+    pub fn get(&self, i: u64) -> bool {
+        let s = i & self.mask;
+        self.bits[(s >> 6) as usize] >> (s & 63) & 1 == 1
+    }
+    pub fn set(&mut self, i: u64) {
+        let s = i & self.mask;
+        self.bits[(s >> 6) as usize] |= 1 << (s & 63);
+    }
+    pub fn clear(&mut self, i: u64) {
+        let s = i & self.mask;
+        self.bits[(s >> 6) as usize] &= !(1 << (s & 63));
+    }
+}
+
+/// Receiver side of IRN.
+#[derive(Clone, Debug)]
+pub struct IrnReceiver {
+    received: Window,
+    /// Payload digests of buffered packets (stands in for the reorder buffer's data).
+    tags: Vec<u32>,
+    ack_interval: u32,
+    unacked: u32,
+    /// Packets dropped because they lay beyond the bitmap.
+    pub beyond_bitmap: u64,
+    /// High-water mark of buffered out-of-order packets.
+    pub max_buffered: u64,
+    buffered: u64,
+}
+
+impl IrnReceiver {
+    pub fn new(bitmap_packets: u32, ack_interval: u32) -> Self {
+        let received = Window::new(bitmap_packets);
+        let slots = (received.mask + 1) as usize;
+        IrnReceiver {
+            received,
+            tags: vec![0; slots],
+            ack_interval: ack_interval.max(1),
+            unacked: 0,
+            beyond_bitmap: 0,
+            max_buffered: 0,
+            buffered: 0,
+        }
+    }
+
+    pub fn on_data(&mut self, now: Time, index: u64, seg: &Segment, rx: &mut RxCtx) {
+        let expected = rx.expected();
+        if index == expected {
+            rx.deliver(now, index, seg.tag, seg.payload);
+            let mut filled = false;
+            // Drain what the hole was holding back.
+            while self.received.get(rx.expected()) {
+                let i = rx.expected();
+                self.received.clear(i);
+                self.buffered -= 1;
+                let tag = self.tags[(i & self.received.mask) as usize];
+                rx.deliver(now, i, tag, rx_payload(rx, i));
+                filled = true;
+            }
+            self.unacked += 1;
+            if filled || self.unacked >= self.ack_interval || seg.last || rx.is_complete() {
+                self.unacked = 0;
+                rx.send(Segment::control(SegKind::Ack, rx.wire(rx.expected()), seg.ts));
+            }
+        } else if index > expected {
+            if index - expected >= self.received.capacity() {
+                self.beyond_bitmap += 1;
+                return;
+            }
+            if !self.received.get(index) {
+                self.received.set(index);
+                self.tags[(index & self.received.mask) as usize] = seg.tag;
+                self.buffered += 1;
+                self.max_buffered = self.max_buffered.max(self.buffered);
+            }
+            let mut nack = Segment::control(SegKind::Sack, rx.wire(expected), seg.ts);
+            nack.aux = seg.psn;
+            rx.naks_sent += 1;
+            rx.send(nack);
+        } else {
+            rx.send(Segment::control(SegKind::Ack, rx.wire(expected), seg.ts));
+        }
+    }
+}
+
+fn rx_payload(rx: &RxCtx, index: u64) -> u32 {
+    rx.spec().payload(index)
+}
+
+/// Sender side of IRN.
+#[derive(Clone, Debug)]
+pub struct IrnSender {
+    p: IrnParams,
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+    npkts: u64,
+    sacked: Window,
+    /// Highest SACKed index + 1: un-SACKed packets below it are lost.
+    sack_high: u64,
+    in_recovery: bool,
+    /// Recovery ends when the cumulative ACK reaches this.
+    recovery_end: u64,
+    /// Next candidate for retransmission in this recovery episode.
+    retx_ptr: u64,
+    /// Per window slot: `snd_nxt` when the packet was last retransmitted (0: never).
+    retx_mark: Vec<u64>,
+    /// The oldest missing packet, found lost again.
+    resend_head: bool,
+    rto_deadline: Option<Time>,
+}
+
+impl IrnSender {
+    pub fn new(p: &IrnParams, window: u32, npkts: u64) -> Self {
+        let sacked = Window::new(window);
+        IrnSender {
+            p: *p,
+            snd_una: 0,
+            snd_nxt: 0,
+            npkts,
+            retx_mark: vec![0; sacked.slots()],
+            resend_head: false,
+            sacked,
+            sack_high: 0,
+            in_recovery: false,
+            recovery_end: 0,
+            retx_ptr: 0,
+            rto_deadline: None,
+        }
+    }
+
+    fn rto(&self) -> Time {
+        if self.snd_nxt - self.snd_una <= self.p.rto_low_packets as u64 { self.p.rto_low.0 } else { self.p.rto_high.0 }
+    }
+
+    fn restart_rto(&mut self, now: Time) {
+        self.rto_deadline = (self.snd_una < self.snd_nxt).then(|| now + self.rto());
+    }
+
+    /// The next lost packet to retransmit in this episode, if any.
+    fn next_lost(&mut self) -> Option<u64> {
+        if !self.in_recovery {
+            return None;
+        }
+        self.retx_ptr = self.retx_ptr.max(self.snd_una);
+        while self.retx_ptr < self.sack_high {
+            let i = self.retx_ptr;
+            self.retx_ptr += 1;
+            if !self.sacked.get(i) {
+                return Some(i);
+            }
+        }
+        None
+    }
+
+    pub fn next(&mut self, now: Time) -> Option<(u64, bool)> {
+        let head = self.snd_una;
+        let lost = if std::mem::take(&mut self.resend_head) && head < self.snd_nxt && !self.sacked.get(head) {
+            Some(head)
+        } else {
+            self.next_lost()
+        };
+        if let Some(i) = lost {
+            self.retx_mark[self.sacked.slot(i)] = self.snd_nxt;
+            if self.rto_deadline.is_none() {
+                self.rto_deadline = Some(now + self.rto());
+            }
+            return Some((i, true));
+        }
+        if self.snd_nxt >= self.npkts || self.snd_nxt - self.snd_una >= self.sacked.capacity() {
+            return None;
+        }
+        let i = self.snd_nxt;
+        self.snd_nxt += 1;
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rto());
+        }
+        Some((i, false))
+    }
+
+    /// Whether `next` may have something to send (cheap; may be a false positive when the
+    /// remaining candidates below `sack_high` are all SACKed).
+    pub fn has_data(&self) -> bool {
+        let lost_pending = self.resend_head || (self.in_recovery && self.retx_ptr.max(self.snd_una) < self.sack_high);
+        lost_pending || (self.snd_nxt < self.npkts && self.snd_nxt - self.snd_una < self.sacked.capacity())
+    }
+
+    fn advance_una(&mut self, cum: u64) -> bool {
+        if cum <= self.snd_una || cum > self.snd_nxt {
+            return false;
+        }
+        for i in self.snd_una..cum {
+            self.sacked.clear(i);
+            self.retx_mark[self.sacked.slot(i)] = 0;
+        }
+        self.snd_una = cum;
+        self.sack_high = self.sack_high.max(cum);
+        if self.in_recovery && self.snd_una >= self.recovery_end {
+            self.in_recovery = false;
+        }
+        true
+    }
+
+    pub fn on_ack(&mut self, now: Time, cum: u64) {
+        if self.advance_una(cum) {
+            self.restart_rto(now);
+        }
+    }
+
+    /// A NACK: cumulative ACK `cum` plus the SACKed out-of-order index `sacked`.
+    pub fn on_sack(&mut self, now: Time, cum: u64, sacked: Option<u64>) {
+        let progressed = self.advance_una(cum);
+        if let Some(s) = sacked {
+            if s >= self.snd_una && s < self.snd_nxt {
+                self.sacked.set(s);
+                self.sack_high = self.sack_high.max(s + 1);
+                if !self.in_recovery {
+                    self.in_recovery = true;
+                    self.recovery_end = self.snd_nxt;
+                    self.retx_ptr = self.snd_una;
+                }
+            }
+        }
+        if progressed {
+            self.restart_rto(now);
+        }
+        if self.p.detect_lost_retransmissions {
+            // A packet sent after the head's last retransmission got through: that
+            // retransmission was lost (paths are FIFO).
+            let mark = self.retx_mark[self.sacked.slot(self.snd_una)];
+            if mark != 0 && self.sack_high > mark && !self.sacked.get(self.snd_una) {
+                self.resend_head = true;
+                self.retx_mark[self.sacked.slot(self.snd_una)] = 0;
+            }
+        }
+    }
+
+    pub fn poll_timeout(&self) -> Option<Time> {
+        self.rto_deadline
+    }
+
+    /// On timeout every un-SACKed packet in flight is presumed lost.
+    pub fn handle_timeout(&mut self, now: Time) -> bool {
+        match self.rto_deadline {
+            Some(t) if now >= t && self.snd_una < self.snd_nxt => {
+                self.in_recovery = true;
+                self.recovery_end = self.snd_nxt;
+                self.retx_ptr = self.snd_una;
+                self.sack_high = self.snd_nxt;
+                self.rto_deadline = Some(now + self.rto());
+                true
+            }
+            Some(t) if now >= t => {
+                self.rto_deadline = None;
+                false
+            }
+            _ => false,
+        }
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.snd_una >= self.npkts
+    }
+
+    pub fn in_flight(&self) -> u64 {
+        self.snd_nxt - self.snd_una
+    }
+}

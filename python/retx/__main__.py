@@ -1,0 +1,3 @@
+from retx.cli import main
+
+main()

@@ -1,0 +1,26 @@
+"""Registry of paper reproductions.
+
+Each module exposes `run(out_dir: Path, quick: bool) -> polars.DataFrame`: it runs its grid,
+writes table.parquet, table.csv and plot.png under out_dir and prints the table next to the
+paper's numbers.
+"""
+
+from types import ModuleType
+
+from retx.reproduce import melo_fig5a
+
+REPRODUCTIONS: dict[str, ModuleType] = {
+    "melo-fig5a": melo_fig5a,
+}
+
+
+class UnknownReproduction(LookupError):
+    def __str__(self) -> str:
+        return f"unknown reproduction {self.args[0]!r} (known: {', '.join(REPRODUCTIONS)})"
+
+
+def lookup(name: str) -> ModuleType:
+    try:
+        return REPRODUCTIONS[name]
+    except KeyError:
+        raise UnknownReproduction(name) from None

@@ -1,0 +1,131 @@
+"""Run scenarios: one at a time with a progress bar, or many in parallel threads."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from pathlib import Path
+from typing import Callable, Iterable, Optional, Union
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
+
+from retx import _native
+from retx.results import Results
+from retx.scenario import Scenario
+
+ScenarioLike = Union[Scenario, str, Path]
+ProgressCallback = Callable[[float, float], None]
+
+# Without a terminal, a long run still reports now and then (e.g. in CI logs).
+PLAIN_REPORT_EVERY_SECONDS = 10.0
+
+
+def run(scenario: ScenarioLike, progress: bool = True) -> Results:
+    """Simulate one scenario. The progress bar (stderr) appears only for runs longer than
+    the first progress report (~0.2 s), so quick runs stay silent."""
+    scenario = _as_scenario(scenario)
+    if not progress:
+        return _simulate(scenario, None)
+    with _SimTimeProgress(scenario.name) as reporter:
+        return _simulate(scenario, reporter)
+
+
+def run_many(scenarios: Iterable[ScenarioLike], workers: Optional[int] = None,
+             progress: bool = True) -> list[Results]:
+    """Simulate scenarios in parallel (the Rust core releases the GIL); results keep input order.
+
+    Ctrl-C, or any failure, stops the runs still going: their progress callbacks raise.
+    """
+    scenarios = [_as_scenario(s) for s in scenarios]
+    cancelled = threading.Event()
+
+    def abort_if_cancelled(_sim_us: float, _duration_us: float) -> None:
+        if cancelled.is_set():
+            raise KeyboardInterrupt
+
+    console = Console(stderr=True)
+    bar = _progress_bar(console, enabled=progress and console.is_terminal)
+    executor = ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1)
+    try:
+        with bar:
+            task = bar.add_task("runs", total=len(scenarios))
+            futures = [executor.submit(_simulate, s, abort_if_cancelled) for s in scenarios]
+            pending: set[Future[Results]] = set(futures)
+            while pending:
+                # A timeout keeps the main thread responsive to Ctrl-C.
+                done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+                for future in done:
+                    future.result()  # re-raise the first failure at once
+                    bar.advance(task)
+            return [future.result() for future in futures]
+    except BaseException:
+        cancelled.set()
+        raise
+    finally:
+        executor.shutdown(wait=True, cancel_futures=True)
+
+
+def _simulate(scenario: Scenario, progress: Optional[ProgressCallback]) -> Results:
+    raw = _native.run(scenario.text, str(scenario.base_dir), progress)
+    return Results.from_native(raw)
+
+
+def _as_scenario(scenario: ScenarioLike) -> Scenario:
+    return scenario if isinstance(scenario, Scenario) else Scenario.from_toml(scenario)
+
+
+def _progress_bar(console: Console, enabled: bool) -> Progress:
+    return Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        TaskProgressColumn(),
+        TextColumn("{task.completed:.0f}/{task.total:.0f}"),
+        TimeElapsedColumn(),
+        console=console,
+        disable=not enabled,
+        transient=False,
+    )
+
+
+class _SimTimeProgress:
+    """Progress callback for one run: a live bar on a terminal, a line every few seconds
+    otherwise. Nothing is shown until the simulator's first report."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.console = Console(stderr=True)
+        self.bar: Optional[Progress] = None
+        self.task = None
+        self.last_plain_report = time.monotonic()
+
+    def __enter__(self) -> _SimTimeProgress:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+    def __call__(self, sim_us: float, duration_us: float) -> None:
+        if self.console.is_terminal:
+            self._update_bar(sim_us, duration_us)
+        elif time.monotonic() - self.last_plain_report >= PLAIN_REPORT_EVERY_SECONDS:
+            self.last_plain_report = time.monotonic()
+            self.console.print(f"{self.name}: simulated {sim_us:,.0f} of {duration_us:,.0f} us",
+                               highlight=False)
+
+    def _update_bar(self, sim_us: float, duration_us: float) -> None:
+        if self.bar is None:
+            self.bar = Progress(
+                TextColumn("[bold]{task.description}"),
+                BarColumn(),
+                TaskProgressColumn(),
+                TextColumn("{task.completed:,.0f}/{task.total:,.0f} us simulated"),
+                TimeElapsedColumn(),
+                console=self.console,
+            )
+            self.bar.start()
+            self.task = self.bar.add_task(self.name, total=duration_us)
+        self.bar.update(self.task, completed=sim_us, total=duration_us)

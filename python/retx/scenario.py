@@ -1,0 +1,101 @@
+"""Scenario files: load, override fields, resolve defaults (validation lives in Rust)."""
+
+from __future__ import annotations
+
+import copy
+import sys
+from pathlib import Path
+from typing import Any, Mapping
+
+import tomli_w
+
+from retx import _native
+from retx._native import ScenarioError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
+
+
+class Scenario:
+    """A scenario as TOML text plus the folder its relative paths are resolved against.
+
+    The text is kept verbatim (not re-serialised) until an override changes it, so the Rust
+    validator's messages refer to what the user wrote.
+    """
+
+    def __init__(self, text: str, base_dir: str | Path = ".", origin: str = "<string>") -> None:
+        self.text = text
+        self.base_dir = Path(base_dir)
+        self.origin = origin
+        self.data = _parse(text, origin)
+
+    @classmethod
+    def from_toml(cls, path: str | Path) -> Scenario:
+        path = Path(path)
+        return cls(_read_text(path), base_dir=path.parent, origin=str(path))
+
+    @classmethod
+    def from_str(cls, text: str, base_dir: str | Path = ".") -> Scenario:
+        return cls(text, base_dir=base_dir)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any], base_dir: str | Path = ".") -> Scenario:
+        return cls(tomli_w.dumps(dict(data)), base_dir=base_dir)
+
+    @property
+    def name(self) -> str:
+        return str(self.data.get("name", Path(self.origin).stem))
+
+    def with_overrides(self, overrides: Mapping[str, Any]) -> Scenario:
+        """A copy with fields replaced; keys may be dotted ("transport.recovery").
+
+        Tables merge recursively; any other value, lists included, replaces what was there.
+        """
+        merged = copy.deepcopy(self.data)
+        for key, value in overrides.items():
+            *parents, leaf = key.split(".")
+            table = merged
+            for part in parents:
+                table = table.setdefault(part, {})
+                if not isinstance(table, dict):
+                    raise ScenarioError(f"{key}: cannot override inside {part!r}, which is not a table")
+            _merge_into(table, leaf, value)
+        return Scenario(tomli_w.dumps(merged), base_dir=self.base_dir, origin=self.origin)
+
+    def resolved(self) -> str:
+        """The scenario as the simulator will run it, every default filled in, as TOML."""
+        return _native.resolve(self.text, str(self.base_dir))
+
+    def __repr__(self) -> str:
+        return f"Scenario(name={self.name!r}, origin={self.origin!r})"
+
+
+def _merge_into(table: dict[str, Any], key: str, value: Any) -> None:
+    current = table.get(key)
+    if isinstance(current, dict) and isinstance(value, Mapping):
+        for sub_key, sub_value in value.items():
+            _merge_into(current, sub_key, sub_value)
+    else:
+        table[key] = copy.deepcopy(value)
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ScenarioError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise ScenarioError(f"{path}: is a directory, not a scenario file") from None
+    except UnicodeDecodeError:
+        raise ScenarioError(f"{path}: not UTF-8 text") from None
+    except OSError as error:
+        raise ScenarioError(f"{path}: cannot read ({error.strerror})") from None
+
+
+def _parse(text: str, origin: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise ScenarioError(f"{origin}: invalid TOML: {error}") from None

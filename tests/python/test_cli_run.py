@@ -1,0 +1,77 @@
+"""`retx run` and `retx validate` on the shipped examples."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from conftest import EXAMPLES, run_cli
+
+FLOW_COLUMNS = {
+    "flow_id", "src", "dst", "size_bytes", "start_us", "finish_us", "fct_us", "ideal_fct_us",
+    "slowdown", "goodput_gbps", "delivered_bytes", "sent_bytes", "retx_bytes", "naks",
+    "timeouts", "completed",
+}
+TIMESERIES_COLUMNS = {"time_us", "host", "rx_gbps"}
+
+
+def test_run_demo_writes_results(tmp_path: Path) -> None:
+    out = tmp_path / "demo-out"
+    result = run_cli("run", str(EXAMPLES / "demo.toml"), "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+
+    flows = pl.read_parquet(out / "flows.parquet")
+    assert FLOW_COLUMNS <= set(flows.columns)
+    assert flows.height == 1
+    flow = flows.row(0, named=True)
+    assert (flow["src"], flow["dst"], flow["size_bytes"]) == ("h0", "h1", 10_000_000)
+    assert flow["completed"] and flow["delivered_bytes"] == 10_000_000
+    assert 0 < flow["goodput_gbps"] <= 40.0
+
+    timeseries = pl.read_parquet(out / "timeseries.parquet")
+    assert TIMESERIES_COLUMNS <= set(timeseries.columns)
+    assert timeseries.height > 0
+
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["name"] == "demo"
+    assert summary["flows"] == 1 and summary["flows_completed"] == 1
+    assert (out / "scenario.toml").read_text().strip()
+    assert (out / "throughput.png").stat().st_size > 0
+    assert str(out) in result.stdout  # tells the user where the results went
+
+
+def test_seed_option_overrides_scenario(tmp_path: Path) -> None:
+    out = tmp_path / "seeded"
+    result = run_cli("run", str(EXAMPLES / "demo.toml"), "--out", str(out), "--seed", "42",
+                     "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert json.loads((out / "summary.json").read_text())["seed"] == 42
+
+
+def test_default_output_folder_is_results_name(tmp_path: Path) -> None:
+    result = run_cli("run", str(EXAMPLES / "demo.toml"), "--quiet", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "results" / "demo" / "flows.parquet").exists()
+
+
+@pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.glob("*.toml")))
+def test_validate_prints_resolved_scenario(example: str) -> None:
+    result = run_cli("validate", str(EXAMPLES / example))
+    assert result.returncode == 0, result.stderr
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:
+        import tomli as tomllib
+    resolved = tomllib.loads(result.stdout)
+    # Defaults are filled in: sections the examples leave out appear in the output.
+    assert {"nic", "output", "recovery"} <= set(resolved)
+
+
+def test_console_script_is_installed() -> None:
+    script = Path(sys.executable).parent / "retx"
+    assert script.exists(), "run `make build` to install the retx console script"
