@@ -18,16 +18,23 @@ fn scenario_error(e: CoreError) -> PyErr {
 #[pyfunction]
 #[pyo3(signature = (toml_text, base_dir = "."))]
 fn resolve(toml_text: &str, base_dir: &str) -> PyResult<String> {
-    let _ = base_dir; // relative paths in scenarios resolve against it once files are read
-    retx::resolve_toml(toml_text).map_err(scenario_error)
+    let mut scenario = parse(toml_text, base_dir)?;
+    retx::config::validate(&mut scenario).map_err(scenario_error)?;
+    Ok(scenario.to_toml())
+}
+
+/// Parses a scenario whose relative paths (e.g. `workload.cdf`) resolve against `base_dir`.
+fn parse(toml_text: &str, base_dir: &str) -> PyResult<Scenario> {
+    let mut scenario = Scenario::from_toml(toml_text).map_err(scenario_error)?;
+    scenario.base_dir = base_dir.into();
+    Ok(scenario)
 }
 
 /// Simulates a scenario with the GIL released and returns flows, timeseries and summary.
 #[pyfunction]
 #[pyo3(signature = (toml_text, base_dir = ".", progress = None))]
 fn run(py: Python<'_>, toml_text: &str, base_dir: &str, progress: Option<PyObject>) -> PyResult<PyObject> {
-    let _ = base_dir;
-    let mut scenario = Scenario::from_toml(toml_text).map_err(scenario_error)?;
+    let mut scenario = parse(toml_text, base_dir)?;
     retx::config::validate(&mut scenario).map_err(scenario_error)?;
     let resolved = scenario.to_toml();
     let (name, seed) = (scenario.name.clone(), scenario.seed);
@@ -81,6 +88,9 @@ fn to_python(py: Python<'_>, out: &RunOutput, name: &str, seed: u64, wall_s: f64
     flows.set_item("naks", f.iter().map(|r| r.naks).collect::<Vec<_>>())?;
     flows.set_item("timeouts", f.iter().map(|r| r.timeouts).collect::<Vec<_>>())?;
     flows.set_item("cnps", f.iter().map(|r| r.cnps).collect::<Vec<_>>())?;
+    flows.set_item("reorder_stored_bytes", f.iter().map(|r| r.reorder_stored_bytes).collect::<Vec<_>>())?;
+    flows.set_item("reorder_copied_bytes", f.iter().map(|r| r.reorder_copied_bytes).collect::<Vec<_>>())?;
+    flows.set_item("rx_dropped", f.iter().map(|r| r.rx_dropped).collect::<Vec<_>>())?;
     flows.set_item("completed", f.iter().map(|r| r.finish.is_some()).collect::<Vec<_>>())?;
 
     let ts = PyDict::new_bound(py);
@@ -107,6 +117,9 @@ fn to_python(py: Python<'_>, out: &RunOutput, name: &str, seed: u64, wall_s: f64
     summary.set_item("ecn_marks", c.ecn_marks)?;
     summary.set_item("pfc_pauses", c.pfc_pauses)?;
     summary.set_item("bad_deliveries", c.bad_deliveries)?;
+    summary.set_item("melo_rx_pool_peak", out.melo_rx_peak)?;
+    summary.set_item("melo_tx_pool_peak", out.melo_tx_peak)?;
+    summary.set_item("melo_blocks_in_use_at_end", out.melo_blocks_in_use)?;
     summary.set_item("flows", f.len())?;
     summary.set_item("flows_completed", f.iter().filter(|r| r.finish.is_some()).count())?;
 
@@ -118,10 +131,38 @@ fn to_python(py: Python<'_>, out: &RunOutput, name: &str, seed: u64, wall_s: f64
     Ok(result.into())
 }
 
+/// The on-chip memory table of every loss recovery scheme for a NIC sized as given.
+#[pyfunction]
+#[pyo3(signature = (bandwidth = "100Gbps", rtt = "200us", mtu = 1024, connections = 300, pool_bits = 1024, block_bits = 8))]
+fn memory_table(py: Python<'_>, bandwidth: &str, rtt: &str, mtu: u32, connections: u32, pool_bits: u32, block_bits: u32) -> PyResult<PyObject> {
+    use retx::sim::units::{parse_rate, parse_time, RATE_HINT, TIME_HINT};
+    let bad = |field: &str, v: &str, hint: &str| ScenarioError::new_err(format!("{field}: {v:?} is not {hint}"));
+    let bandwidth = parse_rate(bandwidth).ok_or_else(|| bad("bandwidth", bandwidth, RATE_HINT))?;
+    let rtt = parse_time(rtt).ok_or_else(|| bad("rtt", rtt, TIME_HINT))?;
+    if mtu == 0 || connections == 0 || block_bits == 0 || block_bits > 64 || pool_bits < block_bits {
+        return Err(ScenarioError::new_err(
+            "mtu, connections must be >= 1; block_bits in 1..=64; pool_bits >= block_bits",
+        ));
+    }
+    let sizing = retx::hw::memory::Sizing { bandwidth, rtt, mtu, connections, pool_bits, block_bits };
+    let rows = retx::hw::memory::footprints(&sizing);
+    let t = PyDict::new_bound(py);
+    t.set_item("scheme", rows.iter().map(|r| r.scheme).collect::<Vec<_>>())?;
+    t.set_item("per_connection_bytes", rows.iter().map(|r| r.per_connection).collect::<Vec<_>>())?;
+    t.set_item("shared_bytes", rows.iter().map(|r| r.shared).collect::<Vec<_>>())?;
+    t.set_item("average_bytes", rows.iter().map(|r| r.average).collect::<Vec<_>>())?;
+    t.set_item("pct_of_qpc", rows.iter().map(|r| r.pct_of_qpc).collect::<Vec<_>>())?;
+    t.set_item("total_bytes", rows.iter().map(|r| r.total).collect::<Vec<_>>())?;
+    t.set_item("breakdown", rows.iter().map(|r| r.breakdown.as_str()).collect::<Vec<_>>())?;
+    t.set_item("bdp_packets", sizing.bdp_packets())?;
+    Ok(t.into())
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type_bound::<ScenarioError>())?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(memory_table, m)?)?;
     Ok(())
 }

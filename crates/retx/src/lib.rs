@@ -20,6 +20,7 @@
 //! ```
 
 pub mod config;
+pub mod hw;
 pub mod net;
 pub mod sim;
 pub mod stats;

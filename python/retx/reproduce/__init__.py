@@ -7,10 +7,13 @@ paper's numbers.
 
 from types import ModuleType
 
-from retx.reproduce import melo_fig5a
+from retx.reproduce import gbone_goodput, melo_fig5a, melo_fig6a, melo_fig6b
 
 REPRODUCTIONS: dict[str, ModuleType] = {
     "melo-fig5a": melo_fig5a,
+    "melo-fig6a": melo_fig6a,
+    "melo-fig6b": melo_fig6b,
+    "gbone-goodput": gbone_goodput,
 }
 
 

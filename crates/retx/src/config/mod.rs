@@ -13,6 +13,7 @@ pub use values::{Bw, Dur, Size};
 use crate::transport::dcqcn::DcqcnParams;
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::path::PathBuf;
 
 /// A scenario error: the dotted path of the offending field and what is wrong with it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -60,6 +61,10 @@ pub struct Scenario {
     pub workload: WorkloadCfg,
     #[serde(default)]
     pub output: OutputCfg,
+    /// Directory that relative paths in the scenario (e.g. `workload.cdf`) resolve against:
+    /// the scenario file's directory. Not part of the file; empty means the current directory.
+    #[serde(skip)]
+    pub base_dir: PathBuf,
 }
 
 fn default_seed() -> u64 {
@@ -175,12 +180,17 @@ pub enum RecoveryKind {
     Gbn,
     /// IRN-style selective repeat.
     Irn,
+    /// MELO: selective repeat with a shared bits pool.
+    Melo,
+    /// Go-Back-ONE: selective repeat with RACK loss notification.
+    Gbone,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CcKind {
     Dcqcn,
+    Dctcp,
     None,
 }
 
@@ -202,12 +212,15 @@ impl Default for TransportCfg {
 pub struct RecoveryCfg {
     pub gbn: crate::transport::gbn::GbnParams,
     pub irn: crate::transport::irn::IrnParams,
+    pub melo: crate::transport::melo::MeloParams,
+    pub gbone: crate::transport::gbone::GboneParams,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct CcCfg {
     pub dcqcn: DcqcnParams,
+    pub dctcp: crate::transport::dctcp::DctcpParams,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -240,16 +253,136 @@ pub enum WorkloadKind {
     LongFlows,
     /// An explicit list of flows.
     FlowList,
+    /// Poisson arrivals at a target load, sizes from a CDF table.
+    Poisson,
+    /// Many senders start a flow to one receiver at the same time, in rounds.
+    Incast,
 }
 
+/// Who sends to whom in a poisson workload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Pairing {
+    /// Each host on the first half of the leaves sends to a fixed partner on the other half
+    /// (host i -> host i + N/2 on a uniform leaf-spine).
+    CrossLeafHalves,
+    /// The explicit `pairs`.
+    Pairs,
+    /// Every host sends, each flow to a uniformly random other host.
+    Random,
+}
+
+/// The `[workload]` section. Which fields apply depends on `kind` (see docs/SCENARIO.md);
+/// validation rejects a field the kind does not use.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadCfg {
     pub kind: WorkloadKind,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pairs: Vec<(String, String)>,
+    /// flow-list: the flows; poisson: the total flow count.
+    #[serde(default, skip_serializing_if = "Flows::is_empty_list")]
+    pub flows: Flows,
+    /// poisson: a built-in table name or a path (relative to the scenario's directory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cdf: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interpolation: Option<crate::workload::cdf::Interpolation>,
+    /// poisson: offered load as a fraction of each sender's host link rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pairing: Option<Pairing>,
+    /// poisson: arrivals stop at this time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<Dur>,
+    /// poisson and incast: time of the first arrival window / the first round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<Dur>,
+    /// incast: the senders by name (or `fan_in`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub flows: Vec<FlowCfg>,
+    pub senders: Vec<String>,
+    /// incast: this many senders, the first hosts other than the receiver.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fan_in: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receiver: Option<String>,
+    /// incast: the size of every flow.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<Size>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<u32>,
+    /// incast: time between the starts of consecutive rounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<Dur>,
+}
+
+/// `workload.flows`: the list of a flow-list workload, or the flow count of a poisson one.
+#[derive(Clone, Debug)]
+pub enum Flows {
+    List(Vec<FlowCfg>),
+    Count(u64),
+}
+
+impl Default for Flows {
+    fn default() -> Self {
+        Flows::List(Vec::new())
+    }
+}
+
+impl Flows {
+    /// The flows of a list (empty for a count).
+    pub fn list(&self) -> &[FlowCfg] {
+        match self {
+            Flows::List(v) => v,
+            Flows::Count(_) => &[],
+        }
+    }
+    pub fn count(&self) -> Option<u64> {
+        match self {
+            Flows::List(_) => None,
+            Flows::Count(n) => Some(*n),
+        }
+    }
+    fn is_empty_list(&self) -> bool {
+        matches!(self, Flows::List(v) if v.is_empty())
+    }
+}
+
+impl Serialize for Flows {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Flows::List(v) => v.serialize(s),
+            Flows::Count(n) => s.serialize_u64(*n),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Flows {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{self, SeqAccess, Visitor};
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Flows;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a list of flows (flow-list) or a flow count (poisson)")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Flows, E> {
+                u64::try_from(v).map(Flows::Count).map_err(|_| E::custom(format!("{v} is not a flow count")))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Flows, E> {
+                Ok(Flows::Count(v))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Flows, A::Error> {
+                let mut v = Vec::new();
+                while let Some(f) = seq.next_element::<FlowCfg>()? {
+                    v.push(f);
+                }
+                Ok(Flows::List(v))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -1,7 +1,12 @@
 //! Checks that need more than one field: ranges, names of hosts and switches, loss targets.
 
-use super::{Scenario, ScenarioError, WorkloadKind};
+use super::{Flows, Pairing, Scenario, ScenarioError, WorkloadCfg, WorkloadKind};
 use crate::net::topology::{self, NodeKind, Topology};
+use crate::sim::units::Time;
+use crate::workload::{self, poisson};
+
+/// The most flows a workload may generate (each costs a few hundred bytes during a run).
+const MAX_FLOWS: u64 = 10_000_000;
 
 /// Where a loss rule applies.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -112,24 +117,101 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
             }
         }
     };
-    let w = &s.workload;
-    match w.kind {
-        WorkloadKind::LongFlows => {
-            if w.pairs.is_empty() {
-                return Err(err("workload.pairs", "long-flows needs at least one pair, e.g. [[\"h0\", \"h1\"]]"));
+    check_workload_fields(&s.workload)?;
+    let check_pairs = |pairs: &[(String, String)], kind: &str| -> Result<(), ScenarioError> {
+        if pairs.is_empty() {
+            return Err(err("workload.pairs", format!("{kind} needs at least one pair, e.g. [[\"h0\", \"h1\"]]")));
+        }
+        for (i, (a, b)) in pairs.iter().enumerate() {
+            let (x, y) = (host(a, format!("workload.pairs[{i}]"))?, host(b, format!("workload.pairs[{i}]"))?);
+            if x == y {
+                return Err(err(format!("workload.pairs[{i}]"), "source and destination are the same host"));
             }
-            for (i, (a, b)) in w.pairs.iter().enumerate() {
-                let (x, y) = (host(a, format!("workload.pairs[{i}]"))?, host(b, format!("workload.pairs[{i}]"))?);
-                if x == y {
-                    return Err(err(format!("workload.pairs[{i}]"), "source and destination are the same host"));
+        }
+        Ok(())
+    };
+    let w = &mut s.workload;
+    match w.kind {
+        WorkloadKind::LongFlows => check_pairs(&w.pairs, "long-flows")?,
+        WorkloadKind::Poisson => {
+            let cdf = workload::poisson_cdf(w, &s.base_dir)?;
+            w.interpolation = Some(cdf.interpolation());
+            let load = w.load.ok_or_else(|| err("workload.load", "poisson needs load = 0.5 (a fraction of each sender's host link rate)"))?;
+            range_f64("workload.load", load, 0.0, 1.0)?;
+            if load == 0.0 {
+                return Err(err("workload.load", "must be greater than 0"));
+            }
+            let pairing = *w.pairing.get_or_insert(if w.pairs.is_empty() { Pairing::Random } else { Pairing::Pairs });
+            if pairing == Pairing::Pairs {
+                check_pairs(&w.pairs, "pairing = \"pairs\"")?;
+            } else if !w.pairs.is_empty() {
+                return Err(err("workload.pairs", "only used with pairing = \"pairs\""));
+            }
+            match w.flows {
+                Flows::List(ref v) if !v.is_empty() => {
+                    return Err(err("workload.flows", "poisson takes a flow count here (flows = 1000), not a list"));
+                }
+                Flows::Count(n) if n == 0 || n > MAX_FLOWS => {
+                    return Err(err("workload.flows", format!("{n} is out of range (allowed 1..={MAX_FLOWS})")));
+                }
+                _ => {}
+            }
+            let start = w.start.get_or_insert(super::Dur(Time::ZERO)).0;
+            match (w.until, w.flows.count()) {
+                (None, None) => {
+                    return Err(err("workload.until", "poisson needs until = \"10ms\" (when arrivals stop) and/or flows = N (a flow count)"));
+                }
+                (Some(until), _) if until.0 <= start => return Err(err("workload.until", "must be later than workload.start")),
+                _ => {}
+            }
+            let sources = workload::poisson_sources(w, &topo)?;
+            if let (Some(until), None) = (w.until, w.flows.count()) {
+                let n = poisson::expected_flows(&topo, &sources, cdf.mean(), load, until.0 - start);
+                if n > MAX_FLOWS as f64 {
+                    return Err(err("workload.until", format!("about {n:.0} flows would arrive (at most {MAX_FLOWS}); set flows = N or an earlier until")));
                 }
             }
         }
-        WorkloadKind::FlowList => {
-            if w.flows.is_empty() {
-                return Err(err("workload.flows", "flow-list needs at least one flow"));
+        WorkloadKind::Incast => {
+            let receiver = w.receiver.as_deref().ok_or_else(|| err("workload.receiver", "incast needs a receiver, e.g. receiver = \"h0\""))?;
+            let rx = host(receiver, "workload.receiver".into())?;
+            if !w.senders.is_empty() && w.fan_in.is_some() {
+                return Err(err("workload.fan_in", "give senders or fan_in, not both"));
             }
-            for (i, f) in w.flows.iter().enumerate() {
+            for (i, name) in w.senders.iter().enumerate() {
+                let field = format!("workload.senders[{i}]");
+                if host(name, field.clone())? == rx {
+                    return Err(err(field, "the receiver cannot also send"));
+                }
+                if w.senders[..i].contains(name) {
+                    return Err(err(field, format!("{name:?} is listed twice")));
+                }
+            }
+            let senders = workload::incast_senders(w, &topo)?.len() as u64;
+            match w.size {
+                None => return Err(err("workload.size", "incast needs the size of each flow, e.g. size = \"64KB\"")),
+                Some(sz) if sz.0 == 0 => return Err(err("workload.size", "must be at least 1 byte")),
+                _ => {}
+            }
+            let rounds = *w.rounds.get_or_insert(1);
+            range_u32("workload.rounds", rounds, 1, 1_000_000)?;
+            if senders * rounds as u64 > MAX_FLOWS {
+                return Err(err("workload.rounds", format!("{} flows in all (at most {MAX_FLOWS})", senders * rounds as u64)));
+            }
+            match w.interval {
+                None if rounds > 1 => return Err(err("workload.interval", "more than one round needs interval = \"100us\" between round starts")),
+                Some(d) if d.0 .0 == 0 => return Err(err("workload.interval", "must be greater than 0")),
+                _ => {}
+            }
+            w.start.get_or_insert(super::Dur(Time::ZERO));
+        }
+        WorkloadKind::FlowList => {
+            let list = w.flows.list();
+            if list.is_empty() {
+                let msg = if w.flows.count().is_some() { "flow-list needs a list of flows, not a count" } else { "flow-list needs at least one flow" };
+                return Err(err("workload.flows", msg));
+            }
+            for (i, f) in list.iter().enumerate() {
                 let x = host(&f.src, format!("workload.flows[{i}].src"))?;
                 let y = host(&f.dst, format!("workload.flows[{i}].dst"))?;
                 if x == y {
@@ -142,4 +224,41 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
         }
     }
     Ok(topo)
+}
+
+fn kind_name(k: WorkloadKind) -> &'static str {
+    match k {
+        WorkloadKind::LongFlows => "long-flows",
+        WorkloadKind::FlowList => "flow-list",
+        WorkloadKind::Poisson => "poisson",
+        WorkloadKind::Incast => "incast",
+    }
+}
+
+/// Rejects a `[workload]` field that its kind does not use (a typo'd kind would otherwise
+/// silently ignore it).
+fn check_workload_fields(w: &WorkloadCfg) -> Result<(), ScenarioError> {
+    use WorkloadKind::*;
+    let given: [(&str, bool, &[WorkloadKind]); 14] = [
+        ("pairs", !w.pairs.is_empty(), &[LongFlows, Poisson]),
+        ("flows", !w.flows.list().is_empty() || w.flows.count().is_some(), &[FlowList, Poisson]),
+        ("cdf", w.cdf.is_some(), &[Poisson]),
+        ("interpolation", w.interpolation.is_some(), &[Poisson]),
+        ("load", w.load.is_some(), &[Poisson]),
+        ("pairing", w.pairing.is_some(), &[Poisson]),
+        ("until", w.until.is_some(), &[Poisson]),
+        ("start", w.start.is_some(), &[Poisson, Incast]),
+        ("senders", !w.senders.is_empty(), &[Incast]),
+        ("fan_in", w.fan_in.is_some(), &[Incast]),
+        ("receiver", w.receiver.is_some(), &[Incast]),
+        ("size", w.size.is_some(), &[Incast]),
+        ("rounds", w.rounds.is_some(), &[Incast]),
+        ("interval", w.interval.is_some(), &[Incast]),
+    ];
+    for (field, present, kinds) in given {
+        if present && !kinds.contains(&w.kind) {
+            return Err(err(format!("workload.{field}"), format!("is not used by kind = {:?}", kind_name(w.kind))));
+        }
+    }
+    Ok(())
 }

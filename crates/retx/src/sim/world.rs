@@ -16,7 +16,7 @@ use crate::stats::{Counters, FlowRecord, Sample};
 use crate::transport::receiver::Receiver;
 use crate::transport::segment::{SegKind, Segment};
 use crate::transport::sender::{Sender, Transmit};
-use crate::transport::{self, FlowSpec, CONTROL_BYTES, DATA_HEADER_BYTES};
+use crate::transport::{self, FlowSpec, NicShared, CONTROL_BYTES, DATA_HEADER_BYTES};
 use crate::workload::{self, FlowDef};
 
 const PFC_FRAME_BYTES: u32 = 64;
@@ -37,14 +37,15 @@ enum Event {
     Sample,
 }
 
-/// Per-host NIC state: the queue pairs with something to send, served round-robin.
-#[derive(Default)]
+/// Per-host NIC state: the queue pairs with something to send, served round-robin, and the
+/// state they share.
 struct Nic {
     port: usize,
     active: Vec<u32>,
     rr: usize,
     wake_at: Option<Time>,
     rx_bytes: u64,
+    shared: NicShared,
 }
 
 struct Flow {
@@ -69,6 +70,11 @@ pub struct RunOutput {
     /// Packets still in queues or on wires at the end.
     pub packets_in_flight: u64,
     pub pool_high_water: u64,
+    /// MELO bits pools: the highest share of a receive / send pool ever in use at one host,
+    /// and blocks still allocated anywhere at the end (0 once every flow has finished).
+    pub melo_rx_peak: f64,
+    pub melo_tx_peak: f64,
+    pub melo_blocks_in_use: u64,
 }
 
 pub struct Simulation {
@@ -135,7 +141,9 @@ impl Simulation {
         }
         let peer_node: Vec<usize> = ports.iter().map(|p| p.peer_node).collect();
         let routes = Routes::build(&node_ports, &peer_node, &is_host);
-        let mut nics: Vec<Nic> = (0..n).map(|_| Nic::default()).collect();
+        let mut nics: Vec<Nic> = (0..n)
+            .map(|_| Nic { port: 0, active: Vec::new(), rr: 0, wake_at: None, rx_bytes: 0, shared: NicShared::new(&s) })
+            .collect();
         for (node, nic) in nics.iter_mut().enumerate() {
             if is_host[node] {
                 nic.port = node_ports[node][0];
@@ -184,25 +192,45 @@ impl Simulation {
     /// (base RTT, hops, bottleneck rate) from host `a` to host `b`, the HPCC ns-3 way: twice
     /// the propagation delay plus one MTU payload's serialization at every hop.
     fn path(&self, a: usize, b: usize) -> (Time, u32, Rate) {
-        let mtu = self.s.nic.mtu as u64;
-        let (mut prop, mut ser, mut hops, mut rate) = (Time::ZERO, Time::ZERO, 0, Rate(u64::MAX));
+        let (prop, rates) = self.route(a, b);
+        let ser = rates.iter().map(|r| r.serialization(self.s.nic.mtu as u64)).fold(Time::ZERO, |x, y| x + y);
+        let rate = rates.iter().copied().min().expect("a path has a hop");
+        (prop + prop + ser, rates.len() as u32, rate)
+    }
+
+    /// One-way propagation delay and the rate of every hop from host `a` to host `b` (the
+    /// path of ECMP hash 0; every equal-cost path looks alike in the built-in topologies).
+    fn route(&self, a: usize, b: usize) -> (Time, Vec<Rate>) {
+        let (mut prop, mut rates) = (Time::ZERO, Vec::new());
         let mut port = self.nics[a].port;
         loop {
             let p = &self.ports[port];
             prop += p.delay;
-            ser += p.rate.serialization(mtu);
-            rate = rate.min(p.rate);
-            hops += 1;
+            rates.push(p.rate);
             if p.peer_node == b {
-                break;
+                return (prop, rates);
             }
             port = self.routes.next_port(p.peer_node, b, 0, 0).expect("validated topology is connected");
         }
-        (prop + prop + ser, hops, rate)
+    }
+
+    /// FCT on an empty network: the first packet crosses every hop store-and-forward, the rest
+    /// follow at the bottleneck rate, the last ACK comes back (its serialization ignored). This
+    /// is HPCC ns-3's `standalone_fct` (base RTT + all bytes / bottleneck) with the first
+    /// packet's real size in place of a full MTU, so a flow smaller than an MTU is not given
+    /// an ideal it could never be slower than.
+    fn ideal_fct(&self, a: usize, b: usize, spec: &FlowSpec) -> Time {
+        let (prop, rates) = self.route(a, b);
+        let header = DATA_HEADER_BYTES as u64;
+        let total = spec.size + spec.npkts() * header;
+        let first = spec.payload(0) as u64 + header;
+        let store_and_forward = rates.iter().map(|r| r.serialization(first)).fold(Time::ZERO, |x, y| x + y);
+        let bottleneck = rates.iter().copied().min().expect("a path has a hop");
+        prop + prop + store_and_forward + bottleneck.serialization(total - first)
     }
 
     fn add_flows(&mut self) {
-        let defs = workload::flows(&self.s.workload, &self.topo);
+        let defs = workload::flows(&self.s.workload, &self.topo, self.s.seed, &self.s.base_dir).expect("validated workload");
         let mut psn_rng = rng::stream(self.s.seed, Stream::InitialPsn, 0);
         let mut receivers = std::collections::BTreeSet::new();
         for (i, def) in defs.into_iter().enumerate() {
@@ -212,13 +240,7 @@ impl Simulation {
                 initial_psn: (psn_rng.next_u64() & transport::psn::PSN_MASK as u64) as u32,
                 key: rng::mix64(self.s.seed ^ (i as u64) << 20),
             };
-            let (base_rtt, _, bw) = self.path(def.src, def.dst);
-            let ideal_fct = if def.size == FlowSpec::ENDLESS {
-                Time::ZERO
-            } else {
-                let bytes = def.size + spec.npkts() * DATA_HEADER_BYTES as u64;
-                base_rtt + bw.serialization(bytes)
-            };
+            let ideal_fct = if def.size == FlowSpec::ENDLESS { Time::ZERO } else { self.ideal_fct(def.src, def.dst, &spec) };
             // RoCEv2 5-tuple: addresses, UDP source port (per QP), destination port 4791.
             let sport = 10_000 + i as u64;
             let tuple = |s: usize, d: usize, sp: u64, dp: u64| rng::mix64((s as u64) << 40 ^ (d as u64) << 16 ^ sp << 48 ^ dp);
@@ -332,9 +354,10 @@ impl Simulation {
         }
         self.flows[f].timer_armed = None;
         let now = self.now;
+        let shared = &mut self.nics[self.flows[f].def.src].shared;
         if let Some(s) = self.flows[f].sender.as_mut() {
             if s.poll_timeout().is_some_and(|t| t <= now) {
-                s.handle_timeout(now);
+                s.handle_timeout(now, shared);
             }
         }
         self.activate(f);
@@ -525,7 +548,7 @@ impl Simulation {
         if pkt.seg.kind == SegKind::Data {
             let Some(rx) = self.flows[f].receiver.as_mut() else { return };
             let before = rx.ctx.delivered_bytes;
-            rx.handle_segment(now, &pkt.seg);
+            rx.handle_segment(now, &pkt.seg, &mut self.nics[node].shared);
             self.nics[node].rx_bytes += rx.ctx.delivered_bytes - before;
             let port = self.nics[node].port;
             let hash = self.flows[f].hash_rev;
@@ -548,7 +571,7 @@ impl Simulation {
         } else {
             let Some(tx) = self.flows[f].sender.as_mut() else { return };
             let was_done = tx.is_done();
-            tx.handle_segment(now, &pkt.seg);
+            tx.handle_segment(now, &pkt.seg, &mut self.nics[node].shared);
             if !was_done && tx.is_done() {
                 self.finite_left -= 1;
             }
@@ -569,7 +592,8 @@ impl Simulation {
             }
             let f = nic.active[nic.rr] as usize;
             let flow = &mut self.flows[f];
-            match flow.sender.as_mut().map_or(Transmit::Idle, |s| s.poll_transmit(now)) {
+            let shared = &mut nic.shared;
+            match flow.sender.as_mut().map_or(Transmit::Idle, |s| s.poll_transmit(now, shared)) {
                 Transmit::Send(seg) => {
                     nic.rr += 1;
                     let pkt = Packet {
@@ -629,6 +653,7 @@ impl Simulation {
         for (i, f) in self.flows.iter().enumerate() {
             let (stats, finish) = f.sender.as_ref().map_or((Default::default(), None), |s| (s.stats, s.done_at));
             let delivered = f.receiver.as_ref().map_or(0, |r| r.ctx.delivered_bytes);
+            let (stored, copied, rx_dropped) = f.receiver.as_ref().map_or((0, 0, 0), |r| r.reorder_stats());
             if let Some(r) = f.receiver.as_ref() {
                 c.bad_deliveries += r.ctx.bad_deliveries;
             }
@@ -649,10 +674,24 @@ impl Simulation {
                 naks: stats.naks,
                 timeouts: stats.timeouts,
                 cnps: stats.cnps,
+                reorder_stored_bytes: stored,
+                reorder_copied_bytes: copied,
+                rx_dropped,
                 goodput_bps,
             });
         }
+        let share = |p: &crate::hw::bits_pool::BitsPool| p.peak_used as f64 / p.blocks() as f64;
+        let hosts = self.nics.iter().enumerate().filter(|(i, _)| self.is_host[*i]).map(|(_, n)| &n.shared.melo);
+        let (mut rx_peak, mut tx_peak, mut in_use) = (0.0f64, 0.0f64, 0u64);
+        for m in hosts {
+            rx_peak = rx_peak.max(share(&m.rx));
+            tx_peak = tx_peak.max(share(&m.tx));
+            in_use += (m.rx.used_blocks() + m.tx.used_blocks()) as u64;
+        }
         RunOutput {
+            melo_rx_peak: rx_peak,
+            melo_tx_peak: tx_peak,
+            melo_blocks_in_use: in_use,
             flows,
             samples: self.samples,
             counters: c,

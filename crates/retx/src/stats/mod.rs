@@ -20,6 +20,11 @@ pub struct FlowRecord {
     pub naks: u64,
     pub timeouts: u64,
     pub cnps: u64,
+    /// Receiver reorder buffer: bytes stored out of order and bytes later copied out.
+    pub reorder_stored_bytes: u64,
+    pub reorder_copied_bytes: u64,
+    /// Data packets the receiver dropped for lack of state (bitmap full, MELO middle block).
+    pub rx_dropped: u64,
     /// Bytes per second delivered in order to the application over the flow's active time.
     pub goodput_bps: f64,
 }

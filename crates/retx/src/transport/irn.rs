@@ -93,6 +93,8 @@ pub struct IrnReceiver {
     unacked: u32,
     /// Packets dropped because they lay beyond the bitmap.
     pub beyond_bitmap: u64,
+    pub stored_bytes: u64,
+    pub copied_bytes: u64,
     /// High-water mark of buffered out-of-order packets.
     pub max_buffered: u64,
     buffered: u64,
@@ -103,11 +105,15 @@ impl IrnReceiver {
         let received = Window::new(bitmap_packets);
         let slots = (received.mask + 1) as usize;
         IrnReceiver {
+            // The sender stops at one bitmap in flight, so coalescing more ACKs than that would
+            // stall it until the timeout.
+            ack_interval: ack_interval.clamp(1, received.capacity() as u32),
             received,
             tags: vec![0; slots],
-            ack_interval: ack_interval.max(1),
             unacked: 0,
             beyond_bitmap: 0,
+            stored_bytes: 0,
+            copied_bytes: 0,
             max_buffered: 0,
             buffered: 0,
         }
@@ -124,7 +130,9 @@ impl IrnReceiver {
                 self.received.clear(i);
                 self.buffered -= 1;
                 let tag = self.tags[(i & self.received.mask) as usize];
-                rx.deliver(now, i, tag, rx_payload(rx, i));
+                let bytes = rx_payload(rx, i);
+                rx.deliver(now, i, tag, bytes);
+                self.copied_bytes += bytes as u64;
                 filled = true;
             }
             self.unacked += 1;
@@ -140,6 +148,7 @@ impl IrnReceiver {
             if !self.received.get(index) {
                 self.received.set(index);
                 self.tags[(index & self.received.mask) as usize] = seg.tag;
+                self.stored_bytes += seg.payload as u64;
                 self.buffered += 1;
                 self.max_buffered = self.max_buffered.max(self.buffered);
             }

@@ -3,8 +3,11 @@
 //! tests and a future real-UDP harness drive the same code.
 
 pub mod dcqcn;
+pub mod dctcp;
 pub mod gbn;
+pub mod gbone;
 pub mod irn;
+pub mod melo;
 pub mod psn;
 pub mod receiver;
 pub mod segment;
@@ -49,10 +52,23 @@ impl FlowSpec {
     }
 }
 
+/// NIC-wide state that every queue pair of a host shares.
+#[derive(Clone, Debug)]
+pub struct NicShared {
+    pub melo: melo::MeloPools,
+}
+
+impl NicShared {
+    pub fn new(s: &Scenario) -> Self {
+        NicShared { melo: melo::MeloPools::new(&s.recovery.melo) }
+    }
+}
+
 /// Builds the two ends of a flow from the scenario's transport settings.
 pub fn endpoints(s: &Scenario, spec: FlowSpec, line: Rate, bdp_packets: u32) -> (sender::Sender, receiver::Receiver) {
     let n = spec.npkts();
-    let window = if s.recovery.irn.bitmap_packets == 0 { bdp_packets } else { s.recovery.irn.bitmap_packets };
+    let or_bdp = |v: u32| if v == 0 { bdp_packets } else { v };
+    let window = or_bdp(s.recovery.irn.bitmap_packets);
     let (tx, rx) = match s.transport.recovery {
         RecoveryKind::Gbn => (
             sender::TxRecovery::Gbn(gbn::GbnSender::new(&s.recovery.gbn, n)),
@@ -62,9 +78,18 @@ pub fn endpoints(s: &Scenario, spec: FlowSpec, line: Rate, bdp_packets: u32) -> 
             sender::TxRecovery::Irn(irn::IrnSender::new(&s.recovery.irn, window, n)),
             receiver::RxRecovery::Irn(irn::IrnReceiver::new(window, s.nic.ack_interval)),
         ),
+        RecoveryKind::Melo => (
+            sender::TxRecovery::Melo(melo::MeloSender::new(&s.recovery.melo, n)),
+            receiver::RxRecovery::Melo(melo::MeloReceiver::new(&s.recovery.melo, s.nic.ack_interval)),
+        ),
+        RecoveryKind::Gbone => (
+            sender::TxRecovery::Gbone(gbone::GboneSender::new(&s.recovery.gbone, n)),
+            receiver::RxRecovery::Gbone(gbone::GboneReceiver::new(or_bdp(s.recovery.gbone.max_ooo_psn), s.nic.ack_interval)),
+        ),
     };
     let (cc, np) = match s.transport.cc {
         CcKind::None => (sender::Cc::None, None),
+        CcKind::Dctcp => (sender::Cc::Dctcp(dctcp::Dctcp::new(s.cc.dctcp, line)), None),
         CcKind::Dcqcn => (
             sender::Cc::Dcqcn(dcqcn::DcqcnRp::new(s.cc.dcqcn, line)),
             Some(dcqcn::DcqcnNp::new(s.cc.dcqcn.cnp_interval.0)),

@@ -2,10 +2,12 @@
 
 use super::dcqcn::DcqcnNp;
 use super::gbn::GbnReceiver;
+use super::gbone::GboneReceiver;
 use super::irn::IrnReceiver;
+use super::melo::MeloReceiver;
 use super::psn::{Psn, PsnSpace};
 use super::segment::{payload_tag, SegKind, Segment};
-use super::FlowSpec;
+use super::{FlowSpec, NicShared};
 use crate::sim::units::Time;
 use std::collections::VecDeque;
 
@@ -86,6 +88,8 @@ impl RxCtx {
 pub enum RxRecovery {
     Gbn(GbnReceiver),
     Irn(IrnReceiver),
+    Melo(MeloReceiver),
+    Gbone(GboneReceiver),
 }
 
 /// The receive side of one flow.
@@ -102,8 +106,24 @@ impl Receiver {
         Receiver { ctx: RxCtx::new(spec), recovery, np, cnps_sent: 0 }
     }
 
-    /// Handles a data packet from the network.
-    pub fn handle_segment(&mut self, now: Time, seg: &Segment) {
+    pub fn recovery(&self) -> &RxRecovery {
+        &self.recovery
+    }
+
+    /// Reorder-buffer traffic and receiver-side drops: (bytes stored out of order, bytes
+    /// copied out to the application when a hole filled, packets dropped for lack of state).
+    pub fn reorder_stats(&self) -> (u64, u64, u64) {
+        match &self.recovery {
+            RxRecovery::Gbn(_) => (0, 0, 0),
+            RxRecovery::Irn(r) => (r.stored_bytes, r.copied_bytes, r.beyond_bitmap),
+            RxRecovery::Melo(r) => (r.stored_bytes, r.copied_bytes, r.dropped_middle + r.dropped_no_bits),
+            RxRecovery::Gbone(r) => (r.stored_bytes, r.copied_bytes, r.beyond_bitmap),
+        }
+    }
+
+    /// Handles a data packet from the network. `shared` is the NIC state all queue pairs
+    /// share (MELO's receive pool).
+    pub fn handle_segment(&mut self, now: Time, seg: &Segment, shared: &mut NicShared) {
         debug_assert_eq!(seg.kind, SegKind::Data);
         if let Some(np) = self.np.as_mut() {
             if np.on_data(now, seg.ecn) {
@@ -113,9 +133,19 @@ impl Receiver {
         }
         // A PSN from before the QP's first packet is garbage: drop it.
         let Some(index) = self.ctx.psn.unwrap(seg.psn, self.ctx.expected()) else { return };
+        let queued = self.ctx.out.len();
         match &mut self.recovery {
             RxRecovery::Gbn(r) => r.on_data(now, index, seg, &mut self.ctx),
             RxRecovery::Irn(r) => r.on_data(now, index, seg, &mut self.ctx),
+            RxRecovery::Melo(r) => r.on_data(now, index, seg, &mut self.ctx, &mut shared.melo.rx),
+            RxRecovery::Gbone(r) => r.on_data(now, index, seg, &mut self.ctx),
+        }
+        // Echo congestion on what this packet triggered (DCTCP's ECE; HPCC sets the CNP flag
+        // of the ACK/NACK the same way).
+        for c in self.ctx.out.iter_mut().skip(queued) {
+            if c.kind != SegKind::Cnp {
+                c.ecn = seg.ecn;
+            }
         }
     }
 

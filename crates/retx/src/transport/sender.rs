@@ -1,11 +1,14 @@
 //! The requester side of a queue pair: loss recovery, congestion control and pacing.
 
 use super::dcqcn::DcqcnRp;
+use super::dctcp::Dctcp;
 use super::gbn::GbnSender;
+use super::gbone::GboneSender;
 use super::irn::IrnSender;
+use super::melo::MeloSender;
 use super::psn::PsnSpace;
 use super::segment::{payload_tag, SegKind, Segment};
-use super::FlowSpec;
+use super::{FlowSpec, NicShared};
 use crate::sim::units::{Rate, Time};
 
 /// Sender loss recovery, statically dispatched.
@@ -13,6 +16,20 @@ use crate::sim::units::{Rate, Time};
 pub enum TxRecovery {
     Gbn(GbnSender),
     Irn(IrnSender),
+    Melo(MeloSender),
+    Gbone(GboneSender),
+}
+
+/// Dispatches a call to whichever loss recovery a sender has.
+macro_rules! each {
+    ($r:expr, $x:ident => $e:expr) => {
+        match $r {
+            TxRecovery::Gbn($x) => $e,
+            TxRecovery::Irn($x) => $e,
+            TxRecovery::Melo($x) => $e,
+            TxRecovery::Gbone($x) => $e,
+        }
+    };
 }
 
 /// Congestion control, statically dispatched.
@@ -21,6 +38,7 @@ pub enum Cc {
     /// Always line rate.
     None,
     Dcqcn(DcqcnRp),
+    Dctcp(Dctcp),
 }
 
 /// What the sender wants to do now.
@@ -80,28 +98,31 @@ impl Sender {
         match &self.cc {
             Cc::None => self.line,
             Cc::Dcqcn(rp) => rp.rate(),
+            Cc::Dctcp(d) => d.rate(),
         }
     }
 
-    fn snd_una(&self) -> u64 {
-        match &self.recovery {
-            TxRecovery::Gbn(r) => r.snd_una,
-            TxRecovery::Irn(r) => r.snd_una,
-        }
+    pub fn snd_una(&self) -> u64 {
+        each!(&self.recovery, r => r.snd_una)
+    }
+
+    pub fn snd_nxt(&self) -> u64 {
+        each!(&self.recovery, r => r.snd_nxt)
     }
 
     fn has_data(&self) -> bool {
-        match &self.recovery {
-            TxRecovery::Gbn(r) => r.has_data(),
-            TxRecovery::Irn(r) => r.has_data(),
-        }
+        each!(&self.recovery, r => r.has_data())
+    }
+
+    pub fn recovery(&self) -> &TxRecovery {
+        &self.recovery
     }
 
     pub fn is_done(&self) -> bool {
         self.done_at.is_some()
     }
 
-    pub fn poll_transmit(&mut self, now: Time) -> Transmit {
+    pub fn poll_transmit(&mut self, now: Time, shared: &mut NicShared) -> Transmit {
         if self.is_done() || !self.has_data() {
             return Transmit::Idle;
         }
@@ -111,6 +132,8 @@ impl Sender {
         let next = match &mut self.recovery {
             TxRecovery::Gbn(r) => r.next(now),
             TxRecovery::Irn(r) => r.next(now),
+            TxRecovery::Melo(r) => r.next_with(now, &mut shared.melo.tx),
+            TxRecovery::Gbone(r) => r.next(now),
         };
         let Some((index, retransmit)) = next else { return Transmit::Idle };
         let payload = self.spec.payload(index);
@@ -124,6 +147,8 @@ impl Sender {
             ecn: false,
             tag: payload_tag(self.spec.key, index),
             ts: now,
+            holes: Default::default(),
+            nholes: 0,
         };
         self.stats.sent_pkts += 1;
         self.stats.sent_bytes += payload as u64;
@@ -139,43 +164,70 @@ impl Sender {
         Transmit::Send(seg)
     }
 
-    /// Handles a control packet (ACK, NAK, NACK, CNP) from the receiver.
-    pub fn handle_segment(&mut self, now: Time, seg: &Segment) {
+    /// Handles a control packet (ACK, NAK, NACK, RACK, CNP) from the receiver. `shared` is
+    /// the NIC state all queue pairs share (MELO's send pool).
+    pub fn handle_segment(&mut self, now: Time, seg: &Segment, shared: &mut NicShared) {
         let una = self.snd_una();
         let unwrap = |psn| self.psn.unwrap(psn, una);
-        match seg.kind {
-            SegKind::Ack => {
-                if let Some(cum) = unwrap(seg.psn) {
-                    match &mut self.recovery {
+        let cum = unwrap(seg.psn);
+        match (seg.kind, &mut self.recovery) {
+            (SegKind::Ack, rec) => {
+                if let Some(cum) = cum {
+                    match rec {
                         TxRecovery::Gbn(r) => r.on_ack(now, cum),
                         TxRecovery::Irn(r) => r.on_ack(now, cum),
+                        TxRecovery::Melo(r) => r.on_ack(now, cum, &mut shared.melo.tx),
+                        TxRecovery::Gbone(r) => r.on_ack(now, cum),
                     }
                 }
             }
-            SegKind::Nak | SegKind::Sack => {
+            (SegKind::Nak, TxRecovery::Gbn(r)) => {
                 self.stats.naks += 1;
-                let sacked = if seg.kind == SegKind::Sack { unwrap(seg.aux) } else { None };
-                if let Some(cum) = unwrap(seg.psn) {
-                    match &mut self.recovery {
-                        TxRecovery::Gbn(r) => {
-                            r.on_nak(now, cum);
-                        }
-                        TxRecovery::Irn(r) => r.on_sack(now, cum, sacked),
-                    }
+                if let Some(cum) = cum {
+                    r.on_nak(now, cum);
                 }
             }
-            SegKind::Cnp => {
+            (SegKind::Sack, TxRecovery::Irn(r)) => {
+                self.stats.naks += 1;
+                if let Some(cum) = cum {
+                    r.on_sack(now, cum, unwrap(seg.aux));
+                }
+            }
+            (SegKind::MeloNack, TxRecovery::Melo(r)) => {
+                self.stats.naks += 1;
+                if let Some(cum) = cum {
+                    let mut holes = [(0u64, 0u64); 3];
+                    let mut n = 0;
+                    for h in &seg.holes[..seg.nholes as usize] {
+                        if let Some(start) = unwrap(h.start) {
+                            holes[n] = (start, h.len as u64);
+                            n += 1;
+                        }
+                    }
+                    r.on_nack(now, cum, &holes[..n], &mut shared.melo.tx);
+                }
+            }
+            (SegKind::Rack, TxRecovery::Gbone(r)) => {
+                self.stats.naks += 1;
+                if let Some(received) = unwrap(seg.aux) {
+                    r.on_rack(received);
+                }
+            }
+            (SegKind::Cnp, _) => {
                 self.stats.cnps += 1;
                 if let Cc::Dcqcn(rp) = &mut self.cc {
                     rp.on_cnp(now);
                 }
             }
-            SegKind::Data => {}
+            _ => {} // data, or a notification another scheme would send: ignore
         }
-        let finished = match &self.recovery {
-            TxRecovery::Gbn(r) => r.is_done(),
-            TxRecovery::Irn(r) => r.is_done(),
-        };
+        if seg.kind != SegKind::Cnp && seg.kind != SegKind::Data {
+            let (una, nxt) = (self.snd_una(), self.snd_nxt());
+            if let Cc::Dctcp(d) = &mut self.cc {
+                d.on_ack(cum.unwrap_or(una).max(una), seg.ecn, nxt);
+            }
+        }
+        let finished = each!(&self.recovery, r => r.is_done());
         if finished && self.done_at.is_none() {
             self.done_at = Some(now);
         }
@@ -185,12 +237,9 @@ impl Sender {
         if self.is_done() {
             return None;
         }
-        let rto = match &self.recovery {
-            TxRecovery::Gbn(r) => r.poll_timeout(),
-            TxRecovery::Irn(r) => r.poll_timeout(),
-        };
+        let rto = each!(&self.recovery, r => r.poll_timeout());
         let cc = match &self.cc {
-            Cc::None => None,
+            Cc::None | Cc::Dctcp(_) => None,
             Cc::Dcqcn(rp) => rp.poll_timeout(),
         };
         match (rto, cc) {
@@ -199,10 +248,12 @@ impl Sender {
         }
     }
 
-    pub fn handle_timeout(&mut self, now: Time) {
+    pub fn handle_timeout(&mut self, now: Time, shared: &mut NicShared) {
         let fired = match &mut self.recovery {
             TxRecovery::Gbn(r) => r.handle_timeout(now),
             TxRecovery::Irn(r) => r.handle_timeout(now),
+            TxRecovery::Melo(r) => r.handle_timeout(now, &mut shared.melo.tx),
+            TxRecovery::Gbone(r) => r.handle_timeout(now),
         };
         if fired {
             self.stats.timeouts += 1;

@@ -1,0 +1,311 @@
+//! MELO's shared bits pool (Lu et al., APNet'17, §3.2.3), modelled structure by structure.
+//!
+//! The pool is cut into equal blocks (default 1 byte = 8 bits). A free-slot stack, the
+//! *available* array with its `avail_ptr`, hands out blocks from its top and takes them back
+//! on top: entries at index >= `avail_ptr` are free. Each block has a `next_ptr`, chaining the
+//! blocks of one connection's bitmap into a list from `start_ptr` to `end_ptr`. Hardware reads
+//! such a list only at its two ends; [`ConnBitmap::position`] tells where a packet's bit lies
+//! so the receiver can refuse middle accesses.
+
+/// A block index in the pool (the paper's 8-bit entries for a 128-block pool; 16 bits here so
+/// larger pools work).
+pub type Block = u16;
+const NIL: Block = Block::MAX;
+
+/// The shared pool of one NIC (one per direction: MELO sizes the sender's pool like the
+/// receiver's).
+#[derive(Clone, Debug)]
+pub struct BitsPool {
+    block_bits: u32,
+    /// The bits of every block (the low `block_bits` bits are used).
+    bits: Vec<u64>,
+    /// next_ptr of every block.
+    next: Vec<Block>,
+    /// The free-slot stack; entries at index >= avail_ptr are free blocks.
+    available: Vec<Block>,
+    avail_ptr: usize,
+    /// Most blocks ever in use at once.
+    pub peak_used: usize,
+    /// Allocations refused because the pool was empty.
+    pub exhausted: u64,
+}
+
+impl BitsPool {
+    pub fn new(pool_bits: u32, block_bits: u32) -> Self {
+        assert!((1..=64).contains(&block_bits), "block size must be 1..=64 bits");
+        let blocks = (pool_bits / block_bits).max(1) as usize;
+        assert!(blocks < NIL as usize, "too many blocks for 16-bit pointers");
+        BitsPool {
+            block_bits,
+            bits: vec![0; blocks],
+            next: vec![NIL; blocks],
+            available: (0..blocks as Block).collect(),
+            avail_ptr: 0,
+            peak_used: 0,
+            exhausted: 0,
+        }
+    }
+
+    pub fn block_bits(&self) -> u32 {
+        self.block_bits
+    }
+    pub fn blocks(&self) -> usize {
+        self.available.len()
+    }
+    pub fn used_blocks(&self) -> usize {
+        self.avail_ptr
+    }
+    pub fn free_blocks(&self) -> usize {
+        self.available.len() - self.avail_ptr
+    }
+
+    /// Pops a block off the top of the free-slot stack.
+    pub fn alloc(&mut self) -> Option<Block> {
+        if self.avail_ptr == self.available.len() {
+            self.exhausted += 1;
+            return None;
+        }
+        let b = self.available[self.avail_ptr];
+        self.avail_ptr += 1;
+        self.bits[b as usize] = 0;
+        self.next[b as usize] = NIL;
+        self.peak_used = self.peak_used.max(self.avail_ptr);
+        Some(b)
+    }
+
+    /// Pushes a block back on top of the free-slot stack.
+    pub fn free(&mut self, b: Block) {
+        debug_assert!(self.avail_ptr > 0, "free with nothing allocated");
+        self.avail_ptr -= 1;
+        self.available[self.avail_ptr] = b;
+    }
+
+    /// The stack as the hardware holds it (for tests): (available array, avail_ptr).
+    pub fn stack(&self) -> (&[Block], usize) {
+        (&self.available, self.avail_ptr)
+    }
+
+    pub fn next_ptr(&self, b: Block) -> Option<Block> {
+        let n = self.next[b as usize];
+        (n != NIL).then_some(n)
+    }
+}
+
+/// Where a packet's bit lies relative to a connection's list of blocks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Position {
+    /// Below the first block (already delivered).
+    Before,
+    /// In the block at `start_ptr` (possibly also the last).
+    First,
+    /// In the block at `end_ptr` (and it is not the first).
+    Last,
+    /// In a block strictly between the two ends: hardware cannot reach it.
+    Middle,
+    /// Past the last block: more blocks must be allocated.
+    Beyond,
+}
+
+/// One connection's bitmap: a list of pool blocks covering packet indices
+/// [base, base + blocks * block_bits).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ConnBitmap {
+    start_ptr: Option<Block>,
+    end_ptr: Option<Block>,
+    /// Packet index of bit 0 of the first block (a multiple of the block size).
+    base: u64,
+    blocks: u32,
+}
+
+impl ConnBitmap {
+    pub fn is_empty(&self) -> bool {
+        self.blocks == 0
+    }
+    pub fn blocks(&self) -> u32 {
+        self.blocks
+    }
+    pub fn start_ptr(&self) -> Option<Block> {
+        self.start_ptr
+    }
+    pub fn end_ptr(&self) -> Option<Block> {
+        self.end_ptr
+    }
+    pub fn base(&self) -> u64 {
+        self.base
+    }
+
+    fn end(&self, pool: &BitsPool) -> u64 {
+        self.base + self.blocks as u64 * pool.block_bits as u64
+    }
+
+    pub fn position(&self, pool: &BitsPool, index: u64) -> Position {
+        let bb = pool.block_bits as u64;
+        if self.is_empty() || index >= self.end(pool) {
+            return Position::Beyond;
+        }
+        if index < self.base {
+            return Position::Before;
+        }
+        let k = (index - self.base) / bb;
+        if k == 0 {
+            Position::First
+        } else if k + 1 == self.blocks as u64 {
+            Position::Last
+        } else {
+            Position::Middle
+        }
+    }
+
+    /// Extends the list so that it covers `index`, starting (if empty) at the block holding
+    /// `front`. All or nothing: if the pool cannot supply every block needed, nothing is
+    /// allocated and false is returned.
+    pub fn cover(&mut self, pool: &mut BitsPool, front: u64, index: u64) -> bool {
+        let bb = pool.block_bits as u64;
+        if self.is_empty() {
+            self.base = front - front % bb;
+        }
+        if index < self.end(pool) {
+            return true;
+        }
+        let needed = ((index - self.end(pool)) / bb + 1) as usize;
+        if needed > pool.free_blocks() {
+            pool.exhausted += 1;
+            return false;
+        }
+        for _ in 0..needed {
+            let b = pool.alloc().expect("checked free blocks");
+            match self.end_ptr {
+                Some(e) => pool.next[e as usize] = b,
+                None => self.start_ptr = Some(b),
+            }
+            self.end_ptr = Some(b);
+            self.blocks += 1;
+        }
+        true
+    }
+
+    /// The block holding `index`, walking the list (only the sender, which rebuilds its
+    /// bitmap from NACKs off the packet pipeline, walks into the middle).
+    fn block_of(&self, pool: &BitsPool, index: u64) -> Option<(Block, u32)> {
+        if self.is_empty() || index < self.base || index >= self.end(pool) {
+            return None;
+        }
+        let bb = pool.block_bits as u64;
+        let k = (index - self.base) / bb;
+        let mut b = self.start_ptr?;
+        if k + 1 == self.blocks as u64 {
+            b = self.end_ptr?;
+        } else {
+            for _ in 0..k {
+                b = pool.next[b as usize];
+            }
+        }
+        Some((b, ((index - self.base) % bb) as u32))
+    }
+
+    pub fn get(&self, pool: &BitsPool, index: u64) -> bool {
+        self.block_of(pool, index).is_some_and(|(b, bit)| pool.bits[b as usize] >> bit & 1 == 1)
+    }
+
+    pub fn set(&self, pool: &mut BitsPool, index: u64) {
+        if let Some((b, bit)) = self.block_of(pool, index) {
+            pool.bits[b as usize] |= 1 << bit;
+        }
+    }
+
+    pub fn clear(&self, pool: &mut BitsPool, index: u64) {
+        if let Some((b, bit)) = self.block_of(pool, index) {
+            pool.bits[b as usize] &= !(1 << bit);
+        }
+    }
+
+    /// Returns to the pool every block wholly below `front` (RCV.NXT or snd_una moved past it).
+    pub fn release_below(&mut self, pool: &mut BitsPool, front: u64) {
+        let bb = pool.block_bits as u64;
+        while let Some(b) = self.start_ptr {
+            if self.base + bb > front {
+                break;
+            }
+            self.start_ptr = pool.next_ptr(b);
+            pool.free(b);
+            self.blocks -= 1;
+            self.base += bb;
+            if self.start_ptr.is_none() {
+                self.end_ptr = None;
+            }
+        }
+    }
+
+    /// Returns every block to the pool.
+    pub fn release_all(&mut self, pool: &mut BitsPool) {
+        while let Some(b) = self.start_ptr {
+            self.start_ptr = pool.next_ptr(b);
+            pool.free(b);
+        }
+        *self = ConnBitmap::default();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn free_slot_stack_allocates_and_returns_on_top() {
+        let mut pool = BitsPool::new(32, 8); // 4 blocks
+        assert_eq!(pool.stack(), (&[0, 1, 2, 3][..], 0));
+        let a = pool.alloc().unwrap();
+        let b = pool.alloc().unwrap();
+        assert_eq!((a, b), (0, 1));
+        assert_eq!(pool.stack().1, 2);
+        pool.free(a); // returned on top: slot 1 now holds block 0
+        assert_eq!(pool.stack(), (&[0, 0, 2, 3][..], 1));
+        assert_eq!(pool.alloc(), Some(0)); // the most recently freed block comes back first
+        assert_eq!(pool.alloc(), Some(2));
+        assert_eq!(pool.alloc(), Some(3));
+        assert_eq!(pool.alloc(), None);
+        assert_eq!(pool.exhausted, 1);
+        assert_eq!(pool.peak_used, 4);
+    }
+
+    #[test]
+    fn connection_lists_link_blocks_and_free_as_the_front_advances() {
+        let mut pool = BitsPool::new(64, 8); // 8 blocks
+        let mut c = ConnBitmap::default();
+        // RCV.NXT = 13, a packet at 30 arrives: blocks for [8,16), [16,24), [24,32).
+        assert!(c.cover(&mut pool, 13, 30));
+        assert_eq!((c.base(), c.blocks()), (8, 3));
+        assert_eq!((c.start_ptr(), c.end_ptr()), (Some(0), Some(2)));
+        assert_eq!(pool.next_ptr(0), Some(1));
+        assert_eq!(pool.next_ptr(1), Some(2));
+        assert_eq!(pool.next_ptr(2), None);
+        assert_eq!(c.position(&pool, 13), Position::First);
+        assert_eq!(c.position(&pool, 20), Position::Middle);
+        assert_eq!(c.position(&pool, 30), Position::Last);
+        assert_eq!(c.position(&pool, 32), Position::Beyond);
+        assert_eq!(c.position(&pool, 7), Position::Before);
+        c.set(&mut pool, 30);
+        assert!(c.get(&pool, 30) && !c.get(&pool, 29));
+        // RCV.NXT moves to 17: block [8,16) returns to the pool, the list starts at block 1.
+        c.release_below(&mut pool, 17);
+        assert_eq!((c.base(), c.blocks(), c.start_ptr()), (16, 2, Some(1)));
+        assert_eq!(pool.used_blocks(), 2);
+        assert_eq!(pool.stack(), (&[0, 1, 0, 3, 4, 5, 6, 7][..], 2));
+        c.release_all(&mut pool);
+        assert_eq!(pool.used_blocks(), 0);
+        assert!(c.is_empty());
+    }
+
+    #[test]
+    fn cover_is_all_or_nothing_when_the_pool_runs_out() {
+        let mut pool = BitsPool::new(24, 8); // 3 blocks
+        let mut a = ConnBitmap::default();
+        assert!(a.cover(&mut pool, 0, 15)); // 2 blocks
+        let mut b = ConnBitmap::default();
+        assert!(!b.cover(&mut pool, 0, 15)); // needs 2, only 1 free
+        assert!(b.is_empty());
+        assert_eq!(pool.used_blocks(), 2);
+        assert!(b.cover(&mut pool, 0, 7));
+        assert_eq!(pool.free_blocks(), 0);
+    }
+}

@@ -1,0 +1,133 @@
+//! On-chip memory of each loss recovery scheme: what a connection costs, what is shared, and
+//! the total for a number of connections (MELO §3.2.3–3.2.4).
+//!
+//! Field sizes follow the MELO paper where it gives them (PSN 3 B, hole 4 B = 2 B start +
+//! 2 B length, block pointers 1 B for a 128-block pool); bitmaps are one bit per packet of the
+//! window they must cover.
+
+use crate::sim::units::{Rate, Time};
+
+/// Per-connection state in a Mellanox CX-3 Pro QPC (`mlx4_qp_context`), the paper's yardstick.
+pub const QPC_BYTES: f64 = 248.0;
+
+/// The network a NIC is sized for.
+#[derive(Clone, Copy, Debug)]
+pub struct Sizing {
+    pub bandwidth: Rate,
+    pub rtt: Time,
+    /// Payload bytes per packet.
+    pub mtu: u32,
+    pub connections: u32,
+    /// MELO: bits per pool and per block.
+    pub pool_bits: u32,
+    pub block_bits: u32,
+}
+
+impl Sizing {
+    /// Packets in one bandwidth-delay product.
+    pub fn bdp_packets(&self) -> u64 {
+        let bytes = self.bandwidth.0 as u128 * self.rtt.0 as u128 / 8 / 1_000_000_000_000;
+        bytes.div_ceil(self.mtu as u128) as u64
+    }
+}
+
+/// One row of the memory table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Footprint {
+    pub scheme: &'static str,
+    /// Loss-recovery bytes each connection adds to its context.
+    pub per_connection: f64,
+    /// Bytes shared by all connections of a NIC (sender + receiver sides).
+    pub shared: f64,
+    /// per_connection + shared / connections.
+    pub average: f64,
+    /// average / 248 B QPC, in percent.
+    pub pct_of_qpc: f64,
+    pub total: f64,
+    pub breakdown: String,
+}
+
+fn row(scheme: &'static str, per: f64, shared: f64, n: u32, breakdown: String) -> Footprint {
+    let avg = per + shared / n.max(1) as f64;
+    Footprint { scheme, per_connection: per, shared, average: avg, pct_of_qpc: avg / QPC_BYTES * 100.0, total: per * n as f64 + shared, breakdown }
+}
+
+/// Bits needed to address `n` things.
+fn addr_bits(n: u64) -> u32 {
+    64 - (n.max(2) - 1).leading_zeros()
+}
+
+pub fn footprints(z: &Sizing) -> Vec<Footprint> {
+    let n = z.connections;
+    let bdp = z.bdp_packets();
+    let blocks = (z.pool_bits / z.block_bits).max(1) as u64;
+    let ptr_bits = addr_bits(blocks); // 7 bits for 128 blocks; the paper stores 1 B
+    let ptr_bytes = ptr_bits.div_ceil(8) as f64;
+    // MELO, per connection: three holes of 2 B start + 2 B length, RCV.NXT and RCV.HIGH (3 B
+    // PSNs), start_ptr and end_ptr. Shared, on each side: the pool, one next_ptr per block and
+    // the available array (one entry per block), so 3 x pool_bits when blocks are 1 B and
+    // pointers 8 bits, as in §3.2.3; both sides: 6 Kb.
+    let melo_per = 3.0 * 4.0 + 2.0 * 3.0 + 2.0 * ptr_bytes;
+    let side_bits = z.pool_bits as f64 + 2.0 * blocks as f64 * (ptr_bytes * 8.0);
+    let melo_shared = 2.0 * side_bits / 8.0;
+    // A naive per-connection bitmap of one BDP at the receiver and one at the sender (IRN).
+    let bitmap_bytes = bdp as f64 / 8.0;
+    vec![
+        row("go-back-N", 0.0, 0.0, n, "ePSN and snd_una/snd_nxt exist in every QPC: no extra state".into()),
+        row(
+            "irn",
+            2.0 * bitmap_bytes + 3.0,
+            0.0,
+            n,
+            format!("receiver + sender bitmaps of one BDP ({bdp} packets = {:.0} B each) + 3 B recovery PSN", bitmap_bytes),
+        ),
+        row(
+            "melo",
+            melo_per,
+            melo_shared,
+            n,
+            format!(
+                "12 B holes + 6 B RCV.NXT/RCV.HIGH + {:.0} B start/end_ptr; pools {} b + next_ptr + available per side x 2 = {:.0} B",
+                2.0 * ptr_bytes,
+                z.pool_bits,
+                melo_shared
+            ),
+        ),
+        row(
+            "gbone",
+            bitmap_bytes + 6.0,
+            0.0,
+            n,
+            format!("receiver bitmap of max_ooo_psn = one BDP ({bdp} bits) + m_lastRACK/m_crtRACK (3 B each); retransQueue not counted (sender DRAM)"),
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn paper() -> Sizing {
+        // MELO §3.2.3-3.2.4: 100 Gbps, 200 us, 1 KB MTU, 300 connections, 1 Kb pools of 1 B blocks.
+        Sizing { bandwidth: Rate::gbps(100), rtt: Time::from_us(200), mtu: 1024, connections: 300, pool_bits: 1024, block_bits: 8 }
+    }
+
+    #[test]
+    fn melo_costs_about_23_bytes_per_connection_at_300_connections() {
+        let rows = footprints(&paper());
+        let melo = rows.iter().find(|r| r.scheme == "melo").unwrap();
+        assert_eq!(melo.per_connection, 20.0); // 12 + 6 + 2
+        assert_eq!(melo.shared, 768.0); // 6 Kb
+        assert!((melo.average - 22.56).abs() < 1e-9); // the paper rounds to 23 B
+        assert!((melo.pct_of_qpc - 9.1).abs() < 0.05, "{}", melo.pct_of_qpc);
+    }
+
+    #[test]
+    fn a_naive_bitmap_is_about_2_5_kb_per_connection() {
+        let z = paper();
+        assert_eq!(z.bdp_packets(), 2442); // 100 Gbps x 200 us / 1024 B
+        let irn = footprints(&z).into_iter().find(|r| r.scheme == "irn").unwrap();
+        // One side's bitmap is 2442 bits ~ 2.5 Kb (the paper's footnote), i.e. 1.23x a QPC.
+        assert!(((irn.per_connection - 3.0) / 2.0 - 305.25).abs() < 1e-9);
+    }
+}

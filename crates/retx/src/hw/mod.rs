@@ -1,0 +1,4 @@
+//! Hardware structures modelled bit-exactly, and their on-chip memory footprint.
+
+pub mod bits_pool;
+pub mod memory;

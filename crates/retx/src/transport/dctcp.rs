@@ -1,0 +1,122 @@
+//! DCTCP for RDMA NICs as the HPCC ns-3 model implements it (`RdmaHw::HandleAckDctcp`,
+//! `CC_MODE 8`): rate-based. Alpha is updated once per window of data (when the ACK passes the
+//! `snd_nxt` recorded at the last update) from the fraction of ECN-echoing ACKs; an echo cuts
+//! the rate by alpha/2 at most once per window (CWR state); each new window without a cut adds
+//! `rate_ai`.
+
+use crate::config::Bw;
+use crate::sim::units::Rate;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DctcpParams {
+    /// EWMA gain (DCTCP paper and RFC 8257: 1/16; HPCC run.py `dctcp`: 0.0625).
+    pub g: f64,
+    /// Additive increase per window (HPCC run.py: 615 Mbps, "1 MTU per RTT" at 13 us).
+    pub rate_ai: Bw,
+    /// Rate floor (HPCC attribute default `MinRate` 100 Mbps).
+    pub min_rate: Bw,
+}
+
+impl Default for DctcpParams {
+    fn default() -> Self {
+        DctcpParams { g: 1.0 / 16.0, rate_ai: Bw(Rate::mbps(615)), min_rate: Bw(Rate::mbps(100)) }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Dctcp {
+    p: DctcpParams,
+    line: f64,
+    rate: f64,
+    alpha: f64,
+    /// snd_nxt when alpha was last updated (None before the first ACK).
+    last_update_seq: Option<u64>,
+    ecn_count: u64,
+    batch: u64,
+    /// Congestion window reduced: no further cut until the ACK passes `high_seq`.
+    cwr: bool,
+    high_seq: u64,
+    pub cuts: u64,
+}
+
+impl Dctcp {
+    pub fn new(p: DctcpParams, line: Rate) -> Self {
+        Dctcp {
+            p,
+            line: line.0 as f64,
+            rate: line.0 as f64,
+            alpha: 1.0,
+            last_update_seq: None,
+            ecn_count: 0,
+            batch: 1,
+            cwr: false,
+            high_seq: 0,
+            cuts: 0,
+        }
+    }
+
+    pub fn rate(&self) -> Rate {
+        Rate(self.rate as u64)
+    }
+
+    pub fn alpha(&self) -> f64 {
+        self.alpha
+    }
+
+    /// An ACK (or NAK/NACK/RACK) with cumulative `ack` packets and ECN echo `ece`;
+    /// `snd_nxt` is the sender's next new packet.
+    pub fn on_ack(&mut self, ack: u64, ece: bool, snd_nxt: u64) {
+        self.ecn_count += ece as u64;
+        let mut new_batch = false;
+        match self.last_update_seq {
+            None => {
+                new_batch = true;
+                self.last_update_seq = Some(snd_nxt);
+                self.batch = snd_nxt + 1;
+            }
+            Some(last) if ack > last => {
+                new_batch = true;
+                let frac = (self.ecn_count as f64 / self.batch as f64).min(1.0);
+                self.alpha = (1.0 - self.p.g) * self.alpha + self.p.g * frac;
+                self.last_update_seq = Some(snd_nxt);
+                self.ecn_count = 0;
+                self.batch = snd_nxt.saturating_sub(ack) + 1;
+            }
+            _ => {}
+        }
+        if self.cwr && ack > self.high_seq {
+            self.cwr = false;
+        }
+        if ece && !self.cwr {
+            self.rate = (self.rate * (1.0 - self.alpha / 2.0)).max(self.p.min_rate.0 .0 as f64);
+            self.cwr = true;
+            self.high_seq = snd_nxt;
+            self.cuts += 1;
+        }
+        if !self.cwr && new_batch {
+            self.rate = (self.rate + self.p.rate_ai.0 .0 as f64).min(self.line);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_cut_per_window_then_additive_increase() {
+        let mut d = Dctcp::new(DctcpParams::default(), Rate::gbps(100));
+        d.on_ack(1, true, 10); // first ACK opens a window; alpha = 1: cut to half
+        assert_eq!(d.rate(), Rate::gbps(50));
+        d.on_ack(2, true, 11); // still inside the window (ack <= high_seq = 10): no second cut
+        assert_eq!(d.rate(), Rate::gbps(50));
+        // ACK 11 passes last_update_seq (10): alpha = 15/16 + 1/16 * min(1, 2/11); CWR ends;
+        // no echo: +615 Mbps.
+        d.on_ack(11, false, 20);
+        let frac: f64 = 2.0 / 11.0;
+        assert!((d.alpha() - (15.0 / 16.0 + frac / 16.0)).abs() < 1e-12);
+        assert_eq!(d.rate(), Rate(50_615_000_000));
+    }
+}

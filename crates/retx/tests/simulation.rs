@@ -1,0 +1,185 @@
+//! Whole simulations through `retx::run_toml`: determinism, packet conservation, PFC versus
+//! buffer drops in an incast, and recovery under loss of data and control packets everywhere.
+
+use retx::RunOutput;
+
+/// Four hosts on a 2 x 2 leaf-spine (h0, h1 on leaf0; h2, h3 on leaf1), every host sending
+/// 200 KB across the fabric.
+fn leaf_spine(seed: u64, recovery: &str, extra: &str) -> String {
+    format!(
+        r#"
+name = "ls"
+seed = {seed}
+duration = "1s"
+[topology]
+kind = "leaf-spine"
+spines = 2
+leaves = 2
+hosts_per_leaf = 2
+host_link = "40Gbps"
+fabric_link = "40Gbps"
+link_delay = "1us"
+[transport]
+recovery = "{recovery}"
+cc = "dcqcn"
+[recovery.gbn]
+rto = "200us"
+nak_interval = "20us"
+[workload]
+kind = "flow-list"
+flows = [
+  {{ src = "h0", dst = "h2", size = "200KB" }},
+  {{ src = "h1", dst = "h3", size = "200KB", start = "3us" }},
+  {{ src = "h2", dst = "h1", size = "200KB", start = "5us" }},
+  {{ src = "h3", dst = "h0", size = "200KB", start = "7us" }},
+]
+{extra}
+"#
+    )
+}
+
+const LOSSY_SPINE: &str = "[[loss]]\nat = \"switch:spine0\"\nrate = 0.02\ncontrol = true\n";
+const LOSS_EVERYWHERE: &str = "[[loss]]\nat = \"everywhere\"\nrate = 0.05\ncontrol = true\n";
+
+fn run(text: &str) -> RunOutput {
+    retx::run_toml(text).unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+fn assert_all_finished(out: &RunOutput, sizes: &[u64]) {
+    assert_eq!(out.flows.len(), sizes.len());
+    for (f, &size) in out.flows.iter().zip(sizes) {
+        assert!(f.finish.is_some(), "flow {} unfinished: {f:?}", f.flow_id);
+        assert_eq!(f.delivered_bytes, size, "flow {}", f.flow_id);
+        assert_eq!(f.size_bytes, size);
+    }
+    assert_eq!(out.counters.bad_deliveries, 0);
+}
+
+fn assert_conserved(out: &RunOutput) {
+    let c = &out.counters;
+    assert_eq!(
+        c.packets_created,
+        c.packets_consumed + c.drops_loss + c.drops_buffer + c.drops_unroutable + out.packets_in_flight,
+        "{c:?}, in flight {}",
+        out.packets_in_flight
+    );
+}
+
+#[test]
+fn same_seed_same_run_different_seed_different_losses() {
+    let a = run(&leaf_spine(7, "gbn", LOSSY_SPINE));
+    let b = run(&leaf_spine(7, "gbn", LOSSY_SPINE));
+    assert_eq!(a.flows, b.flows);
+    assert_eq!(a.counters, b.counters);
+    assert_eq!(a.samples, b.samples);
+    assert_eq!((a.end, a.packets_in_flight), (b.end, b.packets_in_flight));
+    assert!(a.counters.drops_loss > 0, "the scenario must lose packets for the seed to matter");
+
+    let c = run(&leaf_spine(8, "gbn", LOSSY_SPINE));
+    assert_ne!(a.counters, c.counters);
+    assert_ne!(a.flows, c.flows);
+    assert_ne!(a.end, c.end);
+}
+
+#[test]
+fn irn_runs_are_deterministic_too() {
+    let a = run(&leaf_spine(11, "irn", LOSSY_SPINE));
+    let b = run(&leaf_spine(11, "irn", LOSSY_SPINE));
+    assert_eq!(a.flows, b.flows);
+    assert_eq!(a.counters, b.counters);
+    assert!(a.counters.drops_loss > 0);
+    let c = run(&leaf_spine(12, "irn", LOSSY_SPINE));
+    assert_ne!(a.counters, c.counters);
+}
+
+#[test]
+fn packets_are_conserved_on_a_lossy_leaf_spine() {
+    for recovery in ["gbn", "irn"] {
+        let out = run(&leaf_spine(3, recovery, LOSSY_SPINE));
+        assert!(out.counters.drops_loss > 0, "{recovery}");
+        assert_eq!(out.packets_in_flight, 0, "{recovery}: every flow done, stop_when_done");
+        assert_conserved(&out);
+        assert_all_finished(&out, &[200_000; 4]);
+    }
+}
+
+#[test]
+fn packets_are_conserved_when_the_run_stops_with_packets_on_the_wires() {
+    // 30 us is too short for any flow to finish: packets are still queued and in flight.
+    let text = leaf_spine(3, "gbn", LOSSY_SPINE).replace("duration = \"1s\"", "duration = \"30us\"");
+    let out = run(&text);
+    assert!(out.packets_in_flight > 0);
+    assert!(out.counters.drops_loss > 0);
+    assert!(out.flows.iter().all(|f| f.finish.is_none()));
+    assert_conserved(&out);
+}
+
+/// 8 senders (h1..h8) -> h0 on one switch, 100 KB each, no congestion control.
+fn incast(recovery: &str, switch: &str) -> String {
+    let flows: Vec<String> = (1..=8).map(|h| format!("{{ src = \"h{h}\", dst = \"h0\", size = \"100KB\" }}")).collect();
+    format!(
+        r#"
+name = "incast"
+duration = "1s"
+[topology]
+kind = "single-switch"
+hosts = 9
+host_link = "40Gbps"
+link_delay = "1us"
+[switch]
+{switch}
+[transport]
+recovery = "{recovery}"
+cc = "none"
+[recovery.gbn]
+rto = "200us"
+nak_interval = "20us"
+[workload]
+kind = "flow-list"
+flows = [{}]
+"#,
+        flows.join(", ")
+    )
+}
+
+#[test]
+fn incast_with_pfc_pauses_instead_of_dropping() {
+    // Per ingress: XOFF at 20 KB; the bytes still arriving after a PAUSE (2 x 1 us of wire at
+    // 40 Gbps = 10 KB, plus a packet or two) fit in 400 KB for all 8 ingress ports.
+    let sw = "buffer = \"400KB\"\npfc = { enabled = true, xoff = \"20KB\", xon = \"10KB\" }\n";
+    for recovery in ["gbn", "irn"] {
+        let out = run(&incast(recovery, sw));
+        assert!(out.counters.pfc_pauses > 0, "{recovery}: {:?}", out.counters);
+        assert_eq!(out.counters.drops_buffer, 0, "{recovery}");
+        assert_eq!(out.counters.drops_loss, 0);
+        assert!(out.flows.iter().all(|f| f.retx_bytes == 0 && f.timeouts == 0 && f.naks == 0), "{recovery}");
+        assert_all_finished(&out, &[100_000; 8]);
+        assert_conserved(&out);
+    }
+}
+
+#[test]
+fn incast_without_pfc_drops_and_recovers() {
+    let sw = "buffer = \"100KB\"\npfc = { enabled = false }\n";
+    for recovery in ["gbn", "irn"] {
+        let out = run(&incast(recovery, sw));
+        assert!(out.counters.drops_buffer > 0, "{recovery}");
+        assert_eq!(out.counters.pfc_pauses, 0);
+        assert!(out.flows.iter().map(|f| f.retx_bytes).sum::<u64>() > 0, "{recovery}");
+        assert_all_finished(&out, &[100_000; 8]);
+        assert_conserved(&out);
+    }
+}
+
+#[test]
+fn loss_of_data_and_control_everywhere_is_recovered() {
+    for recovery in ["gbn", "irn"] {
+        for seed in 1..=3 {
+            let out = run(&leaf_spine(seed, recovery, LOSS_EVERYWHERE));
+            assert!(out.counters.drops_loss > 0, "{recovery} seed {seed}");
+            assert!(out.flows.iter().map(|f| f.retx_bytes).sum::<u64>() > 0);
+            assert_all_finished(&out, &[200_000; 4]);
+            assert_conserved(&out);
+        }
+    }
+}

@@ -1,0 +1,80 @@
+"""Flow completion metrics over a run's `flows` table (columns as in `Results.flows`).
+
+Quantiles use polars' "linear" interpolation (numpy's default): the q-quantile of n sorted
+values v[0..n-1] is v[k] + (v[k+1] - v[k]) * f where k + f = q * (n - 1).
+"""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+
+_QUANTILE = "linear"
+
+_BY_SIZE_SCHEMA = {
+    "group": pl.Int64,
+    "count": pl.Int64,
+    "size_min": pl.Int64,
+    "size_max": pl.Int64,
+    "size_mean": pl.Float64,
+    "slowdown_median": pl.Float64,
+    "slowdown_p95": pl.Float64,
+    "slowdown_p99": pl.Float64,
+}
+
+
+def _completed(flows: pl.DataFrame, value: str) -> pl.DataFrame:
+    """Flows that finished and have a finite `value`."""
+    done = flows
+    if "completed" in flows.columns:
+        done = done.filter(pl.col("completed"))
+    return done.filter(pl.col(value).is_not_null() & pl.col(value).is_finite())
+
+
+def slowdown_by_size(flows: pl.DataFrame, groups: int = 20) -> pl.DataFrame:
+    """FCT slowdown by flow size, the Go-Back-ONE way.
+
+    Completed flows are sorted by size (ties by `flow_id` when present) and cut into `groups`
+    groups of near-equal count: flow i of n goes to group floor(i * groups / n), so group sizes
+    differ by at most one (n groups of one flow if n < groups). Per group: `count`, the size
+    range (`size_min`, `size_max`, `size_mean`) and the median, 95th and 99th percentile of
+    `slowdown` (linear interpolation). One row per non-empty group, smallest sizes first.
+    """
+    if groups < 1:
+        raise ValueError(f"groups must be at least 1, not {groups}")
+    done = _completed(flows, "slowdown")
+    n = done.height
+    if n == 0:
+        return pl.DataFrame(schema=_BY_SIZE_SCHEMA)
+    keys = ["size_bytes", "flow_id"] if "flow_id" in done.columns else ["size_bytes"]
+    groups = min(groups, n)
+    done = done.sort(keys).with_row_index("_i")
+    done = done.with_columns(group=(pl.col("_i").cast(pl.Int64) * groups // n))
+    slowdown = pl.col("slowdown")
+    return (
+        done.group_by("group")
+        .agg(
+            count=pl.len().cast(pl.Int64),
+            size_min=pl.col("size_bytes").min().cast(pl.Int64),
+            size_max=pl.col("size_bytes").max().cast(pl.Int64),
+            size_mean=pl.col("size_bytes").mean().cast(pl.Float64),
+            slowdown_median=slowdown.quantile(0.5, _QUANTILE),
+            slowdown_p95=slowdown.quantile(0.95, _QUANTILE),
+            slowdown_p99=slowdown.quantile(0.99, _QUANTILE),
+        )
+        .sort("group")
+        .select(list(_BY_SIZE_SCHEMA))
+        .cast(_BY_SIZE_SCHEMA)
+    )
+
+
+def tail_fct(flows: pl.DataFrame, q: float = 0.99) -> float:
+    """The q-quantile of `fct_us` over completed flows (linear interpolation); NaN if none."""
+    if not 0.0 <= q <= 1.0:
+        raise ValueError(f"q must be in [0, 1], not {q}")
+    done = _completed(flows, "fct_us")
+    if done.height == 0:
+        return math.nan
+    value = done.select(pl.col("fct_us").quantile(q, _QUANTILE)).item()
+    return float(value)
