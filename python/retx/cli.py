@@ -8,6 +8,7 @@ import typer
 
 from retx import reproduce
 from retx._native import ScenarioError
+from retx.memory import memory_table
 from retx.plots import plot_throughput
 from retx.runner import run as run_scenario
 from retx.scenario import Scenario
@@ -68,6 +69,25 @@ def reproduce_command(
     module = reproduce.lookup(name)
     default_dir = Path("results") / (f"{name}-quick" if quick else name)
     module.run(out or default_dir, quick)
+
+
+@app.command()
+def memory(
+    bandwidth: str = typer.Option("100Gbps", help="Link rate the NIC is sized for."),
+    rtt: str = typer.Option("200us", help="Round-trip time the bitmaps must cover."),
+    mtu: int = typer.Option(1024, help="Payload bytes per packet."),
+    connections: int = typer.Option(300, help="Concurrent queue pairs on the NIC."),
+    pool_bits: int = typer.Option(1024, help="MELO bits pool size per NIC side."),
+    block_bits: int = typer.Option(8, help="MELO block size in bits."),
+) -> None:
+    """On-chip bytes per connection and in total for every loss recovery scheme."""
+    table = memory_table(bandwidth, rtt, mtu, connections, pool_bits, block_bits)
+    print(f"NIC sized for {bandwidth} x {rtt}, MTU {mtu} B, {connections} connections; "
+          f"a CX-3 Pro QPC is 248 B")
+    print(format_table(table.drop("breakdown")))
+    print()
+    for scheme, note in table.select("scheme", "breakdown").iter_rows():
+        print(f"{scheme}: {note}")
 
 
 def main() -> None:

@@ -98,6 +98,7 @@ fn to_python(py: Python<'_>, out: &RunOutput, name: &str, seed: u64, wall_s: f64
     ts.set_item("time_us", s.iter().map(|x| x.time.as_us_f64()).collect::<Vec<_>>())?;
     ts.set_item("host", s.iter().map(|x| out.host_names[x.host as usize].as_str()).collect::<Vec<_>>())?;
     ts.set_item("rx_gbps", s.iter().map(|x| x.bps / 1e9).collect::<Vec<_>>())?;
+    ts.set_item("rx_wire_gbps", s.iter().map(|x| x.wire_bps / 1e9).collect::<Vec<_>>())?;
 
     let c = &out.counters;
     let summary = PyDict::new_bound(py);
@@ -120,6 +121,9 @@ fn to_python(py: Python<'_>, out: &RunOutput, name: &str, seed: u64, wall_s: f64
     summary.set_item("melo_rx_pool_peak", out.melo_rx_peak)?;
     summary.set_item("melo_tx_pool_peak", out.melo_tx_peak)?;
     summary.set_item("melo_blocks_in_use_at_end", out.melo_blocks_in_use)?;
+    summary.set_item("onchip_per_connection_bytes", out.onchip.per_connection)?;
+    summary.set_item("onchip_shared_bytes", out.onchip.shared)?;
+    summary.set_item("onchip_total_bytes", out.onchip.total)?;
     summary.set_item("flows", f.len())?;
     summary.set_item("flows_completed", f.iter().filter(|r| r.finish.is_some()).count())?;
 

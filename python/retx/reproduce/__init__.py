@@ -7,12 +7,14 @@ paper's numbers.
 
 from types import ModuleType
 
-from retx.reproduce import gbone_goodput, melo_fig5a, melo_fig6a, melo_fig6b
+from retx.reproduce import gbone_fct, gbone_goodput, melo_fig5a, melo_fig5b, melo_fig6a, melo_fig6b
 
 REPRODUCTIONS: dict[str, ModuleType] = {
     "melo-fig5a": melo_fig5a,
+    "melo-fig5b": melo_fig5b,
     "melo-fig6a": melo_fig6a,
     "melo-fig6b": melo_fig6b,
+    "gbone-fct": gbone_fct,
     "gbone-goodput": gbone_goodput,
 }
 

@@ -3,8 +3,9 @@
 Two hosts through one core switch, 100 Gbps links with 10 ms propagation each (RTT 40 ms),
 10 % random loss on the data path (the paper's "inherent link loss"), DCQCN, one long flow
 node 0 -> node 1. Receiver goodput (in-order bytes to the application) is sampled every
-millisecond; the paper monitors the receiver's channel and reports utilisation converging to
-~90 % for Go-Back-ONE and far lower for go-back-N.
+millisecond, beside the data arriving on the receiver's link (duplicates and discarded
+packets included): the paper monitors the receiver's channel and reports utilisation
+converging to ~90 % for Go-Back-ONE and "effective" utilisation far lower for go-back-N.
 """
 
 from __future__ import annotations
@@ -52,12 +53,13 @@ def run(out_dir: Path, quick: bool) -> pl.DataFrame:
             scheme=pl.lit(SCHEMES[scheme]), time_ms=pl.col("time_us") / 1000.0)
         series.append(ts)
         # Steady state: after the first two round trips.
-        steady = ts.filter(pl.col("time_ms") > 80.0)["rx_gbps"]
+        steady = ts.filter(pl.col("time_ms") > 80.0)
         flow = result.flows.row(0, named=True)
         rows.append({
             "scheme": scheme,
-            "steady_goodput_gbps": steady.mean() if steady.len() else None,
-            "steady_pct_of_link": (steady.mean() or 0.0) / LINK_GBPS * 100.0 if steady.len() else None,
+            "steady_goodput_gbps": steady["rx_gbps"].mean(),
+            "steady_pct_of_link": steady["rx_gbps"].mean() / LINK_GBPS * 100.0,
+            "steady_wire_pct_of_link": steady["rx_wire_gbps"].mean() / LINK_GBPS * 100.0,
             "retx_bytes": flow["retx_bytes"],
             "notifications": flow["naks"],
             "timeouts": flow["timeouts"],
@@ -66,14 +68,20 @@ def run(out_dir: Path, quick: bool) -> pl.DataFrame:
     out_dir = Path(out_dir)
     save_table(table, out_dir)
     pl.concat(series).write_parquet(out_dir / "timeseries.parquet")
-    plot_lines(pl.concat(series), "time_ms", "rx_gbps", "scheme", out_dir / "plot.png",
-               xlabel="time (ms)", ylabel="receiver goodput (Gbps)",
+    both = pl.concat(series)
+    long = pl.concat([
+        both.select("time_ms", gbps="rx_gbps", series=pl.format("{} goodput", "scheme")),
+        both.select("time_ms", gbps="rx_wire_gbps", series=pl.format("{} on the wire", "scheme")),
+    ])
+    plot_lines(long, "time_ms", "gbps", "series", out_dir / "plot.png",
+               xlabel="time (ms)", ylabel="at the receiver (Gbps)",
                title="Go-Back-ONE Fig. 10: 100 Gbps, 10 ms links, 10 % loss, DCQCN")
     print(format_table(table))
     print()
-    gb1 = table.filter(pl.col("scheme") == "gbone")["steady_pct_of_link"][0]
+    gb1 = table.filter(pl.col("scheme") == "gbone").row(0, named=True)
     print(format_table(pl.DataFrame({
-        "claim": ["Go-Back-ONE receive utilisation converges to (% of link)"],
-        "paper": [90.0], "retx": [gb1]})))
+        "claim": ["Go-Back-ONE receive utilisation converges to (% of link): on the wire",
+                  "same, as in-order goodput"],
+        "paper": [90.0, 90.0], "retx": [gb1["steady_wire_pct_of_link"], gb1["steady_pct_of_link"]]})))
     print(f"\nwrote {out_dir}/table.parquet, table.csv, timeseries.parquet, plot.png")
     return table

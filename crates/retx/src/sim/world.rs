@@ -44,7 +44,10 @@ struct Nic {
     active: Vec<u32>,
     rr: usize,
     wake_at: Option<Time>,
+    /// In-order payload bytes delivered to applications, and data bytes arriving off the wire
+    /// (duplicates and discarded packets included).
     rx_bytes: u64,
+    rx_wire_bytes: u64,
     shared: NicShared,
 }
 
@@ -75,6 +78,9 @@ pub struct RunOutput {
     pub melo_rx_peak: f64,
     pub melo_tx_peak: f64,
     pub melo_blocks_in_use: u64,
+    /// On-chip memory of the scenario's loss recovery, for a NIC sized to the host link and the
+    /// longest base RTT, with one connection per flow.
+    pub onchip: crate::hw::memory::Footprint,
 }
 
 pub struct Simulation {
@@ -93,7 +99,8 @@ pub struct Simulation {
     flows: Vec<Flow>,
     finite_left: usize,
     endless: usize,
-    sampled: Vec<(usize, u64)>,
+    /// Receiving hosts and their counters at the last sample: (node, rx_bytes, rx_wire_bytes).
+    sampled: Vec<(usize, u64, u64)>,
     samples: Vec<Sample>,
     c: Counters,
     bdp_packets: u32,
@@ -142,7 +149,15 @@ impl Simulation {
         let peer_node: Vec<usize> = ports.iter().map(|p| p.peer_node).collect();
         let routes = Routes::build(&node_ports, &peer_node, &is_host);
         let mut nics: Vec<Nic> = (0..n)
-            .map(|_| Nic { port: 0, active: Vec::new(), rr: 0, wake_at: None, rx_bytes: 0, shared: NicShared::new(&s) })
+            .map(|_| Nic {
+                port: 0,
+                active: Vec::new(),
+                rr: 0,
+                wake_at: None,
+                rx_bytes: 0,
+                rx_wire_bytes: 0,
+                shared: NicShared::new(&s),
+            })
             .collect();
         for (node, nic) in nics.iter_mut().enumerate() {
             if is_host[node] {
@@ -259,7 +274,7 @@ impl Simulation {
             receivers.insert(def.dst);
             self.events.push(def.start, Event::FlowStart(i as u32));
         }
-        self.sampled = receivers.into_iter().map(|h| (h, 0)).collect();
+        self.sampled = receivers.into_iter().map(|h| (h, 0, 0)).collect();
     }
 
     pub fn bdp_packets(&self) -> u32 {
@@ -546,6 +561,7 @@ impl Simulation {
         let f = pkt.flow as usize;
         let now = self.now;
         if pkt.seg.kind == SegKind::Data {
+            self.nics[node].rx_wire_bytes += pkt.size as u64;
             let Some(rx) = self.flows[f].receiver.as_mut() else { return };
             let before = rx.ctx.delivered_bytes;
             rx.handle_segment(now, &pkt.seg, &mut self.nics[node].shared);
@@ -634,11 +650,12 @@ impl Simulation {
 
     fn sample(&mut self) {
         let dt = self.s.output.sample_interval.0;
-        for (h, last) in self.sampled.iter_mut() {
-            let cur = self.nics[*h].rx_bytes;
-            let bps = (cur - *last) as f64 * 8.0 / dt.as_secs_f64();
-            *last = cur;
-            self.samples.push(Sample { time: self.now, host: *h as u32, bps });
+        let rate = |now: u64, before: u64| (now - before) as f64 * 8.0 / dt.as_secs_f64();
+        for (h, last, last_wire) in self.sampled.iter_mut() {
+            let (cur, wire) = (self.nics[*h].rx_bytes, self.nics[*h].rx_wire_bytes);
+            let sample = Sample { time: self.now, host: *h as u32, bps: rate(cur, *last), wire_bps: rate(wire, *last_wire) };
+            (*last, *last_wire) = (cur, wire);
+            self.samples.push(sample);
         }
         let next = self.now + dt;
         if next <= self.s.duration.0 {
@@ -647,7 +664,7 @@ impl Simulation {
     }
 
     fn finish(self, end: Time) -> RunOutput {
-        let mut c = self.c;
+        let mut c = self.c.clone();
         let name = |n: usize| self.topo.nodes[n].name.clone();
         let mut flows = Vec::with_capacity(self.flows.len());
         for (i, f) in self.flows.iter().enumerate() {
@@ -688,7 +705,26 @@ impl Simulation {
             tx_peak = tx_peak.max(share(&m.tx));
             in_use += (m.rx.used_blocks() + m.tx.used_blocks()) as u64;
         }
+        let hosts: Vec<usize> = self.topo.hosts().collect();
+        let rtt = hosts[1..].iter().map(|&h| self.path(hosts[0], h).0).max().unwrap_or(Time::ZERO);
+        let melo = &self.s.recovery.melo;
+        let sizing = crate::hw::memory::Sizing {
+            bandwidth: self.ports[self.nics[hosts[0]].port].rate,
+            rtt,
+            mtu: self.s.nic.mtu,
+            connections: self.flows.len().max(1) as u32,
+            pool_bits: melo.pool_bits,
+            block_bits: melo.block_bits,
+        };
+        let scheme = match self.s.transport.recovery {
+            crate::config::RecoveryKind::Gbn => "go-back-N",
+            crate::config::RecoveryKind::Irn => "irn",
+            crate::config::RecoveryKind::Melo => "melo",
+            crate::config::RecoveryKind::Gbone => "gbone",
+        };
+        let onchip = crate::hw::memory::footprints(&sizing).into_iter().find(|r| r.scheme == scheme).expect("every scheme has a row");
         RunOutput {
+            onchip,
             melo_rx_peak: rx_peak,
             melo_tx_peak: tx_peak,
             melo_blocks_in_use: in_use,

@@ -38,12 +38,13 @@ impl FlowRecord {
     }
 }
 
-/// One sample of in-order goodput at a receiving host.
+/// One sample at a receiving host: in-order goodput, and the data arriving off the wire.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Sample {
     pub time: Time,
     pub host: u32,
     pub bps: f64,
+    pub wire_bps: f64,
 }
 
 /// Totals of one run.
