@@ -117,6 +117,7 @@ fn to_python(py: Python<'_>, out: &RunOutput, name: &str, seed: u64, wall_s: f64
     summary.set_item("drops_unroutable", c.drops_unroutable)?;
     summary.set_item("ecn_marks", c.ecn_marks)?;
     summary.set_item("pfc_pauses", c.pfc_pauses)?;
+    summary.set_item("qp_swaps", c.qp_swaps)?;
     summary.set_item("bad_deliveries", c.bad_deliveries)?;
     summary.set_item("melo_rx_pool_peak", out.melo_rx_peak)?;
     summary.set_item("melo_tx_pool_peak", out.melo_tx_peak)?;

@@ -236,6 +236,40 @@ impl ConnBitmap {
         }
     }
 
+    /// The list's bits, first block first, and its base: what is written off chip when the
+    /// connection is swapped out.
+    pub fn export(&self, pool: &BitsPool) -> (u64, Vec<u64>) {
+        let mut bits = Vec::with_capacity(self.blocks as usize);
+        let mut b = self.start_ptr;
+        while let Some(x) = b {
+            bits.push(pool.bits[x as usize]);
+            b = pool.next_ptr(x);
+        }
+        (self.base, bits)
+    }
+
+    /// Rebuilds an exported list from fresh blocks (all or nothing). The list must be empty.
+    pub fn import(&mut self, pool: &mut BitsPool, base: u64, bits: &[u64]) -> bool {
+        debug_assert!(self.is_empty());
+        if bits.is_empty() {
+            return true;
+        }
+        if bits.len() > pool.free_blocks() {
+            pool.exhausted += 1;
+            return false;
+        }
+        let last = base + (bits.len() as u64 - 1) * pool.block_bits as u64;
+        let covered = self.cover(pool, base, last);
+        debug_assert!(covered);
+        let mut b = self.start_ptr;
+        for &word in bits {
+            let x = b.expect("as many blocks as words");
+            pool.bits[x as usize] = word;
+            b = pool.next_ptr(x);
+        }
+        true
+    }
+
     /// Returns every block to the pool.
     pub fn release_all(&mut self, pool: &mut BitsPool) {
         while let Some(b) = self.start_ptr {
@@ -294,6 +328,29 @@ mod tests {
         c.release_all(&mut pool);
         assert_eq!(pool.used_blocks(), 0);
         assert!(c.is_empty());
+    }
+
+    #[test]
+    fn a_swapped_out_list_comes_back_with_its_bits() {
+        let mut pool = BitsPool::new(64, 8); // 8 blocks
+        let mut c = ConnBitmap::default();
+        assert!(c.cover(&mut pool, 3, 20)); // blocks for [0,8), [8,16), [16,24)
+        c.set(&mut pool, 5);
+        c.set(&mut pool, 19);
+        let (base, bits) = c.export(&pool);
+        assert_eq!((base, bits.clone()), (0, vec![1 << 5, 0, 1 << 3]));
+        c.release_all(&mut pool);
+        assert_eq!(pool.used_blocks(), 0);
+        // Someone else takes 6 of the 8 blocks: 2 free, 3 needed.
+        let mut other = ConnBitmap::default();
+        assert!(other.cover(&mut pool, 0, 47));
+        assert!(!c.import(&mut pool, base, &bits));
+        assert!(c.is_empty() && pool.used_blocks() == 6);
+        other.release_below(&mut pool, 8); // one block back: 3 free
+        assert!(c.import(&mut pool, base, &bits));
+        assert_eq!((c.base(), c.blocks()), (0, 3));
+        assert!(c.get(&pool, 5) && c.get(&pool, 19) && !c.get(&pool, 6));
+        assert_eq!(pool.free_blocks(), 0);
     }
 
     #[test]

@@ -49,6 +49,8 @@ struct Nic {
     rx_bytes: u64,
     rx_wire_bytes: u64,
     shared: NicShared,
+    /// Receiving connections whose MELO state is on chip, least recently used first.
+    qp_cache: std::collections::VecDeque<u32>,
 }
 
 struct Flow {
@@ -61,6 +63,8 @@ struct Flow {
     active: bool,
     timer_armed: Option<Time>,
     ideal_fct: Time,
+    /// The receiver's state is in its NIC's on-chip QP cache.
+    on_chip: bool,
 }
 
 /// Everything one run produces.
@@ -157,6 +161,7 @@ impl Simulation {
                 rx_bytes: 0,
                 rx_wire_bytes: 0,
                 shared: NicShared::new(&s),
+                qp_cache: std::collections::VecDeque::new(),
             })
             .collect();
         for (node, nic) in nics.iter_mut().enumerate() {
@@ -269,6 +274,7 @@ impl Simulation {
                 active: false,
                 timer_armed: None,
                 ideal_fct,
+                on_chip: false,
             });
             if def.size == FlowSpec::ENDLESS { self.endless += 1 } else { self.finite_left += 1 }
             receivers.insert(def.dst);
@@ -562,6 +568,9 @@ impl Simulation {
         let now = self.now;
         if pkt.seg.kind == SegKind::Data {
             self.nics[node].rx_wire_bytes += pkt.size as u64;
+            if self.flows[f].receiver.is_none() || !self.touch_qp_cache(node, f) {
+                return;
+            }
             let Some(rx) = self.flows[f].receiver.as_mut() else { return };
             let before = rx.ctx.delivered_bytes;
             rx.handle_segment(now, &pkt.seg, &mut self.nics[node].shared);
@@ -593,6 +602,39 @@ impl Simulation {
             }
             self.activate(f);
         }
+    }
+
+    /// Brings flow `f`'s receiver into its NIC's on-chip QP cache (MELO §3.2.5), evicting the
+    /// least recently used connection if the cache is full. False if its bitmap cannot get
+    /// blocks back from the pool: the packet is dropped.
+    fn touch_qp_cache(&mut self, node: usize, f: usize) -> bool {
+        let cap = self.s.recovery.melo.qp_cache as usize;
+        if cap == 0 || self.s.transport.recovery != crate::config::RecoveryKind::Melo {
+            return true;
+        }
+        let nic = &mut self.nics[node];
+        if self.flows[f].on_chip {
+            if let Some(i) = nic.qp_cache.iter().position(|&x| x as usize == f) {
+                nic.qp_cache.remove(i);
+            }
+            nic.qp_cache.push_back(f as u32);
+            return true;
+        }
+        if nic.qp_cache.len() >= cap {
+            let victim = nic.qp_cache.pop_front().expect("a full cache") as usize;
+            self.flows[victim].on_chip = false;
+            if let Some(rx) = self.flows[victim].receiver.as_mut() {
+                rx.swap_out(&mut nic.shared);
+            }
+            self.c.qp_swaps += 1;
+        }
+        let Some(rx) = self.flows[f].receiver.as_mut() else { return false };
+        if !rx.swap_in(&mut nic.shared) {
+            return false;
+        }
+        self.flows[f].on_chip = true;
+        nic.qp_cache.push_back(f as u32);
+        true
     }
 
     /// The NIC's QP scheduler: round-robin over active queue pairs that the rate limiter

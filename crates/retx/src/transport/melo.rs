@@ -51,6 +51,10 @@ pub struct MeloParams {
     /// CPU model of §4.2.1: Gbps of reorder-buffer copying one core sustains. The paper
     /// measures copying every packet at 40 Gbps as 82.2 % of a core: 40 / 0.822 = 48.66.
     pub copy_gbps_per_core: f64,
+    /// On-chip QP cache of the receiving NIC, in connections (0: every connection stays on
+    /// chip). A connection swapped out returns its blocks to the pool and keeps its bitmap
+    /// off chip; swapping back in needs blocks again (§3.2.5).
+    pub qp_cache: u32,
 }
 
 impl Default for MeloParams {
@@ -63,6 +67,7 @@ impl Default for MeloParams {
             resend_reported: true,
             rto: Dur(Time::from_us(100)),
             copy_gbps_per_core: 40.0 / 0.822,
+            qp_cache: 0,
         }
     }
 }
@@ -170,6 +175,9 @@ pub struct MeloReceiver {
     pub dropped_middle: u64,
     pub dropped_no_bits: u64,
     ring: usize,
+    /// The bitmap while the connection is swapped out of the on-chip QP cache.
+    off_chip: Option<(u64, Vec<u64>)>,
+    pub swap_in_failures: u64,
 }
 
 impl MeloReceiver {
@@ -187,6 +195,29 @@ impl MeloReceiver {
             dropped_middle: 0,
             dropped_no_bits: 0,
             ring: (p.pool_bits as usize).next_power_of_two(),
+            off_chip: None,
+            swap_in_failures: 0,
+        }
+    }
+
+    /// Leaves the on-chip cache: the bitmap goes off chip and its blocks back to the pool.
+    pub fn swap_out(&mut self, pool: &mut BitsPool) {
+        if !self.bitmap.is_empty() {
+            self.off_chip = Some(self.bitmap.export(pool));
+            self.bitmap.release_all(pool);
+        }
+    }
+
+    /// Comes back on chip: the bitmap needs its blocks again. False (and still off chip) if
+    /// the pool cannot supply them; the packet that asked must then be dropped.
+    pub fn swap_in(&mut self, pool: &mut BitsPool) -> bool {
+        let Some((base, bits)) = self.off_chip.take() else { return true };
+        if self.bitmap.import(pool, base, &bits) {
+            true
+        } else {
+            self.swap_in_failures += 1;
+            self.off_chip = Some((base, bits));
+            false
         }
     }
 

@@ -110,13 +110,28 @@ impl Receiver {
         &self.recovery
     }
 
+    /// For MELO receivers: leave / rejoin the NIC's on-chip QP cache (see
+    /// [`MeloReceiver::swap_out`]). Other schemes keep everything on chip.
+    pub fn swap_out(&mut self, shared: &mut NicShared) {
+        if let RxRecovery::Melo(r) = &mut self.recovery {
+            r.swap_out(&mut shared.melo.rx);
+        }
+    }
+
+    pub fn swap_in(&mut self, shared: &mut NicShared) -> bool {
+        match &mut self.recovery {
+            RxRecovery::Melo(r) => r.swap_in(&mut shared.melo.rx),
+            _ => true,
+        }
+    }
+
     /// Reorder-buffer traffic and receiver-side drops: (bytes stored out of order, bytes
     /// copied out to the application when a hole filled, packets dropped for lack of state).
     pub fn reorder_stats(&self) -> (u64, u64, u64) {
         match &self.recovery {
             RxRecovery::Gbn(_) => (0, 0, 0),
             RxRecovery::Irn(r) => (r.stored_bytes, r.copied_bytes, r.beyond_bitmap),
-            RxRecovery::Melo(r) => (r.stored_bytes, r.copied_bytes, r.dropped_middle + r.dropped_no_bits),
+            RxRecovery::Melo(r) => (r.stored_bytes, r.copied_bytes, r.dropped_middle + r.dropped_no_bits + r.swap_in_failures),
             RxRecovery::Gbone(r) => (r.stored_bytes, r.copied_bytes, r.beyond_bitmap),
         }
     }
