@@ -476,10 +476,6 @@ fn lost_retransmission_waits_for_the_timeout_without_resend_reported() {
 // Configuration corners.
 
 #[test]
-#[ignore = "bug: with pool_bits < block_bits the pool still holds one whole block (BitsPool::new: \
-            (pool_bits / block_bits).max(1)), so a bitmap covers block_bits packets, but \
-            MeloReceiver's reorder ring has only pool_bits.next_power_of_two() slots: packets \
-            more than pool_bits apart overwrite each other and the wrong payload is delivered"]
 fn a_pool_smaller_than_one_block_never_delivers_the_wrong_payload() {
     const N: u64 = 20;
     // One 8-bit block; the reorder ring has 4 slots. Losing 1 stores 2..=7; 6 overwrites 2.
@@ -491,8 +487,6 @@ fn a_pool_smaller_than_one_block_never_delivers_the_wrong_payload() {
 }
 
 #[test]
-#[ignore = "bug: recovery.melo.block_bits outside 1..=64 is not rejected by config validation: \
-            retx::run_toml panics in BitsPool::new (assert) instead of returning a ScenarioError"]
 fn an_invalid_block_size_is_a_scenario_error_not_a_panic() {
     for bits in [0, 65] {
         let text = format!(

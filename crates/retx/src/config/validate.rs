@@ -86,6 +86,16 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
     range_u32("nic.mtu", s.nic.mtu, 64, 9000)?;
     range_u32("nic.ack_interval", s.nic.ack_interval, 1, 1 << 16)?;
     range_u32("recovery.irn.bitmap_packets", s.recovery.irn.bitmap_packets, 0, 1 << 20)?;
+    let m = &s.recovery.melo;
+    range_u32("recovery.melo.block_bits", m.block_bits, 1, 64)?;
+    range_u32("recovery.melo.pool_bits", m.pool_bits, m.block_bits, m.block_bits.saturating_mul(60_000))?;
+    range_u32("recovery.melo.nack_holes", m.nack_holes, 1, 3)?;
+    if !(m.copy_gbps_per_core > 0.0) {
+        return Err(err("recovery.melo.copy_gbps_per_core", "must be greater than 0"));
+    }
+    range_u32("recovery.gbone.chunk_packets", s.recovery.gbone.chunk_packets, 1, 1 << 20)?;
+    range_u32("recovery.gbone.max_ooo_psn", s.recovery.gbone.max_ooo_psn, 0, 1 << 24)?;
+    range_f64("cc.dctcp.g", s.cc.dctcp.g, 0.0, 1.0)?;
     let d = &s.cc.dcqcn;
     range_f64("cc.dcqcn.g", d.g, 0.0, 1.0)?;
     for (field, t) in [
@@ -93,6 +103,8 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
         ("recovery.gbn.rto", s.recovery.gbn.rto.0),
         ("recovery.irn.rto_low", s.recovery.irn.rto_low.0),
         ("recovery.irn.rto_high", s.recovery.irn.rto_high.0),
+        ("recovery.melo.rto", s.recovery.melo.rto.0),
+        ("recovery.gbone.rto", s.recovery.gbone.rto.0),
         ("cc.dcqcn.alpha_interval", d.alpha_interval.0),
         ("cc.dcqcn.increase_interval", d.increase_interval.0),
         ("output.sample_interval", s.output.sample_interval.0),

@@ -199,14 +199,21 @@ impl Simulation {
         Ok(sim)
     }
 
-    /// One BDP of the longest host-to-host path, in packets: IRN's default bitmap size.
+    /// One BDP of the longest host-to-host path, in packets: the default bitmap of IRN and
+    /// Go-Back-ONE. The round trip is a full data packet out and an ACK back, store and
+    /// forward at every hop; one packet more covers the one on the sender's wire when the
+    /// ACK arrives.
     fn compute_bdp_packets(&self) -> u32 {
         let hosts: Vec<usize> = self.topo.hosts().collect();
-        let first = hosts[0];
-        let (rtt, _, rate) = hosts[1..].iter().map(|&h| self.path(first, h)).max_by_key(|p| p.0).expect("at least 2 hosts");
+        let pkt = (self.s.nic.mtu + DATA_HEADER_BYTES) as u64;
+        let rtt_of = |h: usize| {
+            let (prop, rates) = self.route(hosts[0], h);
+            let ser: Time = rates.iter().map(|r| r.serialization(pkt) + r.serialization(CONTROL_BYTES as u64)).fold(Time::ZERO, |a, b| a + b);
+            (prop + prop + ser, rates.into_iter().min().expect("a path has a hop"))
+        };
+        let (rtt, rate) = hosts[1..].iter().map(|&h| rtt_of(h)).max_by_key(|p| p.0).expect("at least 2 hosts");
         let bytes = rate.0 as u128 * rtt.0 as u128 / 8 / 1_000_000_000_000;
-        let pkt = (self.s.nic.mtu + DATA_HEADER_BYTES) as u128;
-        (bytes.div_ceil(pkt) as u32).max(1)
+        (bytes.div_ceil(pkt as u128) as u32 + 1).max(1)
     }
 
     /// (base RTT, hops, bottleneck rate) from host `a` to host `b`, the HPCC ns-3 way: twice

@@ -77,14 +77,16 @@ impl GboneReceiver {
                 rx.send(Segment::control(SegKind::Ack, rx.wire(rx.expected()), seg.ts));
             }
         } else if index > expected {
-            if index - expected < self.cached.capacity() {
-                if !self.cached.get(index) {
-                    self.cached.set(index);
-                    self.tags[self.cached.slot(index)] = seg.tag;
-                    self.stored_bytes += seg.payload as u64;
-                }
-            } else {
+            if index - expected >= self.cached.capacity() {
+                // Not cached, so not reported either: a RACK naming it would tell the sender
+                // it arrived, and it would never be queued for retransmission.
                 self.beyond_bitmap += 1;
+                return;
+            }
+            if !self.cached.get(index) {
+                self.cached.set(index);
+                self.tags[self.cached.slot(index)] = seg.tag;
+                self.stored_bytes += seg.payload as u64;
             }
             let mut rack = Segment::control(SegKind::Rack, rx.wire(expected), seg.ts);
             rack.aux = seg.psn;
@@ -161,7 +163,9 @@ impl GboneSender {
 
     /// Algorithm 1, ACK branch (0xFC).
     pub fn on_ack(&mut self, now: Time, cum: u64) {
-        let cum = if self.p.back_to_zero {
+        // An ACK that covers the whole message is never rounded down: the last chunk may be
+        // partial, and rounding it would leave the flow unfinished forever.
+        let cum = if self.p.back_to_zero && cum < self.npkts {
             let chunk = self.p.chunk_packets.max(1) as u64;
             cum / chunk * chunk
         } else {

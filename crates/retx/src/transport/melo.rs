@@ -194,7 +194,8 @@ impl MeloReceiver {
             copied_bytes: 0,
             dropped_middle: 0,
             dropped_no_bits: 0,
-            ring: (p.pool_bits as usize).next_power_of_two(),
+            // The bitmap spans at most every block of the pool.
+            ring: ((p.pool_bits / p.block_bits).max(1) as usize * p.block_bits as usize).next_power_of_two(),
             off_chip: None,
             swap_in_failures: 0,
         }
