@@ -180,7 +180,14 @@ fn worst_corner_finishes_for_every_setting() {
         for max_ooo_psn in [0, 1, 4] {
             let g = Gbone { back_to_zero, chunk_packets: 4, max_ooo_psn };
             let p = check_gbone(&g, &c).unwrap_or_else(|e| panic!("{g:?}: {e}"));
-            assert!(p.sender.stats.retx_pkts > 0 && p.sender.stats.naks > 0, "{g:?}");
+            assert!(p.sender.stats.retx_pkts > 0, "{g:?}");
+            if max_ooo_psn == 1 {
+                // A one-entry bitmap caches nothing out of order, so nothing is RACKed (a
+                // dropped packet is never reported as received): only the timeout recovers.
+                assert!(p.sender.stats.naks == 0 && p.sender.stats.timeouts > 0, "{g:?}");
+            } else {
+                assert!(p.sender.stats.naks > 0, "{g:?}");
+            }
         }
     }
 }
