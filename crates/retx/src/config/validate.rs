@@ -90,7 +90,7 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
     range_u32("recovery.melo.block_bits", m.block_bits, 1, 64)?;
     range_u32("recovery.melo.pool_bits", m.pool_bits, m.block_bits, m.block_bits.saturating_mul(60_000))?;
     range_u32("recovery.melo.nack_holes", m.nack_holes, 1, 3)?;
-    if !(m.copy_gbps_per_core > 0.0) {
+    if m.copy_gbps_per_core.is_nan() || m.copy_gbps_per_core <= 0.0 {
         return Err(err("recovery.melo.copy_gbps_per_core", "must be greater than 0"));
     }
     range_u32("recovery.gbone.chunk_packets", s.recovery.gbone.chunk_packets, 1, 1 << 20)?;

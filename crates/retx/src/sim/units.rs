@@ -71,7 +71,7 @@ impl fmt::Display for Time {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ps = self.0;
         for (div, unit) in [(1_000_000_000_000, "s"), (1_000_000_000, "ms"), (1_000_000, "us"), (1_000, "ns")] {
-            if ps != 0 && ps % div == 0 {
+            if ps != 0 && ps.is_multiple_of(div) {
                 return write!(f, "{}{}", ps / div, unit);
             }
         }
@@ -108,7 +108,7 @@ impl fmt::Display for Rate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let b = self.0;
         for (div, unit) in [(1_000_000_000_000, "Tbps"), (1_000_000_000, "Gbps"), (1_000_000, "Mbps"), (1_000, "Kbps")] {
-            if b != 0 && b % div == 0 {
+            if b != 0 && b.is_multiple_of(div) {
                 return write!(f, "{}{}", b / div, unit);
             }
         }
@@ -182,7 +182,7 @@ pub fn parse_size(text: &str) -> Option<u64> {
 /// Prints a byte count in the largest decimal unit that keeps it an integer.
 pub fn format_size(bytes: u64) -> String {
     for (div, unit) in [(1_000_000_000, "GB"), (1_000_000, "MB"), (1_000, "KB")] {
-        if bytes != 0 && bytes % div == 0 {
+        if bytes != 0 && bytes.is_multiple_of(div) {
             return format!("{}{}", bytes / div, unit);
         }
     }

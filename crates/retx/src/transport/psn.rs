@@ -20,6 +20,9 @@ impl Psn {
     pub fn value(self) -> u32 {
         self.0
     }
+    pub fn wrapping_prev(self) -> Psn {
+        Psn::new(self.0.wrapping_sub(1))
+    }
     /// Signed distance `self - other` in (-2^23, 2^23].
     pub fn diff(self, other: Psn) -> i64 {
         let d = (self.0.wrapping_sub(other.0) & PSN_MASK) as i64;
@@ -63,11 +66,5 @@ mod tests {
         assert_eq!(Psn::new(PSN_MASK).diff(Psn::new(2)), -3);
         assert_eq!(s.unwrap(s.wire(0), 0), Some(0));
         assert_eq!(s.unwrap(s.wire(0).wrapping_prev(), 0), None);
-    }
-}
-
-impl Psn {
-    pub fn wrapping_prev(self) -> Psn {
-        Psn::new(self.0.wrapping_sub(1))
     }
 }

@@ -76,7 +76,7 @@ pub fn sources_cross_leaf_halves(topo: &Topology) -> Result<Vec<Source>, String>
         leaves.entry(if l.a == h { l.b } else { l.a }).or_default().push(h);
     }
     let leaves: Vec<Vec<usize>> = leaves.into_values().collect();
-    if leaves.len() < 2 || leaves.len() % 2 != 0 {
+    if leaves.len() < 2 || !leaves.len().is_multiple_of(2) {
         return Err(format!(
             "\"cross-leaf-halves\" needs a leaf-spine topology with an even number of leaves (this one has {})",
             leaves.len()
