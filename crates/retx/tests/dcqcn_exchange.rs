@@ -7,23 +7,19 @@ use retx::sim::units::{Rate, Time};
 use retx::transport::segment::{SegKind, Segment};
 use retx::transport::sender::Transmit;
 use retx::transport::{self, NicShared, DATA_HEADER_BYTES};
-use util::{scenario, spec, Pair, Rule, LINE};
+use retx::Scenario;
+use util::exact::*;
+use util::{packets, scenario_toml, transport_toml, Pair, Rule, LINE};
 
-const SER: u64 = 209_600;
-const CSER: u64 = 12_000;
-const D: u64 = 1_000_000;
-const MTU: u32 = 1000;
-
-fn t(ps: u64) -> Time {
-    Time(ps)
+/// Go-back-N under DCQCN.
+fn dcqcn() -> Scenario {
+    scenario_toml(&transport_toml("gbn", "dcqcn", ""))
 }
-
-const DCQCN: &str = "[transport]\nrecovery = \"gbn\"\ncc = \"dcqcn\"\n";
 
 /// The first `n` data segments a fresh sender emits (pacing ignored: polled far apart).
 fn data_segments(n: u64) -> Vec<Segment> {
-    let s = scenario(DCQCN);
-    let (mut tx, _) = transport::endpoints(&s, spec(n * MTU as u64, MTU, 7), LINE, 10);
+    let s = dcqcn();
+    let (mut tx, _) = transport::endpoints(&s, packets(n, 7), LINE, 10);
     let mut nic = NicShared::new(&s);
     (0..n)
         .map(|k| match tx.poll_transmit(Time::from_us(k), &mut nic) {
@@ -36,8 +32,8 @@ fn data_segments(n: u64) -> Vec<Segment> {
 #[test]
 fn receiver_sends_one_cnp_per_50us_for_marked_packets() {
     let segs = data_segments(5);
-    let s = scenario(DCQCN);
-    let (_, mut rx) = transport::endpoints(&s, spec(5 * MTU as u64, MTU, 7), LINE, 10);
+    let s = dcqcn();
+    let (_, mut rx) = transport::endpoints(&s, packets(5, 7), LINE, 10);
     let mut nic = NicShared::new(&s);
     let mut feed = |now: Time, k: usize, ecn: bool| {
         let mut s = segs[k];
@@ -59,7 +55,7 @@ fn receiver_sends_one_cnp_per_50us_for_marked_packets() {
 #[test]
 fn one_cnp_halves_the_rate_and_doubles_the_pacing_gap() {
     let n = 30;
-    let mut p = Pair::new(DCQCN, spec(n * MTU as u64, MTU, 0));
+    let mut p = Pair::packets(&dcqcn(), n, 0);
     // Mark index 3 and index 20; the second arrives within 50 us of the first CNP.
     p.script(Rule::mark_ecn(3)).script(Rule::mark_ecn(20));
     let done = p.run();
@@ -96,7 +92,7 @@ fn one_cnp_halves_the_rate_and_doubles_the_pacing_gap() {
 #[test]
 fn without_marks_the_sender_stays_at_line_rate() {
     let n = 30;
-    let mut p = Pair::new(DCQCN, spec(n * MTU as u64, MTU, 0));
+    let mut p = Pair::packets(&dcqcn(), n, 0);
     p.run();
     assert!(p.ctrl_of(SegKind::Cnp).is_empty());
     assert_eq!(p.sender.rate(), LINE);

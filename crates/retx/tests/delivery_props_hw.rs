@@ -7,64 +7,8 @@
 mod util;
 
 use proptest::prelude::*;
-use retx::sim::units::Time;
-use retx::transport::psn::PSN_MASK;
-use util::{spec, Faults, Pair};
-
-#[derive(Clone, Debug)]
-struct Case {
-    size: u64,
-    mtu: u32,
-    initial_psn: u32,
-    data: Faults,
-    ctrl: Faults,
-    seed: u64,
-    ack_interval: u32,
-}
-
-fn faults() -> impl Strategy<Value = Faults> {
-    (0.0..0.3f64, 0.0..0.1f64, prop_oneof![Just(0u64), 0..3_000_000u64])
-        .prop_map(|(loss, dup, jitter)| Faults { loss, dup, jitter: Time(jitter) })
-}
-
-fn case() -> impl Strategy<Value = Case> {
-    (
-        prop_oneof![1..3_000u64, 1..300_000u64],
-        256..=4096u32,
-        prop_oneof![0..=PSN_MASK, (PSN_MASK - 3_000)..=PSN_MASK],
-        faults(),
-        faults(),
-        any::<u64>(),
-        1..=4u32,
-    )
-        .prop_map(|(size, mtu, initial_psn, data, ctrl, seed, ack_interval)| Case {
-            size,
-            mtu,
-            initial_psn,
-            data,
-            ctrl,
-            seed,
-            ack_interval,
-        })
-}
-
-/// Runs `c` and checks delivery; returns the finished pair for scheme-specific checks.
-fn check(sections: &str, c: &Case) -> Result<Pair, TestCaseError> {
-    let sections = format!("[nic]\nack_interval = {}\n{sections}", c.ack_interval);
-    let mut p = Pair::new(&sections, spec(c.size, c.mtu, c.initial_psn));
-    p.faults(c.data, c.ctrl, c.seed);
-    p.limit = Time::from_ms(10_000);
-    let r = p.try_run();
-    prop_assert!(r.is_ok(), "{r:?} after {} data / {} control packets", p.data.len(), p.ctrl.len());
-    let n = c.size.div_ceil(c.mtu as u64);
-    let log = p.delivered();
-    prop_assert_eq!(log.len() as u64, n);
-    prop_assert!(log.iter().copied().eq(0..n), "delivery log out of order");
-    prop_assert_eq!(p.receiver.ctx.delivered_bytes, c.size);
-    prop_assert_eq!(p.receiver.ctx.bad_deliveries, 0);
-    prop_assert!(p.sender.is_done());
-    Ok(p)
-}
+use util::props::{case, check, Case};
+use util::{transport_toml, Pair};
 
 #[derive(Clone, Debug)]
 struct Melo {
@@ -92,11 +36,11 @@ fn melo_params() -> impl Strategy<Value = Melo> {
 }
 
 fn melo(m: &Melo) -> String {
-    format!(
-        "[transport]\nrecovery = \"melo\"\ncc = \"none\"\n[recovery.melo]\nrto = \"20us\"\n\
-         resend_reported = {}\ndrop_middle = {}\nblock_bits = {}\npool_bits = {}\n",
+    let params = format!(
+        "rto = \"20us\"\nresend_reported = {}\ndrop_middle = {}\nblock_bits = {}\npool_bits = {}\n",
         m.resend_reported, m.drop_middle, m.block_bits, m.pool_bits
-    )
+    );
+    transport_toml("melo", "none", &params)
 }
 
 fn check_melo(m: &Melo, c: &Case) -> Result<Pair, TestCaseError> {
@@ -122,11 +66,11 @@ fn gbone_params() -> impl Strategy<Value = Gbone> {
 }
 
 fn gbone(g: &Gbone) -> String {
-    format!(
-        "[transport]\nrecovery = \"gbone\"\ncc = \"none\"\n[recovery.gbone]\nrto = \"20us\"\n\
-         back_to_zero = {}\nchunk_packets = {}\nmax_ooo_psn = {}\n",
+    let params = format!(
+        "rto = \"20us\"\nback_to_zero = {}\nchunk_packets = {}\nmax_ooo_psn = {}\n",
         g.back_to_zero, g.chunk_packets, g.max_ooo_psn
-    )
+    );
+    transport_toml("gbone", "none", &params)
 }
 
 fn check_gbone(g: &Gbone, c: &Case) -> Result<Pair, TestCaseError> {
@@ -148,14 +92,13 @@ proptest! {
     }
 }
 
-/// The corner of `delivery_props.rs` (1172 packets of 256 bytes across the PSN wrap, 29 %
-/// loss, 9 % duplication, 2 us of jitter both ways) for every combination of the MELO
-/// switches with the smallest and the paper's pool at every block size, and for Go-Back-ONE
-/// with a one-packet, a small and the BDP cache, chunked or not.
+/// The corner of `delivery_props.rs` ([`Case::worst_corner`]: 1172 packets of 256 bytes across
+/// the PSN wrap, 29 % loss, 9 % duplication, 2 us of jitter both ways) for every combination
+/// of the MELO switches with the smallest and the paper's pool at every block size, and for
+/// Go-Back-ONE with a one-packet, a small and the BDP cache, chunked or not.
 #[test]
 fn worst_corner_finishes_for_every_setting() {
-    let f = Faults { loss: 0.29, dup: 0.09, jitter: Time(2_000_000) };
-    let c = Case { size: 300_000, mtu: 256, initial_psn: PSN_MASK - 5, data: f, ctrl: f, seed: 3, ack_interval: 2 };
+    let c = Case::worst_corner();
     for resend_reported in [false, true] {
         for drop_middle in [false, true] {
             for block_bits in [1, 4, 8, 16] {

@@ -1,7 +1,7 @@
 //! Go-Back-ONE (§IV, Algorithms 1-2): scripted exchanges at exact times. Same link arithmetic
-//! as `gbn_exchange.rs`: SER = 209_600 ps per 1048-byte data packet, CSER = 12_000 ps per
-//! control packet, D = 1 us one way; the control packet answering a data packet sent at s
-//! reaches the sender at s + 2_221_600.
+//! as `gbn_exchange.rs` (`util/exact.rs`): SER = 209_600 ps per 1048-byte data packet, CSER =
+//! 12_000 ps per control packet, D = 1 us one way; the control packet answering a data packet
+//! sent at s reaches the sender at s + 2_221_600.
 
 mod util;
 
@@ -10,32 +10,14 @@ use retx::transport::gbone::{GboneReceiver, GboneSender};
 use retx::transport::receiver::RxRecovery;
 use retx::transport::segment::SegKind;
 use retx::transport::sender::TxRecovery;
-use util::{spec, Pair, Rule};
+use util::exact::*;
+use util::{scenario, Pair, Rule};
 
-const SER: u64 = 209_600;
-const CSER: u64 = 12_000;
-const D: u64 = 1_000_000;
 const N: u64 = 20;
-const MTU: u32 = 1000;
 const PSN0: u32 = 100;
 
-fn t(ps: u64) -> Time {
-    Time(ps)
-}
-fn data_arrival(sent: u64) -> u64 {
-    sent + SER + D
-}
-fn ctrl_arrival(sent: u64) -> u64 {
-    sent + CSER + D
-}
-fn answered(sent: u64) -> u64 {
-    ctrl_arrival(data_arrival(sent))
-}
-
 fn gbone(extra: &str, npkts: u64) -> Pair {
-    let sections =
-        format!("[transport]\nrecovery = \"gbone\"\ncc = \"none\"\n[recovery.gbone]\nrto = \"100us\"\n{extra}");
-    Pair::new(&sections, spec(npkts * MTU as u64, MTU, PSN0))
+    Pair::packets(&scenario("gbone", &format!("rto = \"100us\"\n{extra}")), npkts, PSN0)
 }
 
 fn tx(p: &Pair) -> &GboneSender {
@@ -56,22 +38,12 @@ fn queue(p: &Pair) -> Vec<u64> {
     tx(p).retrans_queue().copied().collect()
 }
 
-fn sends(p: &Pair) -> Vec<(u64, u64, bool)> {
-    p.data.iter().map(|w| (w.sent.0, w.index, w.seg.retransmit)).collect()
-}
-
 /// Every RACK as (sent, expected index, received index), decoded from the wire PSNs.
 fn racks(p: &Pair) -> Vec<(u64, u64, u64)> {
     p.ctrl_of(SegKind::Rack)
         .iter()
         .map(|w| (w.sent.0, (w.seg.psn.value() - PSN0) as u64, (w.seg.aux.value() - PSN0) as u64))
         .collect()
-}
-
-fn assert_delivered_once_in_order(p: &Pair, n: u64) {
-    assert_eq!(p.delivered(), (0..n).collect::<Vec<_>>().as_slice());
-    assert_eq!(p.receiver.ctx.bad_deliveries, 0);
-    assert_eq!(p.receiver.ctx.delivered_bytes, n * MTU as u64);
 }
 
 #[test]
@@ -100,11 +72,11 @@ fn each_rack_queues_exactly_the_newly_missing_packets_which_go_before_new_data()
     assert_eq!(queue(&p), vec![6]);
 
     let done = p.run();
-    let mut expect: Vec<_> = (0..14).map(|k| (k * SER, k, false)).collect();
+    let mut expect: Vec<_> = back_to_back(0, 0..14, false).collect();
     expect.push((14 * SER, 2, true));
-    expect.extend((14..17).map(|k| ((k + 1) * SER, k, false)));
+    expect.extend(back_to_back(15 * SER, 14..17, false));
     expect.push((18 * SER, 6, true));
-    expect.extend((17..N).map(|k| ((k + 2) * SER, k, false)));
+    expect.extend(back_to_back(19 * SER, 17..N, false));
     assert_eq!(sends(&p), expect);
 
     // Every out-of-order arrival is RACKed: 3, 4, 5, 7..=13 expecting 2; the resent 2
@@ -174,10 +146,10 @@ fn lost_retransmission_is_recovered_by_the_rto_going_back_to_snd_una() {
     assert_eq!(p.sender.stats.timeouts, 1);
     // Go back to snd_una = 2: the resent 2 releases 3..=19 from the cache; its ACK
     // (rto + 2_221_600) ends the flow after 2..=12 were resent.
-    let mut expect: Vec<_> = (0..14).map(|k| (k * SER, k, false)).collect();
+    let mut expect: Vec<_> = back_to_back(0, 0..14, false).collect();
     expect.push((14 * SER, 2, true));
-    expect.extend((14..N).map(|k| ((k + 1) * SER, k, false)));
-    expect.extend((0..=10).map(|j| (rto + j * SER, 2 + j, true)));
+    expect.extend(back_to_back(15 * SER, 14..N, false));
+    expect.extend(back_to_back(rto, 2..=12, true));
     assert_eq!(sends(&p), expect);
     assert_eq!(rx(&p).copied_bytes, 17 * MTU as u64);
     assert_eq!(done, t(answered(rto)));
@@ -203,10 +175,10 @@ fn packets_beyond_max_ooo_psn_are_dropped_and_counted() {
     assert_eq!(ack6, 5_156_000);
     let rto = ack6 + 100_000_000;
     assert_eq!(p.timer_calls, vec![t(rto)]);
-    let mut expect: Vec<_> = (0..14).map(|k| (k * SER, k, false)).collect();
+    let mut expect: Vec<_> = back_to_back(0, 0..14, false).collect();
     expect.push((14 * SER, 2, true));
-    expect.extend((14..N).map(|k| ((k + 1) * SER, k, false)));
-    expect.extend((6..N).map(|k| (rto + (k - 6) * SER, k, true)));
+    expect.extend(back_to_back(15 * SER, 14..N, false));
+    expect.extend(back_to_back(rto, 6..N, true));
     assert_eq!(sends(&p), expect);
     assert_eq!(done, t(answered(rto + 13 * SER)));
     assert_delivered_once_in_order(&p, N);

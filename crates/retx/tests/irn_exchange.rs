@@ -1,42 +1,27 @@
 //! IRN-style selective repeat: scripted exchanges at exact times. Same link arithmetic as
-//! `gbn_exchange.rs`: SER = 209_600 ps per 1048-byte data packet, CSER = 12_000 ps per control
-//! packet, D = 1 us one way.
+//! `gbn_exchange.rs` (`util/exact.rs`): SER = 209_600 ps per 1048-byte data packet, CSER =
+//! 12_000 ps per control packet, D = 1 us one way.
 
 mod util;
 
 use retx::sim::units::Time;
 use retx::transport::segment::SegKind;
-use util::{spec, Faults, Pair, Rule};
+use util::exact::*;
+use util::{scenario, Faults, Pair, Rule};
 
-const SER: u64 = 209_600;
-const CSER: u64 = 12_000;
-const D: u64 = 1_000_000;
 const N: u64 = 20;
-const MTU: u32 = 1000;
-
-fn t(ps: u64) -> Time {
-    Time(ps)
-}
-fn data_arrival(sent: u64) -> u64 {
-    sent + SER + D
-}
-fn ctrl_arrival(sent: u64) -> u64 {
-    sent + CSER + D
-}
 
 fn irn(extra: &str, npkts: u64) -> Pair {
-    let sections = format!("[transport]\nrecovery = \"irn\"\ncc = \"none\"\n[recovery.irn]\n{extra}");
-    Pair::new(&sections, spec(npkts * MTU as u64, MTU, 0xFF_FFF0))
+    Pair::packets(&scenario("irn", extra), npkts, 0xFF_FFF0)
 }
 
-fn sends(p: &Pair) -> Vec<(u64, u64, bool)> {
-    p.data.iter().map(|w| (w.sent.0, w.index, w.seg.retransmit)).collect()
-}
-
-fn assert_delivered_once_in_order(p: &Pair, n: u64) {
-    assert_eq!(p.delivered(), (0..n).collect::<Vec<_>>().as_slice());
-    assert_eq!(p.receiver.ctx.bad_deliveries, 0);
-    assert_eq!(p.receiver.ctx.delivered_bytes, n * MTU as u64);
+/// The sends when index 5 is lost: 0..=16 at line rate; the first SACK lands at 3_479_200 and
+/// the pacer is next free at 17 * SER, when 5 (only) is resent; 17..N follow one slot late.
+fn resend_5_at_17_ser() -> Vec<(u64, u64, bool)> {
+    let mut expect: Vec<_> = back_to_back(0, 0..=16, false).collect();
+    expect.push((17 * SER, 5, true));
+    expect.extend(back_to_back(18 * SER, 17..N, false));
+    expect
 }
 
 #[test]
@@ -63,10 +48,7 @@ fn each_out_of_order_arrival_is_sacked_and_only_the_lost_packet_is_resent() {
     let last_sack = p.ctrl_of(SegKind::Sack)[10].seg;
     assert_eq!((last_sack.psn.value(), last_sack.aux.value()), (0xFF_FFF5, 0));
 
-    let mut expect: Vec<_> = (0..=16).map(|k| (k * SER, k, false)).collect();
-    expect.push((resent, 5, true));
-    expect.extend((17..N).map(|k| (resent + (k - 16) * SER, k, false)));
-    assert_eq!(sends(&p), expect);
+    assert_eq!(sends(&p), resend_5_at_17_ser());
     assert_eq!(p.sender.stats.retx_pkts, 1);
     assert_eq!(p.sender.stats.naks, 11);
     assert_eq!(p.sender.stats.timeouts, 0);
@@ -89,9 +71,7 @@ fn lost_retransmission_is_detected_by_a_later_sack_before_any_timeout() {
     // which proves that retransmission lost: 5 goes again at once (the pacer is free).
     let sack17 = ctrl_arrival(data_arrival(18 * SER));
     assert_eq!(sack17, 5_994_400);
-    let mut expect: Vec<_> = (0..=16).map(|k| (k * SER, k, false)).collect();
-    expect.push((17 * SER, 5, true));
-    expect.extend((17..N).map(|k| ((k + 1) * SER, k, false)));
+    let mut expect = resend_5_at_17_ser();
     expect.push((sack17, 5, true));
     assert_eq!(sends(&p), expect);
     assert!(p.timer_calls.is_empty());
@@ -111,9 +91,7 @@ fn lost_retransmission_waits_for_rto_high_without_detection() {
     assert_eq!(last_ack, 3_060_000);
     let rto = last_ack + 320_000_000;
     assert_eq!(p.timer_calls, vec![t(rto)]);
-    let mut expect: Vec<_> = (0..=16).map(|k| (k * SER, k, false)).collect();
-    expect.push((17 * SER, 5, true));
-    expect.extend((17..N).map(|k| ((k + 1) * SER, k, false)));
+    let mut expect = resend_5_at_17_ser();
     // Every other packet was SACKed, so the timeout resends only index 5.
     expect.push((rto, 5, true));
     assert_eq!(sends(&p), expect);
@@ -132,6 +110,17 @@ fn tail_loss(tail: u64) -> Pair {
     p
 }
 
+/// The timeout fires once, at `rto`, and resends exactly the lost tail, back to back; the ACK
+/// of its last packet ends the flow.
+fn assert_tail_resent_at(p: &Pair, done: Time, tail: u64, rto: u64) {
+    assert_eq!(p.timer_calls, vec![t(rto)]);
+    let mut expect: Vec<_> = back_to_back(0, 0..N, false).collect();
+    expect.extend(back_to_back(rto, N - tail..N, true));
+    assert_eq!(sends(p), expect);
+    assert_eq!(done, t(ctrl_arrival(data_arrival(rto + (tail - 1) * SER))));
+    assert_delivered_once_in_order(p, N);
+}
+
 #[test]
 fn tail_loss_with_three_in_flight_uses_rto_low() {
     let mut p = tail_loss(3);
@@ -139,13 +128,8 @@ fn tail_loss_with_three_in_flight_uses_rto_low() {
     // Last restart: the ACK naming 17 (5_575_200), with 20 - 17 = 3 <= N = 3 in flight.
     let rto = ctrl_arrival(data_arrival(16 * SER)) + 100_000_000;
     assert_eq!(rto, 105_575_200);
-    assert_eq!(p.timer_calls, vec![t(rto)]);
-    let mut expect: Vec<_> = (0..N).map(|k| (k * SER, k, false)).collect();
-    expect.extend((17..N).map(|k| (rto + (k - 17) * SER, k, true)));
-    assert_eq!(sends(&p), expect);
     assert!(p.ctrl_of(SegKind::Sack).is_empty());
-    assert_eq!(done, t(ctrl_arrival(data_arrival(rto + 2 * SER))));
-    assert_delivered_once_in_order(&p, N);
+    assert_tail_resent_at(&p, done, 3, rto);
 }
 
 #[test]
@@ -154,17 +138,13 @@ fn tail_loss_with_four_in_flight_uses_rto_high() {
     let done = p.run();
     let rto = ctrl_arrival(data_arrival(15 * SER)) + 320_000_000;
     assert_eq!(rto, 325_365_600);
-    assert_eq!(p.timer_calls, vec![t(rto)]);
-    let mut expect: Vec<_> = (0..N).map(|k| (k * SER, k, false)).collect();
-    expect.extend((16..N).map(|k| (rto + (k - 16) * SER, k, true)));
-    assert_eq!(sends(&p), expect);
-    assert_eq!(done, t(ctrl_arrival(data_arrival(rto + 3 * SER))));
-    assert_delivered_once_in_order(&p, N);
+    assert_tail_resent_at(&p, done, 4, rto);
 }
 
 #[test]
 fn rto_low_and_high_are_configurable() {
-    let mut p = irn("bitmap_packets = 64\nrto_low = \"7us\"\nrto_high = \"9us\"\nrto_low_packets = 1\n", N);
+    let short_timers = || irn("bitmap_packets = 64\nrto_low = \"7us\"\nrto_high = \"9us\"\nrto_low_packets = 1\n", N);
+    let mut p = short_timers();
     p.script(Rule::drop_data(N - 1)).script(Rule::drop_data(N - 2));
     p.run();
     // Two in flight > rto_low_packets = 1: RTO_high (9 us) after the ACK naming 18.
@@ -172,7 +152,7 @@ fn rto_low_and_high_are_configurable() {
     assert_eq!(p.timer_calls, vec![t(rto)]);
     assert_delivered_once_in_order(&p, N);
 
-    let mut p = irn("bitmap_packets = 64\nrto_low = \"7us\"\nrto_high = \"9us\"\nrto_low_packets = 1\n", N);
+    let mut p = short_timers();
     p.script(Rule::drop_data(N - 1));
     p.run();
     let rto = ctrl_arrival(data_arrival(18 * SER)) + 7_000_000;
@@ -214,10 +194,8 @@ fn in_flight_cap_holds_under_random_loss_and_reordering() {
 }
 
 fn coalesced(ack_interval: u32) -> Pair {
-    let sections = format!(
-        "[nic]\nack_interval = {ack_interval}\n[transport]\nrecovery = \"irn\"\ncc = \"none\"\n[recovery.irn]\nbitmap_packets = 8\n"
-    );
-    Pair::new(&sections, spec(100 * MTU as u64, MTU, 0))
+    let extra = format!("bitmap_packets = 8\n[nic]\nack_interval = {ack_interval}\n");
+    Pair::packets(&scenario("irn", &extra), 100, 0)
 }
 
 #[test]

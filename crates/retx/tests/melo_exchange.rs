@@ -1,8 +1,8 @@
 //! MELO (APNet'17 §3): scripted exchanges at exact times. Same link arithmetic as
-//! `gbn_exchange.rs`: SER = 209_600 ps per 1048-byte data packet, CSER = 12_000 ps per control
-//! packet, D = 1 us one way, so data packet k first leaves at k * SER when nothing is lost and
-//! a control packet answering the arrival of a packet sent at s reaches the sender at
-//! s + SER + D + CSER + D = s + 2_221_600.
+//! `gbn_exchange.rs` (`util/exact.rs`): SER = 209_600 ps per 1048-byte data packet, CSER =
+//! 12_000 ps per control packet, D = 1 us one way, so data packet k first leaves at k * SER
+//! when nothing is lost and a control packet answering the arrival of a packet sent at s
+//! reaches the sender at s + SER + D + CSER + D = s + 2_221_600.
 //!
 //! The MELO sender has no window: with N = 20 it has sent everything by 19 * SER, with more
 //! packets a retransmission takes the next pacing slot and pushes the new data back by one.
@@ -14,34 +14,20 @@ use retx::transport::melo::MeloReceiver;
 use retx::transport::receiver::RxRecovery;
 use retx::transport::segment::{Hole, SegKind};
 use retx::transport::psn::Psn;
-use util::{scenario, spec, Pair, Rule, LINE};
+use util::exact::*;
+use util::{packets, scenario, Pair, Rule, LINE};
 
-const SER: u64 = 209_600;
-const CSER: u64 = 12_000;
-const D: u64 = 1_000_000;
-const MTU: u32 = 1000;
+/// The message of most exchanges below, in packets.
+const N: u64 = 20;
 const PSN0: u32 = 100;
 
-fn t(ps: u64) -> Time {
-    Time(ps)
-}
-fn data_arrival(sent: u64) -> u64 {
-    sent + SER + D
-}
-fn ctrl_arrival(sent: u64) -> u64 {
-    sent + CSER + D
-}
-/// Sender-side arrival of the control packet answering a data packet sent at `sent`.
-fn answered(sent: u64) -> u64 {
-    ctrl_arrival(data_arrival(sent))
-}
-
-fn sections(extra: &str) -> String {
-    format!("[transport]\nrecovery = \"melo\"\ncc = \"none\"\n[recovery.melo]\nrto = \"100us\"\n{extra}")
+/// A MELO scenario with a 100 us timeout; `extra` adds `[recovery.melo]` keys.
+fn melo_scenario(extra: &str) -> retx::Scenario {
+    scenario("melo", &format!("rto = \"100us\"\n{extra}"))
 }
 
 fn melo(extra: &str, npkts: u64) -> Pair {
-    Pair::new(&sections(extra), spec(npkts * MTU as u64, MTU, PSN0))
+    Pair::packets(&melo_scenario(extra), npkts, PSN0)
 }
 
 fn rx(p: &Pair) -> &MeloReceiver {
@@ -51,24 +37,9 @@ fn rx(p: &Pair) -> &MeloReceiver {
     }
 }
 
-fn sends(p: &Pair) -> Vec<(u64, u64, bool)> {
-    p.data.iter().map(|w| (w.sent.0, w.index, w.seg.retransmit)).collect()
-}
-
-/// (sent, kind, cumulative index) of every control packet.
-fn ctrls(p: &Pair) -> Vec<(u64, SegKind, u64)> {
-    p.ctrl.iter().map(|w| (w.sent.0, w.seg.kind, w.index)).collect()
-}
-
 /// The holes a MELO NACK carries, as wire (PSN, length), in wire order.
 fn wire_holes(seg: &retx::transport::segment::Segment) -> Vec<(u32, u16)> {
     seg.holes[..seg.nholes as usize].iter().map(|h| (h.start.value(), h.len)).collect()
-}
-
-fn assert_delivered_once_in_order(p: &Pair, n: u64) {
-    assert_eq!(p.delivered(), (0..n).collect::<Vec<_>>().as_slice());
-    assert_eq!(p.receiver.ctx.bad_deliveries, 0);
-    assert_eq!(p.receiver.ctx.delivered_bytes, n * MTU as u64);
 }
 
 fn assert_pools_empty(p: &Pair) {
@@ -82,7 +53,6 @@ fn assert_pools_empty(p: &Pair) {
 
 #[test]
 fn one_loss_one_nack_one_retransmission_and_the_reorder_buffer_drains() {
-    const N: u64 = 20;
     let mut p = melo("", N);
     p.script(Rule::drop_data(5));
 
@@ -116,9 +86,9 @@ fn one_loss_one_nack_one_retransmission_and_the_reorder_buffer_drains() {
     assert_eq!(nack.holes[0], Hole { start: Psn::new(PSN0 + 5), len: 1 });
     assert_eq!(p.receiver.ctx.naks_sent, 1);
 
-    let mut expect: Vec<_> = (0..=16).map(|k| (k * SER, k, false)).collect();
+    let mut expect: Vec<_> = back_to_back(0, 0..=16, false).collect();
     expect.push((resent, 5, true));
-    expect.extend((17..N).map(|k| ((k + 1) * SER, k, false)));
+    expect.extend(back_to_back(18 * SER, 17..N, false));
     assert_eq!(sends(&p), expect);
     assert_eq!(p.sender.stats.retx_pkts, 1);
     assert_eq!(p.sender.stats.naks, 1);
@@ -145,8 +115,8 @@ fn one_loss_one_nack_one_retransmission_and_the_reorder_buffer_drains() {
 /// before the first NACK returns and the holes at 5, 20, 35, 50 are all open at once. The
 /// initial PSN makes the wire PSNs wrap at index 16.
 fn four_holes(resend_reported: bool) -> Pair {
-    let s = scenario(&sections(&format!("resend_reported = {resend_reported}\n")));
-    let mut p = Pair::with_link(&s, spec(64 * MTU as u64, MTU, 0xFF_FFF0), LINE, Time::from_us(10));
+    let s = melo_scenario(&format!("resend_reported = {resend_reported}\n"));
+    let mut p = Pair::with_link(&s, packets(64, 0xFF_FFF0), LINE, Time::from_us(10));
     for k in [5, 20, 35, 50] {
         p.script(Rule::drop_data(k));
     }
@@ -159,6 +129,11 @@ fn data_arrival10(sent: u64) -> u64 {
 }
 fn answered10(sent: u64) -> u64 {
     data_arrival10(sent) + CSER + D10
+}
+
+/// When each of the four NACKs (at the arrivals of 6, 21, 36, 51) reaches the sender.
+fn four_hole_nack_returns() -> [u64; 4] {
+    [answered10(6 * SER), answered10(21 * SER), answered10(36 * SER), answered10(51 * SER)]
 }
 
 fn check_four_hole_nacks(p: &Pair) {
@@ -186,9 +161,9 @@ fn nack_of_the_fourth_hole_carries_the_three_most_recent_most_recent_first() {
     // resend_reported every NACK resends every hole it reports that is not already queued,
     // even one already resent (its retransmission cannot have arrived yet: the first arrives
     // at 31_688_800, after the last NACK returns at 30_911_200).
-    let n = [answered10(6 * SER), answered10(21 * SER), answered10(36 * SER), answered10(51 * SER)];
+    let n = four_hole_nack_returns();
     assert_eq!(n, [21_479_200, 24_623_200, 27_767_200, 30_911_200]);
-    let mut expect: Vec<_> = (0..64).map(|k| (k * SER, k, false)).collect();
+    let mut expect: Vec<_> = back_to_back(0, 0..64, false).collect();
     expect.push((n[0], 5, true));
     expect.extend([(n[1], 5, true), (n[1] + SER, 20, true)]);
     expect.extend([(n[2], 5, true), (n[2] + SER, 20, true), (n[2] + 2 * SER, 35, true)]);
@@ -207,8 +182,8 @@ fn without_resend_reported_each_hole_is_resent_exactly_once() {
     let mut p = four_holes(false);
     let done = p.run();
     check_four_hole_nacks(&p);
-    let n = [answered10(6 * SER), answered10(21 * SER), answered10(36 * SER), answered10(51 * SER)];
-    let mut expect: Vec<_> = (0..64).map(|k| (k * SER, k, false)).collect();
+    let n = four_hole_nack_returns();
+    let mut expect: Vec<_> = back_to_back(0, 0..64, false).collect();
     expect.extend([(n[0], 5, true), (n[1], 20, true), (n[2], 35, true), (n[3], 50, true)]);
     assert_eq!(sends(&p), expect);
     assert_eq!(p.sender.stats.retx_pkts, 4);
@@ -223,7 +198,6 @@ fn without_resend_reported_each_hole_is_resent_exactly_once() {
 
 #[test]
 fn a_retransmission_inside_a_hole_splits_it() {
-    const N: u64 = 20;
     let mut p = melo("", N);
     for k in 10..14 {
         p.script(Rule::drop_data(k));
@@ -251,9 +225,9 @@ fn a_retransmission_inside_a_hole_splits_it() {
     let rto = answered(9 * SER) + 100_000_000;
     assert_eq!(rto, 104_108_000);
     assert_eq!(p.timer_calls, vec![t(rto)]);
-    let mut expect: Vec<_> = (0..N).map(|k| (k * SER, k, false)).collect();
-    expect.extend((10..14).map(|k| (back + (k - 10) * SER, k, true)));
-    expect.extend((10..N).map(|k| (rto + (k - 10) * SER, k, true)));
+    let mut expect: Vec<_> = back_to_back(0, 0..N, false).collect();
+    expect.extend(back_to_back(back, 10..14, true));
+    expect.extend(back_to_back(rto, 10..N, true));
     assert_eq!(sends(&p), expect);
     // 13 (sent at rto + 3 * SER) completes the message; the ACK naming 20 ends the flow.
     assert_eq!(done, t(answered(rto + 3 * SER)));
@@ -305,11 +279,11 @@ fn middle_times(p: &Pair) -> Middle {
 }
 
 fn middle_first_sends(m: &Middle) -> Vec<(u64, u64, bool)> {
-    let mut expect: Vec<_> = (0..15).map(|k| (k * SER, k, false)).collect();
+    let mut expect: Vec<_> = back_to_back(0, 0..15, false).collect();
     expect.push((15 * SER, 3, true));
-    expect.extend((15..23).map(|k| ((k + 1) * SER, k, false)));
+    expect.extend(back_to_back(16 * SER, 15..23, false));
     expect.push((m.resent12, 12, true));
-    expect.extend((23..40).map(|k| ((k + 2) * SER, k, false)));
+    expect.extend(back_to_back(25 * SER, 23..40, false));
     expect
 }
 
@@ -332,7 +306,7 @@ fn retransmission_into_a_middle_block_is_dropped() {
     // rto + 9 * SER) releases 13..=39 and its ACK ends the flow. Meanwhile the ACK naming 12
     // (rto + 2_221_600) did not move snd_nxt (already 14).
     let mut expect = middle_first_sends(&m);
-    expect.extend((0..=19).map(|j| (m.rto + j * SER, 3 + j, true)));
+    expect.extend(back_to_back(m.rto, 3..=22, true));
     assert_eq!(sends(&p), expect);
     assert_eq!(done, t(answered(m.rto + 9 * SER)));
     let r = rx(&p);
@@ -360,7 +334,7 @@ fn retransmission_into_a_middle_block_is_accepted_without_the_rule() {
     // The resent 3 now releases 4..=39 at once: its ACK (rto + 2_221_600) ends the flow after
     // 3..=13 were resent.
     let mut expect = middle_first_sends(&m);
-    expect.extend((0..=10).map(|j| (m.rto + j * SER, 3 + j, true)));
+    expect.extend(back_to_back(m.rto, 3..=13, true));
     assert_eq!(sends(&p), expect);
     assert_eq!(done, t(answered(m.rto)));
     let r = rx(&p);
@@ -376,7 +350,6 @@ fn retransmission_into_a_middle_block_is_accepted_without_the_rule() {
 
 #[test]
 fn a_packet_that_cannot_get_a_block_is_dropped_and_the_timeout_recovers() {
-    const N: u64 = 20;
     // Two 8-bit blocks per NIC: RCV.NXT = 3 can cover [0,16) only.
     let mut p = melo("pool_bits = 16\n", N);
     p.script(Rule::drop_data(3)).script(Rule::drop_data(3).nth(2));
@@ -393,12 +366,12 @@ fn a_packet_that_cannot_get_a_block_is_dropped_and_the_timeout_recovers() {
     // Go-back-N for them: the timeout (100 us after the ACK naming 3) resends from 3.
     let rto = answered(2 * SER) + 100_000_000;
     assert_eq!(p.timer_calls, vec![t(rto)]);
-    let mut expect: Vec<_> = (0..15).map(|k| (k * SER, k, false)).collect();
+    let mut expect: Vec<_> = back_to_back(0, 0..15, false).collect();
     expect.push((15 * SER, 3, true));
-    expect.extend((15..N).map(|k| ((k + 1) * SER, k, false)));
+    expect.extend(back_to_back(16 * SER, 15..N, false));
     // The resent 3 releases 4..=15; its ACK (rto + 2_221_600) moves snd_nxt from 14 to 16.
-    expect.extend((0..=10).map(|j| (rto + j * SER, 3 + j, true)));
-    expect.extend((16..N).map(|k| (rto + (k - 5) * SER, k, true)));
+    expect.extend(back_to_back(rto, 3..=13, true));
+    expect.extend(back_to_back(rto + 11 * SER, 16..N, true));
     assert_eq!(sends(&p), expect);
     assert_eq!(done, t(answered(rto + 14 * SER)));
     assert_eq!(r.copied_bytes, 12 * MTU as u64); // 4..=15
@@ -418,9 +391,9 @@ fn lost_retransmission(resend_reported: bool) -> Pair {
 }
 
 fn lost_retransmission_first_sends() -> Vec<(u64, u64, bool)> {
-    let mut expect: Vec<_> = (0..17).map(|k| (k * SER, k, false)).collect();
+    let mut expect: Vec<_> = back_to_back(0, 0..17, false).collect();
     expect.push((17 * SER, 5, true));
-    expect.extend((17..30).map(|k| ((k + 1) * SER, k, false)));
+    expect.extend(back_to_back(18 * SER, 17..30, false));
     expect
 }
 
@@ -462,8 +435,8 @@ fn lost_retransmission_waits_for_the_timeout_without_resend_reported() {
     // bitmap is [0,8) .. [24,32) and 20 lies in the third of four blocks, so it is dropped.
     // Go back to 5: the resent 5 releases 6..=19; its ACK (rto + 2_221_600) moves snd_nxt
     // from 16 to 20, and the resent 20 releases 21..=29.
-    expect.extend((0..=10).map(|j| (rto + j * SER, 5 + j, true)));
-    expect.extend((20..30).map(|k| (rto + (k - 9) * SER, k, true)));
+    expect.extend(back_to_back(rto, 5..=15, true));
+    expect.extend(back_to_back(rto + 11 * SER, 20..30, true));
     assert_eq!(sends(&p), expect);
     assert_eq!(p.sender.stats.timeouts, 1);
     assert_eq!(rx(&p).dropped_middle, 1);
@@ -477,7 +450,6 @@ fn lost_retransmission_waits_for_the_timeout_without_resend_reported() {
 
 #[test]
 fn a_pool_smaller_than_one_block_never_delivers_the_wrong_payload() {
-    const N: u64 = 20;
     // One 8-bit block; the reorder ring has 4 slots. Losing 1 stores 2..=7; 6 overwrites 2.
     let mut p = melo("pool_bits = 4\nblock_bits = 8\n", N);
     p.script(Rule::drop_data(1));

@@ -3,12 +3,13 @@
 
 use retx::RunOutput;
 
-/// Four hosts on a 2 x 2 leaf-spine (h0, h1 on leaf0; h2, h3 on leaf1), every host sending
-/// 200 KB across the fabric.
-fn leaf_spine(seed: u64, recovery: &str, extra: &str) -> String {
+/// A 2 x 2 leaf-spine of 40 Gbps links with 1 us of delay (h0, h1 on leaf0; h2, h3 on leaf1)
+/// running `recovery` under DCQCN for 1 s; `rest` holds the remaining sections (recovery
+/// parameters, losses, workload).
+fn leaf_spine_toml(name: &str, seed: u64, recovery: &str, rest: &str) -> String {
     format!(
         r#"
-name = "ls"
+name = "{name}"
 seed = {seed}
 duration = "1s"
 [topology]
@@ -22,7 +23,14 @@ link_delay = "1us"
 [transport]
 recovery = "{recovery}"
 cc = "dcqcn"
-[recovery.gbn]
+{rest}"#
+    )
+}
+
+/// Four hosts on the leaf-spine, every host sending 200 KB across the fabric.
+fn leaf_spine(seed: u64, recovery: &str, extra: &str) -> String {
+    let rest = format!(
+        r#"[recovery.gbn]
 rto = "200us"
 nak_interval = "20us"
 [workload]
@@ -35,7 +43,8 @@ flows = [
 ]
 {extra}
 "#
-    )
+    );
+    leaf_spine_toml("ls", seed, recovery, &rest)
 }
 
 const LOSSY_SPINE: &str = "[[loss]]\nat = \"switch:spine0\"\nrate = 0.02\ncontrol = true\n";
@@ -194,23 +203,8 @@ fn hw_leaf_spine(seed: u64, recovery: &str, extra: &str) -> String {
         .enumerate()
         .map(|(i, (s, d))| format!("{{ src = \"{s}\", dst = \"{d}\", size = \"200KB\", start = \"{}us\" }}", i))
         .collect();
-    format!(
-        r#"
-name = "hw"
-seed = {seed}
-duration = "1s"
-[topology]
-kind = "leaf-spine"
-spines = 2
-leaves = 2
-hosts_per_leaf = 2
-host_link = "40Gbps"
-fabric_link = "40Gbps"
-link_delay = "1us"
-[transport]
-recovery = "{recovery}"
-cc = "dcqcn"
-[recovery.gbone]
+    let rest = format!(
+        r#"[recovery.gbone]
 rto = "200us"
 [[loss]]
 at = "everywhere"
@@ -222,7 +216,8 @@ flows = [{}]
 {extra}
 "#,
         flows.join(", ")
-    )
+    );
+    leaf_spine_toml("hw", seed, recovery, &rest)
 }
 
 #[test]

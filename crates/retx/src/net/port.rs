@@ -17,7 +17,10 @@ pub struct Port {
     /// pulled from queue pairs).
     pub queues: [VecDeque<u32>; 2],
     pub queued_bytes: [u64; 2],
-    pub busy: bool,
+    /// The transmitter is serialising a packet until then.
+    pub busy_until: Time,
+    /// A "transmitter free" event is pending (scheduled only when something waits for it).
+    pub wake_pending: bool,
     /// The data class is paused by a PFC PAUSE from the peer.
     pub paused: bool,
     /// A PFC frame waiting for the transmitter (sent ahead of any queued packet).
@@ -47,7 +50,8 @@ impl Port {
             delay,
             queues: [VecDeque::new(), VecDeque::new()],
             queued_bytes: [0, 0],
-            busy: false,
+            busy_until: Time::ZERO,
+            wake_pending: false,
             paused: false,
             pfc_pending: None,
             pipe: VecDeque::new(),

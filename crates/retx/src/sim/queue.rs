@@ -96,4 +96,27 @@ mod tests {
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
         assert_eq!(order, ["a1", "a2", "a3", "b", "c"]);
     }
+
+    #[test]
+    fn matches_a_sort_by_time_then_sequence_on_random_input() {
+        let mut rng = crate::sim::rng::stream(5, crate::sim::rng::Stream::Workload, 0);
+        let mut q = EventQueue::new();
+        let mut expected = Vec::new();
+        let mut now = 0;
+        for i in 0..20_000u64 {
+            // Interleave pushes and pops, with many equal times, never pushing into the past.
+            let t = now + rng.next_u64() % 50;
+            q.push(Time(t), i);
+            expected.push((t, i));
+            if rng.next_u64() % 3 == 0 {
+                expected.sort();
+                let (t0, i0) = expected.remove(0);
+                assert_eq!(q.pop(), Some((Time(t0), i0)));
+                now = t0;
+            }
+        }
+        expected.sort();
+        let rest: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(t, i)| (t.0, i)).collect();
+        assert_eq!(rest, expected);
+    }
 }

@@ -98,9 +98,14 @@ impl Rate {
     }
     /// Time to put `bytes` on a wire of this rate, rounded up to the next picosecond.
     pub fn serialization(self, bytes: u64) -> Time {
+        let r = self.0.max(1);
+        // Packets fit 64-bit arithmetic (bytes < 2 MiB: bytes x 8e12 < 2^64), which avoids
+        // a 128-bit division on the hot path.
+        if bytes < 1 << 21 {
+            return Time((bytes * 8_000_000_000_000).div_ceil(r));
+        }
         let num = bytes as u128 * 8 * 1_000_000_000_000u128;
-        let r = self.0.max(1) as u128;
-        Time(num.div_ceil(r) as u64)
+        Time(num.div_ceil(r as u128) as u64)
     }
 }
 
@@ -216,5 +221,11 @@ mod tests {
         assert_eq!(Rate::gbps(100).serialization(1086), Time(86_880));
         // Rounds up: 1 byte at 3 bps is 2.67 s.
         assert_eq!(Rate(3).serialization(1), Time(2_666_666_666_667));
+        // Both sides of the 64-bit fast path agree.
+        let r = Rate(40_000_000_007);
+        for b in [(1 << 21) - 1, 1 << 21] {
+            let exact = (b as u128 * 8_000_000_000_000).div_ceil(r.0 as u128) as u64;
+            assert_eq!(r.serialization(b), Time(exact));
+        }
     }
 }

@@ -25,7 +25,8 @@ const PFC_FRAME_BYTES: u32 = 64;
 
 #[derive(Clone, Copy, Debug)]
 enum Event {
-    /// A port finished serialising a packet and may send the next.
+    /// A port finished serialising a packet and may send the next (scheduled only when
+    /// something was waiting for the transmitter).
     TxDone(u32),
     /// The head of a port's wire reaches the peer.
     Arrive(u32),
@@ -329,7 +330,7 @@ impl Simulation {
     fn handle(&mut self, ev: Event) {
         match ev {
             Event::TxDone(p) => {
-                self.ports[p as usize].busy = false;
+                self.ports[p as usize].wake_pending = false;
                 self.try_transmit(p as usize);
             }
             Event::Arrive(p) => self.arrive(p as usize),

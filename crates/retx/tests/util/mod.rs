@@ -14,6 +14,9 @@
 
 #![allow(dead_code)]
 
+pub mod exact;
+pub mod props;
+
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use retx::sim::units::{Rate, Time};
@@ -30,9 +33,21 @@ use std::collections::BinaryHeap;
 pub const LINE: Rate = Rate::gbps(40);
 pub const DELAY: Time = Time::from_us(1);
 
+/// Transport sections for one scheme: `[transport]` naming `recovery` and `cc`, then the
+/// `[recovery.<recovery>]` table holding `extra` (its keys, optionally followed by further
+/// tables such as `[nic]`). An empty table leaves every parameter at its default.
+pub fn transport_toml(recovery: &str, cc: &str, extra: &str) -> String {
+    format!("[transport]\nrecovery = \"{recovery}\"\ncc = \"{cc}\"\n[recovery.{recovery}]\n{extra}")
+}
+
+/// A scenario running `recovery` without congestion control; `extra` as in [`transport_toml`].
+pub fn scenario(recovery: &str, extra: &str) -> Scenario {
+    scenario_toml(&transport_toml(recovery, "none", extra))
+}
+
 /// Builds a scenario from transport sections (`[transport]`, `[recovery.*]`, `[nic]`, `[cc.*]`),
 /// adding the fields a scenario needs but the transport ignores.
-pub fn scenario(sections: &str) -> Scenario {
+pub fn scenario_toml(sections: &str) -> Scenario {
     let text = format!(
         "name = \"pair\"\nduration = \"1s\"\n{sections}\n[topology]\nkind = \"single-switch\"\n\
          [workload]\nkind = \"flow-list\"\nflows = [{{ src = \"h0\", dst = \"h1\", size = \"1KB\" }}]\n"
@@ -40,7 +55,12 @@ pub fn scenario(sections: &str) -> Scenario {
     Scenario::from_toml(&text).unwrap_or_else(|e| panic!("bad test scenario: {e}\n{text}"))
 }
 
-/// A flow of `npkts` full packets of `mtu` bytes starting at PSN `initial_psn`.
+/// A flow of `npkts` full packets of [`exact::MTU`] bytes starting at PSN `initial_psn`.
+pub fn packets(npkts: u64, initial_psn: u32) -> FlowSpec {
+    spec(npkts * exact::MTU as u64, exact::MTU, initial_psn)
+}
+
+/// A flow of `size` bytes in packets of `mtu` bytes starting at PSN `initial_psn`.
 pub fn spec(size: u64, mtu: u32, initial_psn: u32) -> FlowSpec {
     FlowSpec { size, mtu, initial_psn, key: 0x5eed_0000 ^ size ^ (initial_psn as u64) << 32 }
 }
@@ -215,7 +235,13 @@ pub struct Pair {
 impl Pair {
     /// Builds a pair over a 40 Gbps, 1 us link from transport sections of a scenario.
     pub fn new(sections: &str, spec: FlowSpec) -> Pair {
-        Pair::with_link(&scenario(sections), spec, LINE, DELAY)
+        Pair::with_link(&scenario_toml(sections), spec, LINE, DELAY)
+    }
+
+    /// The pair of the scripted exchanges: `npkts` full packets (see [`packets`]) over the
+    /// default link.
+    pub fn packets(s: &Scenario, npkts: u64, initial_psn: u32) -> Pair {
+        Pair::with_link(s, packets(npkts, initial_psn), LINE, DELAY)
     }
 
     pub fn with_link(s: &Scenario, spec: FlowSpec, rate: Rate, delay: Time) -> Pair {

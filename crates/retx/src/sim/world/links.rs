@@ -6,10 +6,38 @@ use crate::net::packet::{Frame, Packet, CLASS_CONTROL, CLASS_DATA};
 use crate::transport::segment::{SegKind, Segment};
 
 impl Simulation {
+    /// Sends the next packet on port `p` if its transmitter is free; if it is busy, makes
+    /// sure it is woken when it frees up.
     pub(super) fn try_transmit(&mut self, p: usize) {
-        if self.ports[p].busy {
+        if self.now < self.ports[p].busy_until {
+            self.wake_when_free(p);
             return;
         }
+        if self.transmit_next(p) && self.has_backlog(p) {
+            self.wake_when_free(p);
+        }
+    }
+
+    /// A "transmitter free" event, unless one is pending. Only ports with something waiting
+    /// get one, so an idle port costs no event per packet.
+    fn wake_when_free(&mut self, p: usize) {
+        let port = &mut self.ports[p];
+        if !port.wake_pending {
+            port.wake_pending = true;
+            self.events.push(port.busy_until, Event::TxDone(p as u32));
+        }
+    }
+
+    /// Whether port `p` has more to send once its transmitter is free.
+    fn has_backlog(&self, p: usize) -> bool {
+        let port = &self.ports[p];
+        let data_waiting = if self.is_host[port.node] { !self.nics[port.node].active.is_empty() } else { !port.queues[CLASS_DATA].is_empty() };
+        port.pfc_pending.is_some() || !port.queues[CLASS_CONTROL].is_empty() || (data_waiting && !port.paused)
+    }
+
+    /// Puts the next packet on the free port `p`: a PFC frame, then control, then data (unless
+    /// paused). Returns whether it sent anything.
+    fn transmit_next(&mut self, p: usize) -> bool {
         let node = self.ports[p].node;
         if let Some(frame) = self.ports[p].pfc_pending.take() {
             let id = self.pool.alloc(Packet {
@@ -25,23 +53,23 @@ impl Simulation {
             });
             self.c.packets_created += 1;
             self.put_on_wire(p, id);
-            return;
+            return true;
         }
         if let Some(id) = self.ports[p].queues[CLASS_CONTROL].pop_front() {
             self.dequeued(p, id, CLASS_CONTROL);
             self.put_on_wire(p, id);
-            return;
+            return true;
         }
         if self.ports[p].paused {
-            return;
+            return false;
         }
         let next = if self.is_host[node] { self.nic_pull(node) } else { self.ports[p].queues[CLASS_DATA].pop_front() };
-        if let Some(id) = next {
-            if !self.is_host[node] {
-                self.dequeued(p, id, CLASS_DATA);
-            }
-            self.put_on_wire(p, id);
+        let Some(id) = next else { return false };
+        if !self.is_host[node] {
+            self.dequeued(p, id, CLASS_DATA);
         }
+        self.put_on_wire(p, id);
+        true
     }
 
     /// Switch bookkeeping when a packet leaves an egress queue: buffer, ECN, PFC resume.
@@ -94,11 +122,10 @@ impl Simulation {
         let port = &mut self.ports[p];
         let pkt = self.pool.get(id);
         let ser = port.rate.serialization(pkt.size as u64);
-        port.busy = true;
+        port.busy_until = now + ser;
         port.tx_bytes += pkt.size as u64;
         port.tx_packets += 1;
         self.c.packet_hops += 1;
-        self.events.push(now + ser, Event::TxDone(p as u32));
         let threshold = match pkt.frame {
             Frame::Transport if pkt.class == CLASS_DATA as u8 => port.loss_data,
             Frame::Transport => port.loss_control,
