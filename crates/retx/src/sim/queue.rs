@@ -108,7 +108,7 @@ mod tests {
             let t = now + rng.next_u64() % 50;
             q.push(Time(t), i);
             expected.push((t, i));
-            if rng.next_u64() % 3 == 0 {
+            if rng.next_u64().is_multiple_of(3) {
                 expected.sort();
                 let (t0, i0) = expected.remove(0);
                 assert_eq!(q.pop(), Some((Time(t0), i0)));

@@ -3,8 +3,9 @@
 //! - a data packet is 1048 bytes on the wire: SER = 1048 * 8 / 40e9 s = 209_600 ps;
 //! - a control packet is 60 bytes: CSER = 12_000 ps;
 //! - data packet k sent at s arrives at s + SER + D; a control packet sent at c arrives at
-//!   c + CSER + D, with D = 1_000_000 ps; so the control packet answering the arrival of a
-//!   data packet sent at s reaches the sender at s + 2_221_600.
+//!   c + CSER + D, with D = 1_000_000 ps;
+//! - so the control packet answering the arrival of a data packet sent at s reaches the
+//!   sender at s + 2_221_600.
 //! With no loss the sender paces at line rate, so packet k first leaves at k * SER.
 
 use super::Pair;
