@@ -6,6 +6,7 @@
 //!   c + CSER + D, with D = 1_000_000 ps;
 //! - so the control packet answering the arrival of a data packet sent at s reaches the
 //!   sender at s + 2_221_600.
+//!
 //! With no loss the sender paces at line rate, so packet k first leaves at k * SER.
 
 use super::Pair;
