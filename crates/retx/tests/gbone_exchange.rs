@@ -58,7 +58,7 @@ fn each_rack_queues_exactly_the_newly_missing_packets_which_go_before_new_data()
     assert_eq!(rack3, 2_850_400);
     p.run_until(t(rack3)).unwrap();
     assert_eq!(queue(&p), vec![2]);
-    assert_eq!(tx(&p).snd_una, 2);
+    assert_eq!(tx(&p).snd_una(), 2);
     // 2 takes the next slot, before new data (14 waits one slot).
     p.run_until(t(14 * SER)).unwrap();
     assert!(queue(&p).is_empty());
@@ -106,7 +106,7 @@ fn snd_una_after_each_ack(extra: &str, n: u64) -> Vec<u64> {
     let mut una = Vec::new();
     for k in 0..n {
         p.run_until(t(answered(k * SER))).unwrap();
-        una.push(tx(&p).snd_una);
+        una.push(tx(&p).snd_una());
     }
     assert!(p.is_done());
     assert_delivered_once_in_order(&p, n);
@@ -128,7 +128,7 @@ fn back_to_zero_finishes_a_flow_that_is_not_a_whole_number_of_chunks() {
     let mut p = gbone("back_to_zero = true\nchunk_packets = 4\n", 19);
     p.limit = Time::from_ms(10);
     let r = p.try_run();
-    assert!(r.is_ok(), "{r:?}; snd_una {} timeouts {}", tx(&p).snd_una, p.sender.stats.timeouts);
+    assert!(r.is_ok(), "{r:?}; snd_una {} timeouts {}", tx(&p).snd_una(), p.sender.stats.timeouts);
     assert_eq!(p.sender.stats.timeouts, 0);
     assert_delivered_once_in_order(&p, 19);
 }

@@ -53,7 +53,8 @@ impl Default for GbnParams {
     }
 }
 
-/// Sender side of go-back-N.
+/// Sender side of go-back-N. MELO and Go-Back-ONE build their senders on it: both send new
+/// data in order, acknowledge cumulatively and go back to snd_una on a timeout.
 #[derive(Clone, Debug)]
 pub struct GbnSender {
     rto: Time,
@@ -81,9 +82,7 @@ impl GbnSender {
         self.snd_nxt += 1;
         let retx = i < self.high;
         self.high = self.high.max(self.snd_nxt);
-        if self.rto_deadline.is_none() {
-            self.rto_deadline = Some(now + self.rto);
-        }
+        self.arm(now);
         Some((i, retx))
     }
 
@@ -91,12 +90,35 @@ impl GbnSender {
         self.snd_nxt < self.npkts
     }
 
-    pub fn on_ack(&mut self, now: Time, cum: u64) {
+    pub fn snd_una(&self) -> u64 {
+        self.snd_una
+    }
+
+    pub fn snd_nxt(&self) -> u64 {
+        self.snd_nxt
+    }
+
+    /// One past the highest index ever sent.
+    pub fn high(&self) -> u64 {
+        self.high
+    }
+
+    /// Starts the timer if it is not running (for a retransmission sent outside `next`).
+    pub fn arm(&mut self, now: Time) {
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rto);
+        }
+    }
+
+    /// A cumulative ACK; returns true if it moved snd_una (and restarted the timer).
+    pub fn on_ack(&mut self, now: Time, cum: u64) -> bool {
         if cum > self.snd_una && cum <= self.high {
             self.snd_una = cum;
             self.snd_nxt = self.snd_nxt.max(cum);
             self.restart_rto(now);
+            return true;
         }
+        false
     }
 
     /// Returns true if the NAK rewound the sender.
@@ -132,6 +154,11 @@ impl GbnSender {
 
     pub fn is_done(&self) -> bool {
         self.snd_una >= self.npkts
+    }
+
+    /// Whether a cumulative ACK of `cum` would cover the whole message.
+    pub fn is_done_at(&self, cum: u64) -> bool {
+        cum >= self.npkts
     }
 
     pub fn in_flight(&self) -> u64 {

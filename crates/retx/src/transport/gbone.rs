@@ -9,6 +9,7 @@
 //! cumulatively, rounded down to a chunk when `back_to_zero` is set (HPCC's
 //! `L2_BACK_TO_ZERO`: `goback_seq = seq / m_chunk * m_chunk`). A timeout rewinds to snd_una.
 
+use super::gbn::{GbnParams, GbnSender};
 use super::irn::Window;
 use super::receiver::RxCtx;
 use super::segment::{SegKind, Segment};
@@ -99,34 +100,38 @@ impl GboneReceiver {
     }
 }
 
-/// Sender side of Go-Back-ONE.
+/// Sender side of Go-Back-ONE: go-back-N's sender (which it extends) plus the RACK state and
+/// the retransmission queue.
 #[derive(Clone, Debug)]
 pub struct GboneSender {
-    p: GboneParams,
-    pub snd_una: u64,
-    pub snd_nxt: u64,
-    high: u64,
-    npkts: u64,
+    base: GbnSender,
+    back_to_zero: bool,
+    chunk: u64,
     /// m_lastRACK and m_crtRACK, as packet indices; -1 means "before packet 0".
     last_rack: i64,
     crt_rack: i64,
     retrans_queue: VecDeque<u64>,
-    rto_deadline: Option<Time>,
 }
 
 impl GboneSender {
     pub fn new(p: &GboneParams, npkts: u64) -> Self {
+        let gbn = GbnParams { rto: p.rto, ..GbnParams::default() };
         GboneSender {
-            p: *p,
-            snd_una: 0,
-            snd_nxt: 0,
-            high: 0,
-            npkts,
+            base: GbnSender::new(&gbn, npkts),
+            back_to_zero: p.back_to_zero,
+            chunk: p.chunk_packets.max(1) as u64,
             last_rack: -1,
             crt_rack: -1,
             retrans_queue: VecDeque::new(),
-            rto_deadline: None,
         }
+    }
+
+    pub fn snd_una(&self) -> u64 {
+        self.base.snd_una()
+    }
+
+    pub fn snd_nxt(&self) -> u64 {
+        self.base.snd_nxt()
     }
 
     pub fn retrans_queue(&self) -> impl Iterator<Item = &u64> {
@@ -134,48 +139,27 @@ impl GboneSender {
     }
 
     pub fn has_data(&self) -> bool {
-        !self.retrans_queue.is_empty() || self.snd_nxt < self.npkts
+        !self.retrans_queue.is_empty() || self.base.has_data()
     }
 
     /// Algorithm 2 (GetNxtPacket): the retransmission queue first, then new data.
     pub fn next(&mut self, now: Time) -> Option<(u64, bool)> {
-        let pick = loop {
-            match self.retrans_queue.pop_front() {
-                Some(i) if i < self.snd_una => continue, // acknowledged meanwhile
-                Some(i) => break Some((i, true)),
-                None => break None,
+        while let Some(i) = self.retrans_queue.pop_front() {
+            if i >= self.base.snd_una() {
+                self.base.arm(now);
+                return Some((i, true));
             }
-        };
-        let pick = pick.or_else(|| {
-            (self.snd_nxt < self.npkts).then(|| {
-                let i = self.snd_nxt;
-                self.snd_nxt += 1;
-                let retx = i < self.high;
-                self.high = self.high.max(self.snd_nxt);
-                (i, retx)
-            })
-        });
-        if pick.is_some() && self.rto_deadline.is_none() {
-            self.rto_deadline = Some(now + self.p.rto.0);
+            // acknowledged meanwhile
         }
-        pick
+        self.base.next(now)
     }
 
     /// Algorithm 1, ACK branch (0xFC).
     pub fn on_ack(&mut self, now: Time, cum: u64) {
         // An ACK that covers the whole message is never rounded down: the last chunk may be
         // partial, and rounding it would leave the flow unfinished forever.
-        let cum = if self.p.back_to_zero && cum < self.npkts {
-            let chunk = self.p.chunk_packets.max(1) as u64;
-            cum / chunk * chunk
-        } else {
-            cum
-        };
-        if cum > self.snd_una && cum <= self.high {
-            self.snd_una = cum;
-            self.snd_nxt = self.snd_nxt.max(cum);
-            self.rto_deadline = (self.snd_una < self.high).then(|| now + self.p.rto.0);
-        }
+        let cum = if self.back_to_zero && !self.base.is_done_at(cum) { cum / self.chunk * self.chunk } else { cum };
+        self.base.on_ack(now, cum);
     }
 
     /// Algorithm 1, RACK branch (0xFD): `received` is the PSN the receiver got out of order.
@@ -184,7 +168,7 @@ impl GboneSender {
     /// snd_una the first missing packet that would skip it, so the floor here is snd_una - 1,
     /// the last packet known received, which is what the loop's start assumes.
     pub fn on_rack(&mut self, received: u64) {
-        let floor = self.snd_una as i64 - 1;
+        let floor = self.base.snd_una() as i64 - 1;
         self.last_rack = self.last_rack.max(floor);
         self.crt_rack = self.crt_rack.max(floor);
         let r = received as i64;
@@ -200,24 +184,20 @@ impl GboneSender {
     }
 
     pub fn poll_timeout(&self) -> Option<Time> {
-        self.rto_deadline
+        self.base.poll_timeout()
     }
 
     pub fn handle_timeout(&mut self, now: Time) -> bool {
-        match self.rto_deadline {
-            Some(t) if now >= t => {
-                self.snd_nxt = self.snd_una;
-                self.retrans_queue.clear();
-                self.last_rack = -1;
-                self.crt_rack = -1;
-                self.rto_deadline = (self.snd_una < self.high).then(|| now + self.p.rto.0);
-                true
-            }
-            _ => false,
+        let fired = self.base.handle_timeout(now);
+        if fired {
+            self.retrans_queue.clear();
+            self.last_rack = -1;
+            self.crt_rack = -1;
         }
+        fired
     }
 
     pub fn is_done(&self) -> bool {
-        self.snd_una >= self.npkts
+        self.base.is_done()
     }
 }

@@ -340,6 +340,14 @@ impl IrnSender {
         self.snd_una >= self.npkts
     }
 
+    pub fn snd_una(&self) -> u64 {
+        self.snd_una
+    }
+
+    pub fn snd_nxt(&self) -> u64 {
+        self.snd_nxt
+    }
+
     pub fn in_flight(&self) -> u64 {
         self.snd_nxt - self.snd_una
     }

@@ -19,6 +19,7 @@
 //! `resend_reported = false` instead sends each hole once and leaves every lost retransmission
 //! to the timeout.
 
+use super::gbn::{GbnParams, GbnSender};
 use super::receiver::RxCtx;
 use super::segment::{Hole, SegKind, Segment};
 use crate::config::Dur;
@@ -312,83 +313,66 @@ impl MeloReceiver {
     }
 }
 
-/// Sender side of MELO for one connection.
+/// Sender side of MELO for one connection: go-back-N's sender plus the hole bitmap and the
+/// retransmission queue.
 #[derive(Clone, Debug)]
 pub struct MeloSender {
-    rto: Time,
+    base: GbnSender,
     resend_reported: bool,
-    pub snd_una: u64,
-    pub snd_nxt: u64,
-    high: u64,
-    npkts: u64,
-    /// Packets already retransmitted for a reported hole (bits from the send pool).
+    /// Packets queued for retransmission of a reported hole (bits from the send pool).
     bitmap: ConnBitmap,
     retx_queue: VecDeque<u64>,
-    rto_deadline: Option<Time>,
     pub holes_ignored: u64,
 }
 
 impl MeloSender {
     pub fn new(p: &MeloParams, npkts: u64) -> Self {
+        let gbn = GbnParams { rto: p.rto, ..GbnParams::default() };
         MeloSender {
-            rto: p.rto.0,
+            base: GbnSender::new(&gbn, npkts),
             resend_reported: p.resend_reported,
-            snd_una: 0,
-            snd_nxt: 0,
-            high: 0,
-            npkts,
             bitmap: ConnBitmap::default(),
             retx_queue: VecDeque::new(),
-            rto_deadline: None,
             holes_ignored: 0,
         }
     }
 
+    pub fn snd_una(&self) -> u64 {
+        self.base.snd_una()
+    }
+
+    pub fn snd_nxt(&self) -> u64 {
+        self.base.snd_nxt()
+    }
+
     pub fn has_data(&self) -> bool {
-        !self.retx_queue.is_empty() || self.snd_nxt < self.npkts
+        !self.retx_queue.is_empty() || self.base.has_data()
     }
 
     /// Takes the next packet to send (retransmissions first). Needs the send pool to clear
     /// the queued mark when holes may be reported again.
     pub fn next_with(&mut self, now: Time, pool: &mut BitsPool) -> Option<(u64, bool)> {
         while let Some(i) = self.retx_queue.pop_front() {
-            if i >= self.snd_una {
+            if i >= self.base.snd_una() {
                 if self.resend_reported {
                     self.bitmap.clear(pool, i);
                 }
-                self.arm(now);
+                self.base.arm(now);
                 return Some((i, true));
             }
         }
-        if self.snd_nxt >= self.npkts {
-            return None;
-        }
-        let i = self.snd_nxt;
-        self.snd_nxt += 1;
-        let retx = i < self.high;
-        self.high = self.high.max(self.snd_nxt);
-        self.arm(now);
-        Some((i, retx))
-    }
-
-    fn arm(&mut self, now: Time) {
-        if self.rto_deadline.is_none() {
-            self.rto_deadline = Some(now + self.rto);
-        }
+        self.base.next(now)
     }
 
     fn advance(&mut self, now: Time, cum: u64, pool: &mut BitsPool) {
-        if cum > self.snd_una && cum <= self.high {
-            self.snd_una = cum;
-            self.snd_nxt = self.snd_nxt.max(cum);
+        if self.base.on_ack(now, cum) {
             self.bitmap.release_below(pool, cum);
-            self.rto_deadline = (self.snd_una < self.high).then(|| now + self.rto);
         }
     }
 
     pub fn on_ack(&mut self, now: Time, cum: u64, pool: &mut BitsPool) {
         self.advance(now, cum, pool);
-        if self.snd_una >= self.npkts {
+        if self.base.is_done() {
             self.bitmap.release_all(pool);
         }
     }
@@ -396,10 +380,11 @@ impl MeloSender {
     /// A NACK: cumulative ACK plus holes (absolute start, length).
     pub fn on_nack(&mut self, now: Time, cum: u64, holes: &[(u64, u64)], pool: &mut BitsPool) {
         self.advance(now, cum, pool);
+        let (una, high) = (self.base.snd_una(), self.base.high());
         // Oldest hole first, so retransmissions go out in PSN order.
         for &(start, len) in holes.iter().rev() {
-            for i in start.max(self.snd_una)..(start + len).min(self.high) {
-                if !self.bitmap.cover(pool, self.snd_una, i) {
+            for i in start.max(una)..(start + len).min(high) {
+                if !self.bitmap.cover(pool, una, i) {
                     self.holes_ignored += 1; // the send pool is full: the timeout will cover it
                     break;
                 }
@@ -412,30 +397,21 @@ impl MeloSender {
     }
 
     pub fn poll_timeout(&self) -> Option<Time> {
-        self.rto_deadline
+        self.base.poll_timeout()
     }
 
     /// On timeout, resend everything from the front.
     pub fn handle_timeout(&mut self, now: Time, pool: &mut BitsPool) -> bool {
-        match self.rto_deadline {
-            Some(t) if now >= t => {
-                self.snd_nxt = self.snd_una;
-                self.retx_queue.clear();
-                self.bitmap.release_all(pool);
-                self.rto_deadline = (self.snd_una < self.high).then(|| now + self.rto);
-                true
-            }
-            _ => false,
+        let fired = self.base.handle_timeout(now);
+        if fired {
+            self.retx_queue.clear();
+            self.bitmap.release_all(pool);
         }
+        fired
     }
 
     pub fn is_done(&self) -> bool {
-        self.snd_una >= self.npkts
-    }
-
-    /// Returns the connection's blocks (e.g. when the flow ends).
-    pub fn release(&mut self, pool: &mut BitsPool) {
-        self.bitmap.release_all(pool);
+        self.base.is_done()
     }
 }
 

@@ -103,11 +103,11 @@ impl Sender {
     }
 
     pub fn snd_una(&self) -> u64 {
-        each!(&self.recovery, r => r.snd_una)
+        each!(&self.recovery, r => r.snd_una())
     }
 
     pub fn snd_nxt(&self) -> u64 {
-        each!(&self.recovery, r => r.snd_nxt)
+        each!(&self.recovery, r => r.snd_nxt())
     }
 
     fn has_data(&self) -> bool {
@@ -174,7 +174,9 @@ impl Sender {
             (SegKind::Ack, rec) => {
                 if let Some(cum) = cum {
                     match rec {
-                        TxRecovery::Gbn(r) => r.on_ack(now, cum),
+                        TxRecovery::Gbn(r) => {
+                            r.on_ack(now, cum);
+                        }
                         TxRecovery::Irn(r) => r.on_ack(now, cum),
                         TxRecovery::Melo(r) => r.on_ack(now, cum, &mut shared.melo.tx),
                         TxRecovery::Gbone(r) => r.on_ack(now, cum),
