@@ -17,7 +17,7 @@ from pathlib import Path
 import polars as pl
 
 from retx.plots import plot_lines
-from retx.reproduce.common import save_table
+from retx.reproduce.common import claims_table, save_table
 from retx.runner import run_many
 from retx.scenario import Scenario
 from retx.table import format_table
@@ -134,8 +134,4 @@ def compare_with_paper(table: pl.DataFrame) -> pl.DataFrame:
         ("MELO better than go-back-N at 0.001 % loss (%)", 3.37,
          None if gain_at_1e5 is None else (gain_at_1e5 - 1.0) * 100.0),
     ]
-    return pl.DataFrame(
-        {"claim": [c[0] for c in claims], "paper": [c[1] for c in claims],
-         "retx": [c[2] for c in claims]},
-        schema={"claim": pl.String, "paper": pl.Float64, "retx": pl.Float64},
-    )
+    return claims_table(claims)

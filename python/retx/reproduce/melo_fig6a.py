@@ -15,7 +15,7 @@ from pathlib import Path
 import polars as pl
 
 from retx.plots import plot_lines
-from retx.reproduce.common import save_table
+from retx.reproduce.common import claims_table, save_table
 from retx.runner import run_many
 from retx.scenario import Scenario
 from retx.table import format_table
@@ -78,10 +78,9 @@ def run(out_dir: Path, quick: bool) -> pl.DataFrame:
     at = table.filter(pl.col("loss_rate") == 2e-3)
     ours = at["cpu_pct_of_core"][0] if at.height else None
     print()
-    print(format_table(pl.DataFrame({
-        "claim": ["CPU % of one core at 0.2 % loss", "worst case: every packet copied at 40 Gbps"],
-        "paper": [30.0, WORST_CASE_PCT],
-        "retx": [ours, table["cpu_pct_of_core"].max()],
-    })))
+    print(format_table(claims_table([
+        ("CPU % of one core at 0.2 % loss", 30.0, ours),
+        ("worst case: every packet copied at 40 Gbps", WORST_CASE_PCT, table["cpu_pct_of_core"].max()),
+    ])))
     print(f"\nwrote {out_dir}/table.parquet, table.csv, plot.png")
     return table
