@@ -85,7 +85,7 @@ fn each_rack_queues_exactly_the_newly_missing_packets_which_go_before_new_data()
     expect.extend((7..=13).map(|k| (data_arrival(k * SER), 2, k)));
     expect.extend((14..=16).map(|k| (data_arrival((k + 1) * SER), 6, k)));
     assert_eq!(racks(&p), expect);
-    assert_eq!(rx(&p).racks_sent, 13);
+    assert_eq!(rx(&p).notifications, 13);
     assert_eq!(p.sender.stats.naks, 13);
     assert_eq!(p.sender.stats.retx_pkts, 2);
     assert!(p.timer_calls.is_empty());
@@ -170,7 +170,7 @@ fn packets_beyond_max_ooo_psn_are_dropped_and_counted() {
     // Only the cached 3, 4, 5 are RACKed: a dropped packet is not reported as received. No
     // packet arrives after 19 to RACK the gap 6..=19, so the RTO, 100 us after the ACK naming
     // 6 (5_156_000), goes back to 6.
-    assert_eq!(rx(&p).racks_sent, 3);
+    assert_eq!(rx(&p).notifications, 3);
     let ack6 = answered(14 * SER);
     assert_eq!(ack6, 5_156_000);
     let rto = ack6 + 100_000_000;

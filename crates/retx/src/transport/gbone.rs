@@ -10,9 +10,8 @@
 //! `L2_BACK_TO_ZERO`: `goback_seq = seq / m_chunk * m_chunk`). A timeout rewinds to snd_una.
 
 use super::gbn::{GbnParams, GbnSender};
-use super::irn::Window;
-use super::receiver::RxCtx;
-use super::segment::{SegKind, Segment};
+use super::irn::BitmapReceiver;
+use super::segment::SegKind;
 use crate::config::Dur;
 use crate::sim::units::Time;
 use serde::{Deserialize, Serialize};
@@ -39,64 +38,13 @@ impl Default for GboneParams {
     }
 }
 
-/// Receiver side of Go-Back-ONE.
-#[derive(Clone, Debug)]
-pub struct GboneReceiver {
-    cached: Window,
-    tags: Vec<u32>,
-    ack_interval: u32,
-    unacked: u32,
-    pub beyond_bitmap: u64,
-    pub racks_sent: u64,
-    pub stored_bytes: u64,
-    pub copied_bytes: u64,
-}
+/// Go-Back-ONE's receiver: the bitmap receiver with RACKs as notifications.
+pub type GboneReceiver = BitmapReceiver;
 
-impl GboneReceiver {
-    pub fn new(max_ooo_psn: u32, ack_interval: u32) -> Self {
-        let cached = Window::new(max_ooo_psn);
-        let slots = cached.slots();
-        GboneReceiver { cached, tags: vec![0; slots], ack_interval: ack_interval.max(1), unacked: 0, beyond_bitmap: 0, racks_sent: 0, stored_bytes: 0, copied_bytes: 0 }
-    }
-
-    pub fn on_data(&mut self, now: Time, index: u64, seg: &Segment, rx: &mut RxCtx) {
-        let expected = rx.expected();
-        if index == expected {
-            rx.deliver(now, index, seg.tag, seg.payload);
-            let mut drained = false;
-            while self.cached.get(rx.expected()) {
-                let i = rx.expected();
-                self.cached.clear(i);
-                let bytes = rx.spec().payload(i);
-                rx.deliver(now, i, self.tags[self.cached.slot(i)], bytes);
-                self.copied_bytes += bytes as u64;
-                drained = true;
-            }
-            self.unacked += 1;
-            if drained || self.unacked >= self.ack_interval || seg.last || rx.is_complete() {
-                self.unacked = 0;
-                rx.send(Segment::control(SegKind::Ack, rx.wire(rx.expected()), seg.ts));
-            }
-        } else if index > expected {
-            if index - expected >= self.cached.capacity() {
-                // Not cached, so not reported either: a RACK naming it would tell the sender
-                // it arrived, and it would never be queued for retransmission.
-                self.beyond_bitmap += 1;
-                return;
-            }
-            if !self.cached.get(index) {
-                self.cached.set(index);
-                self.tags[self.cached.slot(index)] = seg.tag;
-                self.stored_bytes += seg.payload as u64;
-            }
-            let mut rack = Segment::control(SegKind::Rack, rx.wire(expected), seg.ts);
-            rack.aux = seg.psn;
-            self.racks_sent += 1;
-            rx.naks_sent += 1;
-            rx.send(rack);
-        } else {
-            rx.send(Segment::control(SegKind::Ack, rx.wire(expected), seg.ts));
-        }
+impl BitmapReceiver {
+    /// Go-Back-ONE's receiver: a bitmap of `max_ooo_psn` entries, RACKs as notifications.
+    pub fn gbone(max_ooo_psn: u32, ack_interval: u32) -> Self {
+        Self::new(max_ooo_psn, ack_interval, SegKind::Rack)
     }
 }
 

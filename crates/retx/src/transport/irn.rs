@@ -83,37 +83,52 @@ impl Window {
     }
 }
 
-/// Receiver side of IRN.
+/// A receiver that caches out-of-order packets in a per-QP bitmap and answers each with a
+/// loss notification carrying the cumulative ACK and the PSN that triggered it. IRN's NACK
+/// and Go-Back-ONE's RACK carry exactly these two PSNs; only the packet kind differs.
 #[derive(Clone, Debug)]
-pub struct IrnReceiver {
-    received: Window,
-    /// Payload digests of buffered packets (stands in for the reorder buffer's data).
+pub struct BitmapReceiver {
+    cached: Window,
+    /// Payload digests of cached packets (stands in for the reorder buffer's data).
     tags: Vec<u32>,
+    notify: SegKind,
     ack_interval: u32,
     unacked: u32,
     /// Packets dropped because they lay beyond the bitmap.
     pub beyond_bitmap: u64,
     pub stored_bytes: u64,
     pub copied_bytes: u64,
-    /// High-water mark of buffered out-of-order packets.
+    /// Notifications (NACKs or RACKs) sent.
+    pub notifications: u64,
+    /// High-water mark of cached out-of-order packets.
     pub max_buffered: u64,
     buffered: u64,
 }
 
-impl IrnReceiver {
-    pub fn new(bitmap_packets: u32, ack_interval: u32) -> Self {
-        let received = Window::new(bitmap_packets);
-        let slots = (received.mask + 1) as usize;
-        IrnReceiver {
-            // The sender stops at one bitmap in flight, so coalescing more ACKs than that would
-            // stall it until the timeout.
-            ack_interval: ack_interval.clamp(1, received.capacity() as u32),
-            received,
+/// IRN's receiver: notifications are SACK NACKs.
+pub type IrnReceiver = BitmapReceiver;
+
+impl BitmapReceiver {
+    /// IRN's receiver.
+    pub fn irn(bitmap_packets: u32, ack_interval: u32) -> Self {
+        Self::new(bitmap_packets, ack_interval, SegKind::Sack)
+    }
+
+    pub fn new(bitmap_packets: u32, ack_interval: u32, notify: SegKind) -> Self {
+        let cached = Window::new(bitmap_packets);
+        let slots = cached.slots();
+        BitmapReceiver {
+            // A sender capped at one bitmap in flight (IRN) would stall until its timeout if
+            // ACKs were coalesced over more packets than that.
+            ack_interval: ack_interval.clamp(1, cached.capacity() as u32),
+            cached,
             tags: vec![0; slots],
+            notify,
             unacked: 0,
             beyond_bitmap: 0,
             stored_bytes: 0,
             copied_bytes: 0,
+            notifications: 0,
             max_buffered: 0,
             buffered: 0,
         }
@@ -123,47 +138,45 @@ impl IrnReceiver {
         let expected = rx.expected();
         if index == expected {
             rx.deliver(now, index, seg.tag, seg.payload);
-            let mut filled = false;
-            // Drain what the hole was holding back.
-            while self.received.get(rx.expected()) {
+            let mut drained = false;
+            // Deliver what the hole was holding back.
+            while self.cached.get(rx.expected()) {
                 let i = rx.expected();
-                self.received.clear(i);
+                self.cached.clear(i);
                 self.buffered -= 1;
-                let tag = self.tags[(i & self.received.mask) as usize];
-                let bytes = rx_payload(rx, i);
-                rx.deliver(now, i, tag, bytes);
+                let bytes = rx.spec().payload(i);
+                rx.deliver(now, i, self.tags[self.cached.slot(i)], bytes);
                 self.copied_bytes += bytes as u64;
-                filled = true;
+                drained = true;
             }
             self.unacked += 1;
-            if filled || self.unacked >= self.ack_interval || seg.last || rx.is_complete() {
+            if drained || self.unacked >= self.ack_interval || seg.last || rx.is_complete() {
                 self.unacked = 0;
                 rx.send(Segment::control(SegKind::Ack, rx.wire(rx.expected()), seg.ts));
             }
         } else if index > expected {
-            if index - expected >= self.received.capacity() {
+            if index - expected >= self.cached.capacity() {
+                // Not cached, so not reported either: a notification naming it would tell
+                // the sender it arrived.
                 self.beyond_bitmap += 1;
                 return;
             }
-            if !self.received.get(index) {
-                self.received.set(index);
-                self.tags[(index & self.received.mask) as usize] = seg.tag;
+            if !self.cached.get(index) {
+                self.cached.set(index);
+                self.tags[self.cached.slot(index)] = seg.tag;
                 self.stored_bytes += seg.payload as u64;
                 self.buffered += 1;
                 self.max_buffered = self.max_buffered.max(self.buffered);
             }
-            let mut nack = Segment::control(SegKind::Sack, rx.wire(expected), seg.ts);
-            nack.aux = seg.psn;
+            let mut note = Segment::control(self.notify, rx.wire(expected), seg.ts);
+            note.aux = seg.psn;
+            self.notifications += 1;
             rx.naks_sent += 1;
-            rx.send(nack);
+            rx.send(note);
         } else {
             rx.send(Segment::control(SegKind::Ack, rx.wire(expected), seg.ts));
         }
     }
-}
-
-fn rx_payload(rx: &RxCtx, index: u64) -> u32 {
-    rx.spec().payload(index)
 }
 
 /// Sender side of IRN.
