@@ -38,6 +38,7 @@ FLOWS_FILE = "flows.parquet"
 TIMESERIES_FILE = "timeseries.parquet"
 SUMMARY_FILE = "summary.json"
 SCENARIO_FILE = "scenario.toml"
+MEMORY_FILE = "memory.parquet"
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,9 @@ class Results:
     timeseries: pl.DataFrame
     summary: dict[str, Any]
     resolved: str
+    # On-chip bytes of every loss recovery scheme for a NIC sized like this run's hosts (host
+    # link x longest base RTT, one connection per flow): see `retx memory`.
+    memory: pl.DataFrame
 
     @classmethod
     def from_native(cls, raw: dict[str, Any]) -> Results:
@@ -54,6 +58,7 @@ class Results:
             timeseries=_frame(raw["timeseries"], TIMESERIES_DTYPES),
             summary=dict(raw["summary"]),
             resolved=raw["resolved"],
+            memory=pl.DataFrame(raw["memory"]),
         )
 
     @property
@@ -67,6 +72,7 @@ class Results:
         self.timeseries.write_parquet(out_dir / TIMESERIES_FILE)
         (out_dir / SUMMARY_FILE).write_text(json.dumps(self.summary, indent=2) + "\n")
         (out_dir / SCENARIO_FILE).write_text(self.resolved)
+        self.memory.write_parquet(out_dir / MEMORY_FILE)
         return out_dir
 
     @classmethod
@@ -77,6 +83,7 @@ class Results:
             timeseries=pl.read_parquet(out_dir / TIMESERIES_FILE),
             summary=json.loads((out_dir / SUMMARY_FILE).read_text()),
             resolved=(out_dir / SCENARIO_FILE).read_text(),
+            memory=pl.read_parquet(out_dir / MEMORY_FILE),
         )
 
 

@@ -122,6 +122,8 @@ fn to_python(py: Python<'_>, out: &RunOutput, name: &str, seed: u64, wall_s: f64
     summary.set_item("melo_rx_pool_peak", out.melo_rx_peak)?;
     summary.set_item("melo_tx_pool_peak", out.melo_tx_peak)?;
     summary.set_item("melo_blocks_in_use_at_end", out.melo_blocks_in_use)?;
+    summary.set_item("sized_for_bandwidth_gbps", out.sizing.bandwidth.as_gbps_f64())?;
+    summary.set_item("sized_for_rtt_us", out.sizing.rtt.as_us_f64())?;
     summary.set_item("onchip_per_connection_bytes", out.onchip.per_connection)?;
     summary.set_item("onchip_shared_bytes", out.onchip.shared)?;
     summary.set_item("onchip_total_bytes", out.onchip.total)?;
@@ -133,6 +135,7 @@ fn to_python(py: Python<'_>, out: &RunOutput, name: &str, seed: u64, wall_s: f64
     result.set_item("timeseries", ts)?;
     result.set_item("summary", summary)?;
     result.set_item("resolved", resolved)?;
+    result.set_item("memory", memory_columns(py, &out.memory)?)?;
     Ok(result.into())
 }
 
@@ -150,7 +153,12 @@ fn memory_table(py: Python<'_>, bandwidth: &str, rtt: &str, mtu: u32, connection
         ));
     }
     let sizing = retx::hw::memory::Sizing { bandwidth, rtt, mtu, connections, pool_bits, block_bits };
-    let rows = retx::hw::memory::footprints(&sizing);
+    let t = memory_columns(py, &retx::hw::memory::footprints(&sizing))?;
+    t.set_item("bdp_packets", sizing.bdp_packets())?;
+    Ok(t.into())
+}
+
+fn memory_columns<'py>(py: Python<'py>, rows: &[retx::hw::memory::Footprint]) -> PyResult<Bound<'py, PyDict>> {
     let t = PyDict::new_bound(py);
     t.set_item("scheme", rows.iter().map(|r| r.scheme).collect::<Vec<_>>())?;
     t.set_item("per_connection_bytes", rows.iter().map(|r| r.per_connection).collect::<Vec<_>>())?;
@@ -159,8 +167,7 @@ fn memory_table(py: Python<'_>, bandwidth: &str, rtt: &str, mtu: u32, connection
     t.set_item("pct_of_qpc", rows.iter().map(|r| r.pct_of_qpc).collect::<Vec<_>>())?;
     t.set_item("total_bytes", rows.iter().map(|r| r.total).collect::<Vec<_>>())?;
     t.set_item("breakdown", rows.iter().map(|r| r.breakdown.as_str()).collect::<Vec<_>>())?;
-    t.set_item("bdp_packets", sizing.bdp_packets())?;
-    Ok(t.into())
+    Ok(t)
 }
 
 #[pymodule]

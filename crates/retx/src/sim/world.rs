@@ -88,6 +88,9 @@ pub struct RunOutput {
     /// On-chip memory of the scenario's loss recovery, for a NIC sized to the host link and the
     /// longest base RTT, with one connection per flow.
     pub onchip: crate::hw::memory::Footprint,
+    /// The same for every scheme, and what the NIC was sized for.
+    pub memory: Vec<crate::hw::memory::Footprint>,
+    pub sizing: crate::hw::memory::Sizing,
 }
 
 pub struct Simulation {
@@ -468,9 +471,12 @@ impl Simulation {
             crate::config::RecoveryKind::Melo => "melo",
             crate::config::RecoveryKind::Gbone => "gbone",
         };
-        let onchip = crate::hw::memory::footprints(&sizing).into_iter().find(|r| r.scheme == scheme).expect("every scheme has a row");
+        let memory = crate::hw::memory::footprints(&sizing);
+        let onchip = memory.iter().find(|r| r.scheme == scheme).expect("every scheme has a row").clone();
         RunOutput {
             onchip,
+            memory,
+            sizing,
             melo_rx_peak: rx_peak,
             melo_tx_peak: tx_peak,
             melo_blocks_in_use: in_use,
