@@ -123,8 +123,9 @@ impl Default for SwitchCfg {
     }
 }
 
-/// RED/ECN marking on egress queues. Defaults are the DCQCN paper's (Kmin 5 KB, Kmax 200 KB,
-/// Pmax 1 %).
+/// RED/ECN marking on egress queues. Defaults: Kmin 5 KB and Pmax 1 % as in the DCQCN paper;
+/// Kmax 200 KB as commonly quoted from it (one DCQCN ns-3 validation uses 100 KB). The HPCC
+/// ns-3 configs scale Kmin/Kmax with link speed (100/400 KB per 25 Gbps, Pmax 0.2).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct EcnCfg {

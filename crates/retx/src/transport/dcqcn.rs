@@ -1,8 +1,11 @@
 //! DCQCN (Zhu et al., SIGCOMM 2015): the reaction point (sender rate control) and the
 //! notification point (receiver CNP generation).
 //!
-//! Defaults are the DCQCN paper's recommended values (its §5 parameter table) as used by the
-//! public DCQCN ns-3 model; each is configurable.
+//! Defaults are the DCQCN paper's values (g = 1/256, N = 50 us, K = 55 us, T = 55 us,
+//! B = 10 MB, F = 5, R_AI = 40 Mbps) as public models of it reproduce them (htsim's dcqcn.cpp:
+//! CNP interval 50 us, update period 55 us; the DCQCN fluid-model scripts); each is
+//! configurable. The HPCC ns-3 model's own DCQCN uses Mellanox firmware values instead (timer
+//! 300 us, F = 1, R_AI 5 Mbps, no byte counter).
 
 use crate::sim::units::{Rate, Time};
 use serde::{Deserialize, Serialize};
@@ -23,10 +26,10 @@ pub struct DcqcnParams {
     pub fast_recovery_steps: u32,
     /// Additive increase step (paper: R_AI = 40 Mbps).
     pub rate_ai: crate::config::Bw,
-    /// Hyper increase step (paper: R_HAI = 10 x R_AI = 400 Mbps... the public model uses 100 Mbps
-    /// for 40 Gbps links).
+    /// Hyper increase step. No retrievable source states the paper's value; 10 x R_AI follows
+    /// the HAI/AI ratio of the HPCC ns-3 model (50 / 5 Mbps).
     pub rate_hai: crate::config::Bw,
-    /// Rate floor.
+    /// Rate floor (HPCC ns-3 `MinRate` default, 100 Mbps).
     pub min_rate: crate::config::Bw,
     /// At most one rate cut per this interval (HPCC ns-3 model RATE_DECREASE_INTERVAL = 4 us).
     pub decrease_interval: crate::config::Dur,
