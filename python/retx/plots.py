@@ -11,15 +11,25 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 
+# More receivers than this are plotted as one summed line.
+MAX_LINES = 8
+
+
 def plot_throughput(timeseries: pl.DataFrame, path: str | Path, title: str = "") -> Path:
-    """Receiver goodput over time, one line per receiving host."""
+    """Receiver goodput over time: one line per receiving host, or their sum when there are
+    more than a legend can hold."""
     figure, axes = _new_figure()
-    for (host,), samples in timeseries.sort("time_us").group_by("host", maintain_order=True):
-        axes.plot(samples["time_us"] / 1000.0, samples["rx_gbps"], label=str(host))
+    hosts = timeseries["host"].n_unique()
+    if hosts > MAX_LINES:
+        total = timeseries.group_by("time_us").agg(pl.col("rx_gbps").sum()).sort("time_us")
+        axes.plot(total["time_us"] / 1000.0, total["rx_gbps"], label=f"all {hosts} receivers")
+    else:
+        for (host,), samples in timeseries.sort("time_us").group_by("host", maintain_order=True):
+            axes.plot(samples["time_us"] / 1000.0, samples["rx_gbps"], label=str(host))
     axes.set_xlabel("time (ms)")
     axes.set_ylabel("receiver goodput (Gbps)")
     axes.set_ylim(bottom=0)
-    return _finish(figure, axes, path, title, legend=timeseries["host"].n_unique() > 1)
+    return _finish(figure, axes, path, title, legend=hosts > 1)
 
 
 def plot_lines(

@@ -83,12 +83,17 @@ pub enum TopologyKind {
     LeafSpine,
     /// The MELO (APNet'17) Fig. 4 network: a leaf-spine preset.
     MeloFig4,
+    /// A topology file in the HPCC ns-3 format (`file`).
+    HpccFile,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TopologyCfg {
     pub kind: TopologyKind,
+    /// hpcc-file: the topology file, relative to the scenario's directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hosts: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -258,6 +263,8 @@ pub enum WorkloadKind {
     Poisson,
     /// Many senders start a flow to one receiver at the same time, in rounds.
     Incast,
+    /// A flow file in the HPCC ns-3 format (`file`).
+    HpccFlows,
 }
 
 /// Who sends to whom in a poisson workload.
@@ -279,6 +286,9 @@ pub enum Pairing {
 #[serde(deny_unknown_fields)]
 pub struct WorkloadCfg {
     pub kind: WorkloadKind,
+    /// hpcc-flows: the flow file, relative to the scenario's directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pairs: Vec<(String, String)>,
     /// flow-list: the flows; poisson: the total flow count.

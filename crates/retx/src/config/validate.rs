@@ -69,7 +69,7 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
         return Err(err("duration", "must be greater than 0"));
     }
     topology::resolve(&mut s.topology)?;
-    let topo = topology::build(&s.topology);
+    let topo = topology::build(&s.topology, &s.base_dir)?;
 
     let sw = &s.switch;
     if sw.buffer.0 < 10_000 {
@@ -184,6 +184,15 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
                 }
             }
         }
+        WorkloadKind::HpccFlows => {
+            for (i, f) in workload::hpcc_flows(w, &s.base_dir)?.iter().enumerate() {
+                let field = || format!("workload.file: flow {} ({} -> {})", i + 1, f.src, f.dst);
+                let is_host = |n: usize| topo.nodes.get(n).is_some_and(|x| x.kind == NodeKind::Host);
+                if !is_host(f.src) || !is_host(f.dst) || f.src == f.dst {
+                    return Err(err(field(), "needs two different host ids of the topology"));
+                }
+            }
+        }
         WorkloadKind::Incast => {
             let receiver = w.receiver.as_deref().ok_or_else(|| err("workload.receiver", "incast needs a receiver, e.g. receiver = \"h0\""))?;
             let rx = host(receiver, "workload.receiver".into())?;
@@ -244,6 +253,7 @@ fn kind_name(k: WorkloadKind) -> &'static str {
         WorkloadKind::FlowList => "flow-list",
         WorkloadKind::Poisson => "poisson",
         WorkloadKind::Incast => "incast",
+        WorkloadKind::HpccFlows => "hpcc-flows",
     }
 }
 
@@ -251,7 +261,8 @@ fn kind_name(k: WorkloadKind) -> &'static str {
 /// silently ignore it).
 fn check_workload_fields(w: &WorkloadCfg) -> Result<(), ScenarioError> {
     use WorkloadKind::*;
-    let given: [(&str, bool, &[WorkloadKind]); 14] = [
+    let given: [(&str, bool, &[WorkloadKind]); 15] = [
+        ("file", w.file.is_some(), &[HpccFlows]),
         ("pairs", !w.pairs.is_empty(), &[LongFlows, Poisson]),
         ("flows", !w.flows.list().is_empty() || w.flows.count().is_some(), &[FlowList, Poisson]),
         ("cdf", w.cdf.is_some(), &[Poisson]),

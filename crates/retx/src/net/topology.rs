@@ -15,13 +15,15 @@ pub struct NodeSpec {
     pub kind: NodeKind,
 }
 
-/// A full-duplex link between nodes `a` and `b`, the same rate and delay both ways.
+/// A full-duplex link between nodes `a` and `b`, the same rate, delay and random loss (of
+/// every packet, as HPCC ns-3's per-link error rate) both ways.
 #[derive(Clone, Copy, Debug)]
 pub struct LinkSpec {
     pub a: usize,
     pub b: usize,
     pub rate: Rate,
     pub delay: Time,
+    pub loss: f64,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -37,7 +39,7 @@ impl Topology {
     }
 
     fn link(&mut self, a: usize, b: usize, rate: Rate, delay: Time) {
-        self.links.push(LinkSpec { a, b, rate, delay });
+        self.links.push(LinkSpec { a, b, rate, delay, loss: 0.0 });
     }
 
     pub fn find(&self, name: &str) -> Option<usize> {
@@ -92,7 +94,21 @@ pub fn melo_fig4_defaults(cfg: &mut TopologyCfg) {
 
 /// Fills the defaults of a topology section and checks its ranges.
 pub fn resolve(cfg: &mut TopologyCfg) -> Result<(), ScenarioError> {
+    let file_only = cfg.kind == TopologyKind::HpccFile;
+    if file_only != cfg.file.is_some() {
+        return Err(ScenarioError::new("topology.file", if file_only { "kind = \"hpcc-file\" needs file = \"topology.txt\"" } else { "is only used with kind = \"hpcc-file\"" }));
+    }
+    if file_only {
+        let given = [("hosts", cfg.hosts.is_some()), ("spines", cfg.spines.is_some()), ("leaves", cfg.leaves.is_some()),
+            ("hosts_per_leaf", cfg.hosts_per_leaf.is_some()), ("host_link", cfg.host_link.is_some()),
+            ("fabric_link", cfg.fabric_link.is_some()), ("link_delay", cfg.link_delay.is_some())];
+        if let Some((field, _)) = given.iter().find(|(_, present)| *present) {
+            return Err(ScenarioError::new(format!("topology.{field}"), "is not used by kind = \"hpcc-file\" (the file gives every link)"));
+        }
+        return Ok(());
+    }
     match cfg.kind {
+        TopologyKind::HpccFile => unreachable!("handled above"),
         TopologyKind::MeloFig4 => melo_fig4_defaults(cfg),
         TopologyKind::SingleSwitch => {
             cfg.hosts.get_or_insert(2);
@@ -124,12 +140,26 @@ pub fn resolve(cfg: &mut TopologyCfg) -> Result<(), ScenarioError> {
     Ok(())
 }
 
-/// Builds a resolved topology section.
-pub fn build(cfg: &TopologyCfg) -> Topology {
+/// Builds a resolved topology section; a file is read relative to `base_dir`.
+pub fn build(cfg: &TopologyCfg, base_dir: &std::path::Path) -> Result<Topology, ScenarioError> {
+    if let Some(file) = &cfg.file {
+        let path = base_dir.join(file);
+        let text = std::fs::read_to_string(&path).map_err(|e| ScenarioError::new("topology.file", format!("cannot read {}: {e}", path.display())))?;
+        let topo = super::hpcc::parse_topology(&text).map_err(|e| ScenarioError::new("topology.file", format!("{}: {e}", path.display())))?;
+        if topo.hosts().count() < 2 {
+            return Err(ScenarioError::new("topology.file", "needs at least two hosts"));
+        }
+        return Ok(topo);
+    }
+    Ok(build_preset(cfg))
+}
+
+fn build_preset(cfg: &TopologyCfg) -> Topology {
     let host = cfg.host_link.expect("resolved").0;
     let delay = cfg.link_delay.expect("resolved").0;
     match cfg.kind {
         TopologyKind::SingleSwitch => Topology::single_switch(cfg.hosts.expect("resolved"), host, delay),
+        TopologyKind::HpccFile => unreachable!("built from its file"),
         TopologyKind::LeafSpine | TopologyKind::MeloFig4 => Topology::leaf_spine(
             cfg.spines.expect("resolved"),
             cfg.leaves.expect("resolved"),

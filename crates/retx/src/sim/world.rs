@@ -130,6 +130,13 @@ impl Simulation {
                 ports.push(Port::new(node, l.rate, l.delay, rng::stream(s.seed, Stream::LinkLoss, id as u64)));
                 node_ports[node].push(id);
             }
+            if l.loss > 0.0 {
+                // The file's per-link error rate drops any packet, both ways (HPCC ns-3).
+                for p in [pa, pb] {
+                    ports[p].loss_data = rng::threshold(l.loss);
+                    ports[p].loss_control = rng::threshold(l.loss);
+                }
+            }
             ports[pa].peer = pb;
             ports[pa].peer_node = l.b;
             ports[pb].peer = pa;

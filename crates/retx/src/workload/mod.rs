@@ -54,6 +54,10 @@ pub fn flows(cfg: &WorkloadCfg, topo: &Topology, seed: u64, base_dir: &Path) -> 
             };
             poisson::generate(topo, &sources, &a)
         }
+        WorkloadKind::HpccFlows => hpcc_flows(cfg, base_dir)?
+            .into_iter()
+            .map(|f| FlowDef { src: f.src, dst: f.dst, size: f.size, start: f.start })
+            .collect(),
         WorkloadKind::Incast => {
             let dst = node(cfg.receiver.as_deref().expect("validated receiver"));
             let senders = incast_senders(cfg, topo)?;
@@ -69,6 +73,14 @@ pub fn flows(cfg: &WorkloadCfg, topo: &Topology, seed: u64, base_dir: &Path) -> 
     };
     out.sort_by_key(|f| f.start);
     Ok(out)
+}
+
+/// The flows of an hpcc-flows workload, read from its file (node ids as in the topology).
+pub fn hpcc_flows(cfg: &WorkloadCfg, base_dir: &Path) -> Result<Vec<crate::net::hpcc::HpccFlow>, ScenarioError> {
+    let file = cfg.file.as_deref().ok_or_else(|| ScenarioError::new("workload.file", "hpcc-flows needs file = \"flows.txt\""))?;
+    let path = base_dir.join(file);
+    let text = std::fs::read_to_string(&path).map_err(|e| ScenarioError::new("workload.file", format!("cannot read {}: {e}", path.display())))?;
+    crate::net::hpcc::parse_flows(&text).map_err(|e| ScenarioError::new("workload.file", format!("{}: {e}", path.display())))
 }
 
 /// The flow-size table of a poisson workload, with its interpolation (default linear).
