@@ -29,7 +29,7 @@ fn tx(p: &Pair) -> &GboneSender {
 
 fn rx(p: &Pair) -> &GboneReceiver {
     match p.receiver.recovery() {
-        RxRecovery::Gbone(r) => r,
+        RxRecovery::Bitmap(r) => r,
         other => panic!("not a Go-Back-ONE receiver: {other:?}"),
     }
 }

@@ -229,13 +229,16 @@ impl Simulation {
         (bytes.div_ceil(pkt as u128) as u32 + 1).max(1)
     }
 
-    /// (base RTT, hops, bottleneck rate) from host `a` to host `b`, the HPCC ns-3 way: twice
-    /// the propagation delay plus one MTU payload's serialization at every hop.
-    fn path(&self, a: usize, b: usize) -> (Time, u32, Rate) {
-        let (prop, rates) = self.route(a, b);
-        let ser = rates.iter().map(|r| r.serialization(self.s.nic.mtu as u64)).fold(Time::ZERO, |x, y| x + y);
-        let rate = rates.iter().copied().min().expect("a path has a hop");
-        (prop + prop + ser, rates.len() as u32, rate)
+    /// The longest host-to-host base RTT, the HPCC ns-3 way: twice the propagation delay plus
+    /// one MTU payload's serialization at every hop. What the memory table sizes NICs for.
+    fn longest_base_rtt(&self) -> Time {
+        let hosts: Vec<usize> = self.topo.hosts().collect();
+        let rtt = |h: usize| {
+            let (prop, rates) = self.route(hosts[0], h);
+            let ser = rates.iter().map(|r| r.serialization(self.s.nic.mtu as u64)).fold(Time::ZERO, |x, y| x + y);
+            prop + prop + ser
+        };
+        hosts[1..].iter().map(|&h| rtt(h)).max().unwrap_or(Time::ZERO)
     }
 
     /// One-way propagation delay and the rate of every hop from host `a` to host `b` (the
@@ -461,12 +464,11 @@ impl Simulation {
             tx_peak = tx_peak.max(share(&m.tx));
             in_use += (m.rx.used_blocks() + m.tx.used_blocks()) as u64;
         }
-        let hosts: Vec<usize> = self.topo.hosts().collect();
-        let rtt = hosts[1..].iter().map(|&h| self.path(hosts[0], h).0).max().unwrap_or(Time::ZERO);
+        let first_host = self.topo.hosts().next().expect("at least 2 hosts");
         let melo = &self.s.recovery.melo;
         let sizing = crate::hw::memory::Sizing {
-            bandwidth: self.ports[self.nics[hosts[0]].port].rate,
-            rtt,
+            bandwidth: self.ports[self.nics[first_host].port].rate,
+            rtt: self.longest_base_rtt(),
             mtu: self.s.nic.mtu,
             connections: self.flows.len().max(1) as u32,
             pool_bits: melo.pool_bits,

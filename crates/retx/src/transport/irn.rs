@@ -105,9 +105,6 @@ pub struct BitmapReceiver {
     buffered: u64,
 }
 
-/// IRN's receiver: notifications are SACK NACKs.
-pub type IrnReceiver = BitmapReceiver;
-
 impl BitmapReceiver {
     /// IRN's receiver.
     pub fn irn(bitmap_packets: u32, ack_interval: u32) -> Self {

@@ -76,7 +76,7 @@ pub fn endpoints(s: &Scenario, spec: FlowSpec, line: Rate, bdp_packets: u32) -> 
         ),
         RecoveryKind::Irn => (
             sender::TxRecovery::Irn(irn::IrnSender::new(&s.recovery.irn, window, n)),
-            receiver::RxRecovery::Irn(irn::BitmapReceiver::irn(window, s.nic.ack_interval)),
+            receiver::RxRecovery::Bitmap(irn::BitmapReceiver::irn(window, s.nic.ack_interval)),
         ),
         RecoveryKind::Melo => (
             sender::TxRecovery::Melo(melo::MeloSender::new(&s.recovery.melo, n)),
@@ -84,7 +84,7 @@ pub fn endpoints(s: &Scenario, spec: FlowSpec, line: Rate, bdp_packets: u32) -> 
         ),
         RecoveryKind::Gbone => (
             sender::TxRecovery::Gbone(gbone::GboneSender::new(&s.recovery.gbone, n)),
-            receiver::RxRecovery::Gbone(irn::BitmapReceiver::gbone(or_bdp(s.recovery.gbone.max_ooo_psn), s.nic.ack_interval)),
+            receiver::RxRecovery::Bitmap(irn::BitmapReceiver::gbone(or_bdp(s.recovery.gbone.max_ooo_psn), s.nic.ack_interval)),
         ),
     };
     let (cc, np) = match s.transport.cc {

@@ -2,8 +2,7 @@
 
 use super::dcqcn::DcqcnNp;
 use super::gbn::GbnReceiver;
-use super::gbone::GboneReceiver;
-use super::irn::IrnReceiver;
+use super::irn::BitmapReceiver;
 use super::melo::MeloReceiver;
 use super::psn::{Psn, PsnSpace};
 use super::segment::{payload_tag, SegKind, Segment};
@@ -87,9 +86,9 @@ impl RxCtx {
 #[derive(Clone, Debug)]
 pub enum RxRecovery {
     Gbn(GbnReceiver),
-    Irn(IrnReceiver),
+    /// IRN and Go-Back-ONE: one receiver, told apart by the notification it sends.
+    Bitmap(BitmapReceiver),
     Melo(MeloReceiver),
-    Gbone(GboneReceiver),
 }
 
 /// The receive side of one flow.
@@ -130,9 +129,8 @@ impl Receiver {
     pub fn reorder_stats(&self) -> (u64, u64, u64) {
         match &self.recovery {
             RxRecovery::Gbn(_) => (0, 0, 0),
-            RxRecovery::Irn(r) => (r.stored_bytes, r.copied_bytes, r.beyond_bitmap),
+            RxRecovery::Bitmap(r) => (r.stored_bytes, r.copied_bytes, r.beyond_bitmap),
             RxRecovery::Melo(r) => (r.stored_bytes, r.copied_bytes, r.dropped_middle + r.dropped_no_bits + r.swap_in_failures),
-            RxRecovery::Gbone(r) => (r.stored_bytes, r.copied_bytes, r.beyond_bitmap),
         }
     }
 
@@ -151,9 +149,8 @@ impl Receiver {
         let queued = self.ctx.out.len();
         match &mut self.recovery {
             RxRecovery::Gbn(r) => r.on_data(now, index, seg, &mut self.ctx),
-            RxRecovery::Irn(r) => r.on_data(now, index, seg, &mut self.ctx),
+            RxRecovery::Bitmap(r) => r.on_data(now, index, seg, &mut self.ctx),
             RxRecovery::Melo(r) => r.on_data(now, index, seg, &mut self.ctx, &mut shared.melo.rx),
-            RxRecovery::Gbone(r) => r.on_data(now, index, seg, &mut self.ctx),
         }
         // Echo congestion on what this packet triggered (DCTCP's ECE; HPCC sets the CNP flag
         // of the ACK/NACK the same way).
