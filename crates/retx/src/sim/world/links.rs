@@ -89,16 +89,8 @@ impl Simulation {
         // dequeue).
         let ecn = &self.s.switch.ecn;
         if ecn.enabled {
-            let q = self.ports[p].queued_bytes[CLASS_DATA];
-            let mark = if q > ecn.kmax.0 {
-                true
-            } else if q > ecn.kmin.0 {
-                let prob = ecn.pmax * (q - ecn.kmin.0) as f64 / (ecn.kmax.0 - ecn.kmin.0).max(1) as f64;
-                self.ecn_rng[node].uniform() < prob
-            } else {
-                false
-            };
-            if mark {
+            let profile = crate::net::ecn::RedProfile { kmin: ecn.kmin.0, kmax: ecn.kmax.0, pmax: ecn.pmax };
+            if profile.should_mark(self.ports[p].queued_bytes[CLASS_DATA], &mut self.ecn_rng[node]) {
                 self.pool.get_mut(id).seg.ecn = true;
                 self.c.ecn_marks += 1;
             }
