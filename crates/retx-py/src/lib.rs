@@ -119,14 +119,15 @@ fn to_python(py: Python<'_>, out: &RunOutput, name: &str, seed: u64, wall_s: f64
     summary.set_item("pfc_pauses", c.pfc_pauses)?;
     summary.set_item("qp_swaps", c.qp_swaps)?;
     summary.set_item("bad_deliveries", c.bad_deliveries)?;
-    summary.set_item("melo_rx_pool_peak", out.melo_rx_peak)?;
-    summary.set_item("melo_tx_pool_peak", out.melo_tx_peak)?;
-    summary.set_item("melo_blocks_in_use_at_end", out.melo_blocks_in_use)?;
-    summary.set_item("sized_for_bandwidth_gbps", out.sizing.bandwidth.as_gbps_f64())?;
-    summary.set_item("sized_for_rtt_us", out.sizing.rtt.as_us_f64())?;
-    summary.set_item("onchip_per_connection_bytes", out.onchip.per_connection)?;
-    summary.set_item("onchip_shared_bytes", out.onchip.shared)?;
-    summary.set_item("onchip_total_bytes", out.onchip.total)?;
+    for (name, value) in &out.scheme_report {
+        summary.set_item(*name, *value)?;
+    }
+    let memory = out.memory.as_ref().expect("a built simulation carries its memory report");
+    summary.set_item("sized_for_bandwidth_gbps", memory.sizing.bandwidth.as_gbps_f64())?;
+    summary.set_item("sized_for_rtt_us", memory.sizing.rtt.as_us_f64())?;
+    summary.set_item("onchip_per_connection_bytes", memory.onchip.per_connection)?;
+    summary.set_item("onchip_shared_bytes", memory.onchip.shared)?;
+    summary.set_item("onchip_total_bytes", memory.onchip.total)?;
     summary.set_item("flows", f.len())?;
     summary.set_item("flows_completed", f.iter().filter(|r| r.finish.is_some()).count())?;
 
@@ -135,7 +136,7 @@ fn to_python(py: Python<'_>, out: &RunOutput, name: &str, seed: u64, wall_s: f64
     result.set_item("timeseries", ts)?;
     result.set_item("summary", summary)?;
     result.set_item("resolved", resolved)?;
-    result.set_item("memory", memory_columns(py, &out.memory)?)?;
+    result.set_item("memory", memory_columns(py, &memory.rows)?)?;
     Ok(result.into())
 }
 

@@ -1,9 +1,12 @@
 //! retx: a fast, deterministic packet-level simulator of loss recovery and congestion control
 //! for hardware transports (RoCEv2 NICs, FPGA transports).
 //!
-//! Layers, lowest first: [`sim`] (time, events, randomness, the run loop), [`net`] (links,
-//! switches, routing, topologies), [`transport`] (sans-IO queue pair state machines),
-//! [`workload`], [`stats`], and [`config`] (scenario files).
+//! Layers, lowest first; each depends only on those before it: [`sim`] (time, units, events,
+//! randomness), [`hw`] (hardware structures bit-exactly), [`transport`] (sans-IO endpoints:
+//! loss recovery and congestion control), [`net`] (packets, ports, loss models, switches,
+//! routing, topologies), [`nic`] (QP scheduler, QP cache, host clock), [`observe`] (the engine's
+//! observation hook), [`stats`], [`world`] (the event loop gluing them), [`workload`], and
+//! [`config`] on top (scenario files: parse, validate, build the world).
 //!
 //! ```
 //! let toml = r#"
@@ -22,18 +25,21 @@
 pub mod config;
 pub mod hw;
 pub mod net;
+pub mod nic;
+pub mod observe;
 pub mod sim;
 pub mod stats;
 pub mod transport;
 pub mod workload;
+pub mod world;
 
 pub use config::{Scenario, ScenarioError};
-pub use sim::world::{Aborted, RunOutput, Simulation};
+pub use world::{Aborted, RunOutput, Simulation};
 
 /// Parses, validates and runs a scenario given as TOML text.
 pub fn run_toml(text: &str) -> Result<RunOutput, ScenarioError> {
     let scenario = Scenario::from_toml(text)?;
-    let sim = Simulation::new(scenario)?;
+    let sim = config::build(scenario)?;
     Ok(sim.run(&mut |_, _| true).expect("no abort without a callback"))
 }
 

@@ -6,7 +6,7 @@ mod util;
 use retx::sim::units::{Rate, Time};
 use retx::transport::segment::{SegKind, Segment};
 use retx::transport::sender::Transmit;
-use retx::transport::{self, NicShared, DATA_HEADER_BYTES};
+use retx::transport::{NicState, DATA_HEADER_BYTES};
 use retx::Scenario;
 use util::exact::*;
 use util::{packets, scenario_toml, transport_toml, Pair, Rule, LINE};
@@ -19,8 +19,8 @@ fn dcqcn() -> Scenario {
 /// The first `n` data segments a fresh sender emits (pacing ignored: polled far apart).
 fn data_segments(n: u64) -> Vec<Segment> {
     let s = dcqcn();
-    let (mut tx, _) = transport::endpoints(&s, packets(n, 7), LINE, 10);
-    let mut nic = NicShared::new(&s);
+    let (mut tx, _) = retx::config::build::transport(&s).endpoints(packets(n, 7), LINE, 10);
+    let mut nic = NicState::new(&retx::config::build::transport(&s));
     (0..n)
         .map(|k| match tx.poll_transmit(Time::from_us(k), &mut nic) {
             Transmit::Send(s) => s,
@@ -33,8 +33,8 @@ fn data_segments(n: u64) -> Vec<Segment> {
 fn receiver_sends_one_cnp_per_50us_for_marked_packets() {
     let segs = data_segments(5);
     let s = dcqcn();
-    let (_, mut rx) = transport::endpoints(&s, packets(5, 7), LINE, 10);
-    let mut nic = NicShared::new(&s);
+    let (_, mut rx) = retx::config::build::transport(&s).endpoints(packets(5, 7), LINE, 10);
+    let mut nic = NicState::new(&retx::config::build::transport(&s));
     let mut feed = |now: Time, k: usize, ecn: bool| {
         let mut s = segs[k];
         s.ecn = ecn;

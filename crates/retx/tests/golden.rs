@@ -37,7 +37,7 @@ fn digest(out: &RunOutput) -> String {
     )
     .unwrap();
     writeln!(s, "end={} in_flight={}", out.end.0, out.packets_in_flight).unwrap();
-    writeln!(s, "melo rx_peak={:?} tx_peak={:?} in_use={}", out.melo_rx_peak, out.melo_tx_peak, out.melo_blocks_in_use).unwrap();
+    writeln!(s, "melo rx_peak={:?} tx_peak={:?} in_use={}", out.scheme_figure("melo_rx_pool_peak").unwrap(), out.scheme_figure("melo_tx_pool_peak").unwrap(), (out.scheme_figure("melo_blocks_in_use_at_end").unwrap() as u64)).unwrap();
     // The series in full would dwarf the rest; its count and an order-sensitive digest of
     // every sample's bits guard it as well.
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;

@@ -229,10 +229,10 @@ fn melo_flows_both_ways_recover_from_loss_everywhere_and_return_every_block() {
         assert!(out.flows.iter().map(|f| f.naks).sum::<u64>() > 0, "seed {seed}: MELO NACKs");
         assert!(out.flows.iter().map(|f| f.reorder_copied_bytes).sum::<u64>() > 0, "seed {seed}");
         assert_all_finished(&out, &[200_000; 8]);
-        assert_eq!(out.melo_blocks_in_use, 0, "seed {seed}: blocks still allocated at the end");
+        assert_eq!((out.scheme_figure("melo_blocks_in_use_at_end").unwrap() as u64), 0, "seed {seed}: blocks still allocated at the end");
         // The pools were used and never overflowed (8 bits x 128 blocks per NIC and way).
-        assert!(out.melo_rx_peak > 0.0 && out.melo_rx_peak <= 1.0, "seed {seed}: {}", out.melo_rx_peak);
-        assert!(out.melo_tx_peak > 0.0 && out.melo_tx_peak <= 1.0, "seed {seed}: {}", out.melo_tx_peak);
+        assert!(out.scheme_figure("melo_rx_pool_peak").unwrap() > 0.0 && out.scheme_figure("melo_rx_pool_peak").unwrap() <= 1.0, "seed {seed}: {}", out.scheme_figure("melo_rx_pool_peak").unwrap());
+        assert!(out.scheme_figure("melo_tx_pool_peak").unwrap() > 0.0 && out.scheme_figure("melo_tx_pool_peak").unwrap() <= 1.0, "seed {seed}: {}", out.scheme_figure("melo_tx_pool_peak").unwrap());
         // The run stops when the last flow finishes; packets of flows finished earlier (a
         // redundant retransmission, a late ACK) may still be on the wires: counted in flight.
         assert_conserved(&out);
@@ -247,8 +247,8 @@ fn melo_with_small_pools_and_neither_refinement_still_recovers() {
     let out = run(&hw_leaf_spine(5, "melo", extra));
     assert!(out.flows.iter().map(|f| f.rx_dropped).sum::<u64>() > 0, "no packet dropped for want of bits");
     assert_all_finished(&out, &[200_000; 8]);
-    assert_eq!(out.melo_blocks_in_use, 0);
-    assert_eq!(out.melo_rx_peak, 1.0);
+    assert_eq!((out.scheme_figure("melo_blocks_in_use_at_end").unwrap() as u64), 0);
+    assert_eq!(out.scheme_figure("melo_rx_pool_peak").unwrap(), 1.0);
     assert_conserved(&out);
 }
 
@@ -261,7 +261,7 @@ fn gbone_flows_both_ways_recover_from_loss_everywhere() {
         assert!(out.flows.iter().map(|f| f.naks).sum::<u64>() > 0, "seed {seed}: RACKs");
         assert_all_finished(&out, &[200_000; 8]);
         // Go-Back-ONE never touches the MELO pools.
-        assert_eq!((out.melo_rx_peak, out.melo_tx_peak, out.melo_blocks_in_use), (0.0, 0.0, 0));
+        assert_eq!((out.scheme_figure("melo_rx_pool_peak").unwrap(), out.scheme_figure("melo_tx_pool_peak").unwrap(), (out.scheme_figure("melo_blocks_in_use_at_end").unwrap() as u64)), (0.0, 0.0, 0));
         assert_conserved(&out);
     }
 }
@@ -273,7 +273,7 @@ fn melo_and_gbone_runs_are_deterministic_and_conserve_packets_mid_run() {
         let b = run(&hw_leaf_spine(9, recovery, ""));
         assert_eq!(a.flows, b.flows, "{recovery}");
         assert_eq!(a.counters, b.counters, "{recovery}");
-        assert_eq!((a.melo_blocks_in_use, a.end), (b.melo_blocks_in_use, b.end), "{recovery}");
+        assert_eq!(((a.scheme_figure("melo_blocks_in_use_at_end").unwrap() as u64), a.end), ((b.scheme_figure("melo_blocks_in_use_at_end").unwrap() as u64), b.end), "{recovery}");
         // Stopped at 30 us, before any flow can finish: packets are still queued and on wires.
         let text = hw_leaf_spine(9, recovery, "").replace("duration = \"1s\"", "duration = \"30us\"");
         let out = run(&text);

@@ -1,16 +1,20 @@
 //! Scenario files: TOML in, a validated [`Scenario`] out, with errors that name the field.
 //!
 //! Parsing is strict (unknown keys are errors) and every value with a unit goes through
-//! [`values`], so "40Gbs" is caught with a hint of the units allowed. Cross-field checks (known
+//! [`crate::sim::units`], so "40Gbs" is caught with a hint of the units allowed. Cross-field checks (known
 //! host names, ranges) happen in [`validate`] after the topology is known.
 
-pub mod values;
+pub mod build;
+pub mod topology;
 pub mod validate;
+pub mod workload;
 
+pub use build::build;
 pub use validate::validate;
-pub use values::{Bw, Dur, Size};
+pub use crate::sim::units::{Bw, Dur, Size};
 
 use crate::transport::dcqcn::DcqcnParams;
+use crate::sim::units::Time;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::path::PathBuf;
@@ -56,6 +60,8 @@ pub struct Scenario {
     pub recovery: RecoveryCfg,
     #[serde(default)]
     pub cc: CcCfg,
+    #[serde(default)]
+    pub routing: RoutingCfg,
     #[serde(default)]
     pub loss: Vec<LossCfg>,
     pub workload: WorkloadCfg,
@@ -120,12 +126,72 @@ pub struct SwitchCfg {
     pub dt_alpha: f64,
     pub ecn: EcnCfg,
     pub pfc: PfcCfg,
+    /// Egress queues per port, 1..=8: queue 0 carries control (ACK, NAK, CNP) at strict
+    /// priority, the others data (all data uses queue 1 until workloads carry priorities).
+    pub queues: u32,
+    /// How data queues share a port: "strict-priority" or "drr" (deficit round robin).
+    pub discipline: DisciplineKind,
+    /// DRR quantum per visit (default one MTU-sized frame of 1500 B).
+    pub drr_quantum: Size,
 }
 
 impl Default for SwitchCfg {
     fn default() -> Self {
-        SwitchCfg { buffer: Size(12_000_000), dt_alpha: 1.0, ecn: EcnCfg::default(), pfc: PfcCfg::default() }
+        SwitchCfg {
+            buffer: Size(12_000_000),
+            dt_alpha: 1.0,
+            ecn: EcnCfg::default(),
+            pfc: PfcCfg::default(),
+            queues: 2,
+            discipline: DisciplineKind::StrictPriority,
+            drr_quantum: Size(1500),
+        }
     }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DisciplineKind {
+    StrictPriority,
+    Drr,
+}
+
+/// How switches pick among equal-cost paths, and what entropy a source puts in its packets.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RoutingCfg {
+    pub policy: RoutingKind,
+    /// flowlet: a gap longer than this between two packets of a flow starts a new flowlet.
+    /// The default is a few base RTTs of a two-tier 40-100 Gbps fabric (CONGA's 500 us was
+    /// chosen for 10 Gbps); set it to the network at hand.
+    pub flowlet_gap: Dur,
+    /// flowlet: hashed entries per switch table (a power of two).
+    pub flowlet_entries: u32,
+    /// "per-flow" (the 5-tuple, RoCEv2) or "per-packet" (the NIC varies the UDP source port,
+    /// so ECMP switches spray).
+    pub entropy: EntropyKind,
+}
+
+impl Default for RoutingCfg {
+    fn default() -> Self {
+        RoutingCfg { policy: RoutingKind::Ecmp, flowlet_gap: Dur(Time::from_us(50)), flowlet_entries: 4096, entropy: EntropyKind::PerFlow }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RoutingKind {
+    Ecmp,
+    SprayRoundRobin,
+    SprayRandom,
+    Flowlet,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EntropyKind {
+    PerFlow,
+    PerPacket,
 }
 
 /// RED/ECN marking on egress queues. Defaults: Kmin 5 KB and Pmax 1 % as in the DCQCN paper;
@@ -138,12 +204,25 @@ pub struct EcnCfg {
     pub kmin: Size,
     pub kmax: Size,
     pub pmax: f64,
+    /// Profiles for egress ports of a given link rate, overriding kmin/kmax/pmax there (as the
+    /// HPCC ns-3 configs' `KMIN_MAP`, `KMAX_MAP`, `PMAX_MAP`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub per_link: Vec<EcnLinkCfg>,
 }
 
 impl Default for EcnCfg {
     fn default() -> Self {
-        EcnCfg { enabled: true, kmin: Size(5_000), kmax: Size(200_000), pmax: 0.01 }
+        EcnCfg { enabled: true, kmin: Size(5_000), kmax: Size(200_000), pmax: 0.01, per_link: Vec::new() }
     }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EcnLinkCfg {
+    pub rate: Bw,
+    pub kmin: Size,
+    pub kmax: Size,
+    pub pmax: f64,
 }
 
 /// Priority flow control on the data class: per ingress queue XOFF/XON thresholds.
@@ -171,11 +250,15 @@ pub struct NicCfg {
     /// Receiver ACK coalescing: one ACK per this many in-order data packets (and always on
     /// the last packet of a message).
     pub ack_interval: u32,
+    /// Every host clock's offset from true time (hardware timestamps read it).
+    pub clock_offset: Dur,
+    /// Every host clock's rate error in ppm (a 0.0025 % crystal is 25 ppm); default perfect.
+    pub clock_drift_ppm: f64,
 }
 
 impl Default for NicCfg {
     fn default() -> Self {
-        NicCfg { mtu: 1024, ack_interval: 1 }
+        NicCfg { mtu: 1024, ack_interval: 1, clock_offset: Dur(Time::ZERO), clock_drift_ppm: 0.0 }
     }
 }
 
@@ -236,10 +319,29 @@ pub struct LossCfg {
     pub at: String,
     #[serde(default = "bernoulli")]
     pub model: LossModel,
-    pub rate: f64,
-    /// Also drop control packets (ACK, NAK, CNP).
+    /// bernoulli: the probability that a packet is lost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<f64>,
+    /// gilbert-elliott: probability per packet of moving from the good to the bad state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p: Option<f64>,
+    /// gilbert-elliott: probability per packet of moving from bad back to good (mean burst
+    /// length 1/r packets).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub r: Option<f64>,
+    /// gilbert-elliott: loss probability in the good state (default 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_good: Option<f64>,
+    /// gilbert-elliott: loss probability in the bad state (default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loss_bad: Option<f64>,
+    /// Also drop control packets (ACK, NAK, CNP): shorthand for every kind.
     #[serde(default)]
     pub control: bool,
+    /// The packet kinds the rule drops: any of "data", "ack", "nak" (NAK/NACK/RACK), "cnp".
+    /// Default: ["data"], or every kind with control = true.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kinds: Vec<PacketKindCfg>,
 }
 
 fn bernoulli() -> LossModel {
@@ -250,6 +352,16 @@ fn bernoulli() -> LossModel {
 #[serde(rename_all = "kebab-case")]
 pub enum LossModel {
     Bernoulli,
+    GilbertElliott,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PacketKindCfg {
+    Data,
+    Ack,
+    Nak,
+    Cnp,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,22 +1,14 @@
 //! Checks that need more than one field: ranges, names of hosts and switches, loss targets.
 
 use super::{Flows, Pairing, Scenario, ScenarioError, WorkloadCfg, WorkloadKind};
-use crate::net::topology::{self, NodeKind, Topology};
+use super::{topology, workload};
+use crate::net::loss::LossTarget;
+use crate::net::topology::{NodeKind, Topology};
 use crate::sim::units::Time;
-use crate::workload::{self, poisson};
+use crate::workload::poisson;
 
 /// The most flows a workload may generate (each costs a few hundred bytes during a run).
 const MAX_FLOWS: u64 = 10_000_000;
-
-/// Where a loss rule applies.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum LossTarget {
-    Everywhere,
-    /// Every egress link of a switch.
-    Switch(usize),
-    /// One direction of one link: from node a to node b.
-    Link(usize, usize),
-}
 
 fn err(field: impl Into<String>, msg: impl Into<String>) -> ScenarioError {
     ScenarioError::new(field, msg)
@@ -34,6 +26,57 @@ fn range_u32(field: &str, v: u32, lo: u32, hi: u32) -> Result<(), ScenarioError>
         return Err(err(field, format!("{v} is out of range (allowed {lo}..={hi})")));
     }
     Ok(())
+}
+
+/// Checks one `[[loss]]` rule and resolves it for the network.
+pub fn loss_rule(topo: &Topology, l: &super::LossCfg, i: usize) -> Result<crate::net::loss::LossRule, ScenarioError> {
+    use super::{LossModel as M, PacketKindCfg as K};
+    use crate::net::loss::{KindMask, LossKind, LossModel, LossRule};
+    let field = |name: &str| format!("loss[{i}].{name}");
+    let target = loss_target(topo, &l.at, &field("at"))?;
+    let unused = |name: &str, present: bool, model: &str| -> Result<(), ScenarioError> {
+        if present { Err(err(field(name), format!("is not used by model = {model:?}"))) } else { Ok(()) }
+    };
+    let prob = |name: &str, v: Option<f64>, default: Option<f64>, model: &str| -> Result<f64, ScenarioError> {
+        let v = v.or(default).ok_or_else(|| err(field(name), format!("model = {model:?} needs {name} (a probability in 0..=1)")))?;
+        range_f64(&field(name), v, 0.0, 1.0)?;
+        Ok(v)
+    };
+    let model = match l.model {
+        M::Bernoulli => {
+            for (name, present) in [("p", l.p.is_some()), ("r", l.r.is_some()), ("loss_good", l.loss_good.is_some()), ("loss_bad", l.loss_bad.is_some())] {
+                unused(name, present, "bernoulli")?;
+            }
+            LossModel::Bernoulli { rate: prob("rate", l.rate, None, "bernoulli")? }
+        }
+        M::GilbertElliott => {
+            unused("rate", l.rate.is_some(), "gilbert-elliott")?;
+            let g = "gilbert-elliott";
+            let (p, r) = (prob("p", l.p, None, g)?, prob("r", l.r, None, g)?);
+            if r == 0.0 {
+                return Err(err(field("r"), "must be greater than 0 (a bad state that never ends loses everything after it)"));
+            }
+            LossModel::GilbertElliott { p, r, loss_good: prob("loss_good", l.loss_good, Some(0.0), g)?, loss_bad: prob("loss_bad", l.loss_bad, Some(1.0), g)? }
+        }
+    };
+    if l.control && !l.kinds.is_empty() {
+        return Err(err(field("control"), "give control = true or kinds = [...], not both"));
+    }
+    let kinds = if l.control {
+        KindMask::ALL
+    } else if l.kinds.is_empty() {
+        KindMask::DATA
+    } else {
+        l.kinds.iter().fold(KindMask::default(), |m, k| {
+            m.with(match k {
+                K::Data => LossKind::Data,
+                K::Ack => LossKind::Ack,
+                K::Nak => LossKind::Nak,
+                K::Cnp => LossKind::Cnp,
+            })
+        })
+    };
+    Ok(LossRule { target, kinds, model })
 }
 
 /// Parses a loss rule's `at`.
@@ -115,8 +158,27 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
     }
 
     for (i, l) in s.loss.iter().enumerate() {
-        range_f64(&format!("loss[{i}].rate"), l.rate, 0.0, 1.0)?;
-        loss_target(&topo, &l.at, &format!("loss[{i}].at"))?;
+        loss_rule(&topo, l, i)?;
+    }
+    range_u32("switch.queues", s.switch.queues, 1, crate::net::port::MAX_QUEUES as u32)?;
+    if s.switch.drr_quantum.0 < 64 || s.switch.drr_quantum.0 > 1 << 20 {
+        return Err(err("switch.drr_quantum", format!("{} B is out of range (allowed 64B..=1MiB)", s.switch.drr_quantum.0)));
+    }
+    for (i, e) in s.switch.ecn.per_link.iter().enumerate() {
+        range_f64(&format!("switch.ecn.per_link[{i}].pmax"), e.pmax, 0.0, 1.0)?;
+        if e.kmin > e.kmax {
+            return Err(err(format!("switch.ecn.per_link[{i}].kmin"), "must not exceed kmax"));
+        }
+    }
+    let r = &s.routing;
+    if !r.flowlet_entries.is_power_of_two() || r.flowlet_entries > 1 << 24 {
+        return Err(err("routing.flowlet_entries", format!("{} is not a power of two in 1..=16777216", r.flowlet_entries)));
+    }
+    if r.flowlet_gap.0 .0 == 0 {
+        return Err(err("routing.flowlet_gap", "must be greater than 0"));
+    }
+    if s.nic.clock_drift_ppm.is_nan() || s.nic.clock_drift_ppm.abs() > 1000.0 {
+        return Err(err("nic.clock_drift_ppm", format!("{} is out of range (allowed -1000..=1000)", s.nic.clock_drift_ppm)));
     }
 
     let host = |name: &str, field: String| -> Result<usize, ScenarioError> {

@@ -11,7 +11,7 @@ use crate::sim::units::{Rate, Time};
 pub const QPC_BYTES: f64 = 248.0;
 
 /// The network a NIC is sized for.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Sizing {
     pub bandwidth: Rate,
     pub rtt: Time,
@@ -28,6 +28,24 @@ impl Sizing {
     pub fn bdp_packets(&self) -> u64 {
         let bytes = self.bandwidth.0 as u128 * self.rtt.0 as u128 / 8 / 1_000_000_000_000;
         bytes.div_ceil(self.mtu as u128) as u64
+    }
+}
+
+/// The memory table of a run: what the NIC was sized for, every scheme's row, and the row of
+/// the scheme the run used.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MemoryReport {
+    pub sizing: Sizing,
+    pub rows: Vec<Footprint>,
+    pub onchip: Footprint,
+}
+
+impl MemoryReport {
+    /// The table for `sizing`, with `scheme`'s row picked out.
+    pub fn new(sizing: Sizing, scheme: &str) -> MemoryReport {
+        let rows = footprints(&sizing);
+        let onchip = rows.iter().find(|r| r.scheme == scheme).expect("every scheme has a row").clone();
+        MemoryReport { sizing, rows, onchip }
     }
 }
 

@@ -1,8 +1,12 @@
-//! The network model: packets, ports (links), switches, routing and topologies.
+//! The network model: packets, ports (queues, wires, loss), switches, routing, paths and
+//! topologies.
 
 pub mod ecn;
 pub mod hpcc;
+pub mod loss;
 pub mod packet;
+pub mod path;
 pub mod port;
 pub mod routing;
+pub mod switch;
 pub mod topology;

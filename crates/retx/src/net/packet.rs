@@ -1,21 +1,22 @@
 //! Packets in flight: small `Copy` structs in a pool, addressed by index, so the hot path
 //! never allocates.
 
-use crate::transport::segment::Segment;
+use super::loss::LossKind;
+use crate::transport::segment::{SegKind, Segment};
 
 /// What a frame is at the link layer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Frame {
     /// A transport packet (data or control).
     Transport,
-    /// PFC PAUSE (XOFF) for the data class.
-    Pause,
-    /// PFC RESUME (XON) for the data class.
-    Resume,
+    /// PFC PAUSE (XOFF) for one egress queue (priority) of the receiving port.
+    Pause(u8),
+    /// PFC RESUME (XON) for one egress queue.
+    Resume(u8),
 }
 
-/// Traffic classes: control (ACK/NAK/CNP) is strict high priority and never paused, like the
-/// high-priority queue of the HPCC ns-3 model; data is the PFC-protected class.
+/// Egress queues: control (ACK/NAK/CNP) is strict high priority and never paused, like the
+/// high-priority queue of the HPCC ns-3 model; data classes follow, PFC-protected.
 pub const CLASS_CONTROL: usize = 0;
 pub const CLASS_DATA: usize = 1;
 
@@ -29,11 +30,24 @@ pub struct Packet {
     pub dst: u32,
     /// Bytes on the wire.
     pub size: u32,
+    /// Egress queue at every hop (0: control).
     pub class: u8,
     /// The port this packet entered the current switch by (for PFC ingress accounting).
     pub in_port: u32,
-    /// ECMP hash of the 5-tuple.
-    pub hash: u64,
+    /// Path entropy: the 5-tuple hash ECMP uses (or per packet, if the source sprays).
+    pub entropy: u64,
+}
+
+impl Packet {
+    /// The kind a loss rule targets.
+    pub fn loss_kind(&self) -> LossKind {
+        match self.seg.kind {
+            SegKind::Data => LossKind::Data,
+            SegKind::Ack => LossKind::Ack,
+            SegKind::Nak | SegKind::Sack | SegKind::MeloNack | SegKind::Rack => LossKind::Nak,
+            SegKind::Cnp => LossKind::Cnp,
+        }
+    }
 }
 
 /// A free-list pool of packets.

@@ -1,10 +1,29 @@
-//! One end of a full-duplex link: its egress queues, transmitter, the wire towards the peer,
-//! loss injection on that wire, and PFC state.
+//! One end of a full-duplex link: N egress queues served by a discipline, the transmitter, the
+//! wire towards the peer (a FIFO: an idle port costs no event), the loss models on that wire,
+//! and PFC state.
+//!
+//! Queue 0 carries control packets (ACK, NAK, CNP) and is always served first and never paused,
+//! like the high-priority queue of the HPCC ns-3 model; queues 1.. carry data classes, which PFC
+//! pauses and the port's [`Discipline`] shares. At a host only queue 0 is used: data is pulled
+//! from the NIC's queue pairs when the transmitter frees up.
 
+use super::loss::PortLoss;
 use super::packet::Frame;
-use crate::sim::rng::Rng;
 use crate::sim::units::{Rate, Time};
 use std::collections::VecDeque;
+
+/// The most egress queues a port may have.
+pub const MAX_QUEUES: usize = 8;
+
+/// How a port shares its transmitter among its data queues (queue 0, control, always first).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Discipline {
+    /// The lowest-numbered non-empty, unpaused queue first.
+    StrictPriority,
+    /// Deficit round robin (Shreedhar and Varghese, 1995): each visit adds `quantum` bytes to a
+    /// queue's deficit; it sends while its head fits.
+    Drr { quantum: u32 },
+}
 
 pub struct Port {
     pub node: usize,
@@ -13,64 +32,206 @@ pub struct Port {
     pub peer_node: usize,
     pub rate: Rate,
     pub delay: Time,
-    /// Egress queues per class (switches; at hosts only the control class is queued, data is
-    /// pulled from queue pairs).
-    pub queues: [VecDeque<u32>; 2],
-    pub queued_bytes: [u64; 2],
+    /// Egress queues of (packet id, bytes), one per class.
+    pub queues: Vec<VecDeque<(u32, u32)>>,
+    pub queued_bytes: Vec<u64>,
+    pub discipline: Discipline,
+    deficit: [u32; MAX_QUEUES],
+    drr_next: usize,
+    /// The queue at `drr_next` has had its quantum for this turn.
+    drr_turn: bool,
     /// The transmitter is serialising a packet until then.
     pub busy_until: Time,
     /// A "transmitter free" event is pending (scheduled only when something waits for it).
     pub wake_pending: bool,
-    /// The data class is paused by a PFC PAUSE from the peer.
-    pub paused: bool,
-    /// A PFC frame waiting for the transmitter (sent ahead of any queued packet).
-    pub pfc_pending: Option<Frame>,
+    /// Data queues paused by a PFC PAUSE from the peer, as a bit mask by queue.
+    pub paused: u8,
+    /// PFC frames waiting for the transmitter (sent ahead of any queued packet).
+    pub pfc_pending: VecDeque<Frame>,
     /// Packets on the wire: (arrival time at the peer, packet id), in order.
     pub pipe: VecDeque<(Time, u32)>,
-    /// Bernoulli loss thresholds (see `rng::threshold`) for data and control packets.
-    pub loss_data: u64,
-    pub loss_control: u64,
-    pub loss_rng: Rng,
-    /// Bytes buffered in this switch that arrived through this port (PFC ingress queue).
-    pub ingress_bytes: u64,
-    /// We have sent PAUSE to the peer and not yet RESUME.
-    pub pause_sent: bool,
+    pub loss: PortLoss,
+    /// Bytes buffered in this switch that arrived through this port, per queue (PFC ingress).
+    pub ingress_bytes: [u64; MAX_QUEUES],
+    /// Queues for which we have sent PAUSE to the peer and not yet RESUME, as a bit mask.
+    pub pause_sent: u8,
     pub tx_bytes: u64,
     pub tx_packets: u64,
     pub pauses_sent: u64,
 }
 
 impl Port {
-    pub fn new(node: usize, rate: Rate, delay: Time, loss_rng: Rng) -> Port {
+    pub fn new(node: usize, rate: Rate, delay: Time, queues: usize, discipline: Discipline, loss: PortLoss) -> Port {
+        let queues = queues.clamp(1, MAX_QUEUES);
         Port {
             node,
             peer: usize::MAX,
             peer_node: usize::MAX,
             rate,
             delay,
-            queues: [VecDeque::new(), VecDeque::new()],
-            queued_bytes: [0, 0],
+            queues: (0..queues).map(|_| VecDeque::new()).collect(),
+            queued_bytes: vec![0; queues],
+            discipline,
+            deficit: [0; MAX_QUEUES],
+            drr_next: 1,
+            drr_turn: false,
             busy_until: Time::ZERO,
             wake_pending: false,
-            paused: false,
-            pfc_pending: None,
+            paused: 0,
+            pfc_pending: VecDeque::new(),
             pipe: VecDeque::new(),
-            loss_data: 0,
-            loss_control: 0,
-            loss_rng,
-            ingress_bytes: 0,
-            pause_sent: false,
+            loss,
+            ingress_bytes: [0; MAX_QUEUES],
+            pause_sent: 0,
             tx_bytes: 0,
             tx_packets: 0,
             pauses_sent: 0,
         }
     }
 
-    /// Queues a PAUSE or RESUME for the peer; a pending opposite frame cancels out instead.
-    pub fn request_pfc(&mut self, frame: Frame) {
-        self.pfc_pending = match (self.pfc_pending, frame) {
-            (Some(Frame::Pause), Frame::Resume) | (Some(Frame::Resume), Frame::Pause) => None,
-            _ => Some(frame),
+    pub fn queue_count(&self) -> usize {
+        self.queues.len()
+    }
+
+    /// Appends a packet to queue `q`.
+    pub fn enqueue(&mut self, q: usize, id: u32, bytes: u32) {
+        self.queues[q].push_back((id, bytes));
+        self.queued_bytes[q] += bytes as u64;
+    }
+
+    /// Whether any data queue (1..) holds a packet that is not paused.
+    pub fn has_sendable_data(&self) -> bool {
+        (1..self.queues.len()).any(|q| !self.queues[q].is_empty() && self.paused >> q & 1 == 0)
+    }
+
+    pub fn is_paused(&self, q: usize) -> bool {
+        self.paused >> q & 1 == 1
+    }
+
+    /// Takes the next control packet (queue 0).
+    pub fn dequeue_control(&mut self) -> Option<(u32, u32)> {
+        let (id, bytes) = self.queues[0].pop_front()?;
+        self.queued_bytes[0] -= bytes as u64;
+        Some((id, bytes))
+    }
+
+    /// Takes the next data packet as the discipline orders them, skipping paused queues:
+    /// (queue, packet id, bytes).
+    pub fn dequeue_data(&mut self) -> Option<(usize, u32, u32)> {
+        let n = self.queues.len();
+        let q = match self.discipline {
+            Discipline::StrictPriority => (1..n).find(|&q| !self.queues[q].is_empty() && !self.is_paused(q))?,
+            Discipline::Drr { quantum } => self.drr_pick(quantum)?,
         };
+        let (id, bytes) = self.queues[q].pop_front().expect("picked a non-empty queue");
+        self.queued_bytes[q] -= bytes as u64;
+        Some((q, id, bytes))
+    }
+
+    fn drr_pick(&mut self, quantum: u32) -> Option<usize> {
+        if !self.has_sendable_data() {
+            return None;
+        }
+        let n = self.queues.len();
+        loop {
+            let q = self.drr_next;
+            let sendable = !self.queues[q].is_empty() && !self.is_paused(q);
+            if !self.drr_turn {
+                if !sendable {
+                    if self.queues[q].is_empty() {
+                        self.deficit[q] = 0; // an empty queue keeps no credit (DRR's rule)
+                    }
+                    self.drr_next = if q + 1 >= n { 1 } else { q + 1 };
+                    continue;
+                }
+                self.deficit[q] += quantum;
+                self.drr_turn = true;
+            }
+            match self.queues[q].front() {
+                Some(&(_, bytes)) if sendable && self.deficit[q] >= bytes => {
+                    self.deficit[q] -= bytes;
+                    if self.queues[q].len() == 1 {
+                        self.deficit[q] = 0;
+                        self.drr_turn = false;
+                        self.drr_next = if q + 1 >= n { 1 } else { q + 1 };
+                    }
+                    return Some(q);
+                }
+                _ => {
+                    self.drr_turn = false;
+                    self.drr_next = if q + 1 >= n { 1 } else { q + 1 };
+                }
+            }
+        }
+    }
+
+    /// Queues a PAUSE or RESUME for the peer; a pending opposite frame for the same queue
+    /// cancels out instead.
+    pub fn request_pfc(&mut self, frame: Frame) {
+        let opposite = match frame {
+            Frame::Pause(q) => Frame::Resume(q),
+            Frame::Resume(q) => Frame::Pause(q),
+            Frame::Transport => return,
+        };
+        if let Some(i) = self.pfc_pending.iter().position(|&f| f == opposite) {
+            self.pfc_pending.remove(i);
+        } else {
+            self.pfc_pending.push_back(frame);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::rng::{stream, Stream};
+
+    fn port(queues: usize, d: Discipline) -> Port {
+        let loss = PortLoss::new(stream(1, Stream::LinkLoss, 0), stream(1, Stream::BurstLoss, 0));
+        Port::new(0, Rate::gbps(10), Time::ZERO, queues, d, loss)
+    }
+
+    #[test]
+    fn strict_priority_serves_the_lowest_unpaused_queue_first() {
+        let mut p = port(4, Discipline::StrictPriority);
+        p.enqueue(3, 30, 100);
+        p.enqueue(2, 20, 100);
+        p.enqueue(2, 21, 100);
+        p.enqueue(0, 1, 60);
+        assert_eq!(p.dequeue_control(), Some((1, 60)));
+        p.paused = 1 << 2;
+        assert_eq!(p.dequeue_data(), Some((3, 30, 100)));
+        assert_eq!(p.dequeue_data(), None);
+        p.paused = 0;
+        assert_eq!(p.dequeue_data().map(|x| x.1), Some(20));
+        assert_eq!(p.queued_bytes, vec![0, 0, 100, 0]);
+    }
+
+    #[test]
+    fn drr_shares_bytes_in_proportion_to_quanta_not_packets() {
+        // Queue 1 sends 1500 B packets, queue 2 sends 500 B: with equal quanta each gets
+        // the same bytes, so queue 2 sends three packets per packet of queue 1.
+        let mut p = port(3, Discipline::Drr { quantum: 1500 });
+        for i in 0..30 {
+            p.enqueue(1, 100 + i, 1500);
+            p.enqueue(2, 200 + i, 500);
+            p.enqueue(2, 300 + i, 500);
+            p.enqueue(2, 400 + i, 500);
+        }
+        let mut bytes = [0u64; 3];
+        for _ in 0..60 {
+            let (q, _, b) = p.dequeue_data().unwrap();
+            bytes[q] += b as u64;
+        }
+        assert_eq!(bytes[1], bytes[2], "{bytes:?}");
+    }
+
+    #[test]
+    fn opposite_pfc_frames_cancel_per_queue() {
+        let mut p = port(3, Discipline::StrictPriority);
+        p.request_pfc(Frame::Pause(1));
+        p.request_pfc(Frame::Pause(2));
+        p.request_pfc(Frame::Resume(1));
+        assert_eq!(p.pfc_pending.iter().copied().collect::<Vec<_>>(), vec![Frame::Pause(2)]);
     }
 }

@@ -1,38 +1,71 @@
-//! Shortest-path ECMP forwarding tables.
+//! Shortest-path forwarding tables and the policies that pick among equal-cost next hops.
+//!
+//! Tables are kept per *destination group*, not per destination host: a host with a single
+//! link to a switch (every host of the built-in topologies and of HPCC files) is reached through
+//! that switch, so every node routes to the switch and the switch alone knows the last hop.
+//! That makes a table nodes x edge switches instead of nodes x hosts: a 10,000-host fat-tree
+//! needs a few hundred BFS runs and tens of MB. A host with several links, or linked to another
+//! host, is a group of its own.
+//!
+//! Policies ([`Policy`]): ECMP on the packet's entropy (the 5-tuple hash), per-packet spraying
+//! (round robin or random per switch), and flowlets (a flow keeps its path until a gap longer
+//! than the flowlet timeout, then a random path is picked: LetFlow's rule), in a fixed table of
+//! hashed entries per switch, as a switch ASIC holds it.
 
-use crate::sim::rng::mix64;
+use crate::sim::rng::{mix64, Rng};
+use crate::sim::units::Time;
 use std::collections::VecDeque;
 
-/// For every (node, destination host): the egress ports on a shortest path.
+/// For every (node, destination group): the egress ports on a shortest path.
 pub struct Routes {
-    hosts: usize,
-    /// Index of each node's host number, or usize::MAX for switches.
-    host_index: Vec<usize>,
-    /// (start, len) into `ports`, per node x destination host.
+    groups: usize,
+    /// Destination group of each host node (usize::MAX for switches).
+    group_of: Vec<u32>,
+    /// For a host reached through its switch: that switch and the switch's port to the host.
+    attach: Vec<(u32, u32)>,
+    /// (start, len) into `ports`, per node x group.
     spans: Vec<(u32, u32)>,
     ports: Vec<u32>,
 }
+
+const NONE: u32 = u32::MAX;
 
 impl Routes {
     /// `node_ports[n]` lists node n's ports; `peer_node[p]` is the node at the far end of port p.
     pub fn build(node_ports: &[Vec<usize>], peer_node: &[usize], is_host: &[bool]) -> Routes {
         let nodes = node_ports.len();
-        let mut host_index = vec![usize::MAX; nodes];
-        let host_ids: Vec<usize> = (0..nodes).filter(|&n| is_host[n]).collect();
-        for (i, &h) in host_ids.iter().enumerate() {
-            host_index[h] = i;
+        let mut group_of = vec![NONE; nodes];
+        let mut attach = vec![(NONE, NONE); nodes];
+        // Group roots: the node a BFS starts from. A switch root serves every single-homed
+        // host under it.
+        let mut roots: Vec<usize> = Vec::new();
+        let mut root_group = vec![NONE; nodes];
+        for h in (0..nodes).filter(|&n| is_host[n]) {
+            let single = node_ports[h].len() == 1 && !is_host[peer_node[node_ports[h][0]]];
+            let root = if single { peer_node[node_ports[h][0]] } else { h };
+            if root_group[root] == NONE {
+                root_group[root] = roots.len() as u32;
+                roots.push(root);
+            }
+            group_of[h] = root_group[root];
+            if single {
+                let sw = root;
+                let back = node_ports[sw].iter().find(|&&p| peer_node[p] == h).expect("a link has two ends");
+                attach[h] = (sw as u32, *back as u32);
+            }
         }
-        let mut spans = vec![(0u32, 0u32); nodes * host_ids.len()];
+        let groups = roots.len();
+        let mut spans = vec![(0u32, 0u32); nodes * groups];
         let mut ports = Vec::new();
         let mut dist = vec![u32::MAX; nodes];
         let mut queue = VecDeque::new();
-        for (hi, &h) in host_ids.iter().enumerate() {
+        for (g, &root) in roots.iter().enumerate() {
             dist.fill(u32::MAX);
-            dist[h] = 0;
-            queue.push_back(h);
+            dist[root] = 0;
+            queue.push_back(root);
             while let Some(n) = queue.pop_front() {
                 // Hosts do not forward: paths may end at a host but not pass through one.
-                if n != h && is_host[n] {
+                if n != root && is_host[n] {
                     continue;
                 }
                 for &p in &node_ports[n] {
@@ -44,38 +77,176 @@ impl Routes {
                 }
             }
             for n in 0..nodes {
-                if n == h || dist[n] == u32::MAX {
+                if n == root || dist[n] == u32::MAX {
                     continue;
                 }
                 let start = ports.len() as u32;
                 for &p in &node_ports[n] {
                     let m = peer_node[p];
-                    if dist[m] != u32::MAX && dist[m] + 1 == dist[n] && (m == h || !is_host[m]) {
+                    if dist[m] != u32::MAX && dist[m] + 1 == dist[n] && (m == root || !is_host[m]) {
                         ports.push(p as u32);
                     }
                 }
-                spans[n * host_ids.len() + hi] = (start, ports.len() as u32 - start);
+                spans[n * groups + g] = (start, ports.len() as u32 - start);
             }
         }
-        Routes { hosts: host_ids.len(), host_index, spans, ports }
+        Routes { groups, group_of, attach, spans, ports }
     }
 
-    /// The egress port at `node` towards host node `dst`, chosen by ECMP on `flow_hash`.
-    /// None if `dst` is unreachable.
-    pub fn next_port(&self, node: usize, dst: usize, flow_hash: u64, salt: u64) -> Option<usize> {
-        let (start, len) = self.spans[node * self.hosts + self.host_index[dst]];
-        match len {
-            0 => None,
-            1 => Some(self.ports[start as usize] as usize),
-            _ => {
-                let pick = mix64(flow_hash ^ salt) % len as u64;
-                Some(self.ports[(start as u64 + pick) as usize] as usize)
-            }
+    /// The equal-cost egress ports at `node` towards host `dst` (empty if unreachable).
+    pub fn candidates(&self, node: usize, dst: usize) -> &[u32] {
+        if self.attach[dst].0 as usize == node {
+            return std::slice::from_ref(&self.attach[dst].1);
         }
+        let (start, len) = self.spans[node * self.groups + self.group_of[dst] as usize];
+        &self.ports[start as usize..(start + len) as usize]
     }
 
-    /// Number of equal-cost egress ports at `node` towards `dst`.
-    pub fn width(&self, node: usize, dst: usize) -> usize {
-        self.spans[node * self.hosts + self.host_index[dst]].1 as usize
+    /// Bytes the tables hold (for the scale tests).
+    pub fn table_bytes(&self) -> usize {
+        self.spans.len() * 8 + self.ports.len() * 4 + self.group_of.len() * 4 + self.attach.len() * 8
+    }
+}
+
+/// How a switch picks among equal-cost next hops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    /// Hash of the packet's entropy (the flow's 5-tuple) and a per-switch salt.
+    Ecmp,
+    /// Every packet to the next port in turn, per switch.
+    SprayRoundRobin,
+    /// Every packet to a uniformly random port.
+    SprayRandom,
+    /// A flow keeps its port while its packets are less than `gap` apart; after a longer gap a
+    /// random port is picked. `entries` hashed entries per switch (a power of two).
+    Flowlet { gap: Time, entries: u32 },
+}
+
+/// Per-switch state of the routing policy.
+pub struct Router {
+    policy: Policy,
+    salt: u64,
+    rng: Rng,
+    round_robin: u64,
+    /// Flowlet table: (time of the last packet, chosen candidate index + 1; 0 = empty).
+    flowlets: Vec<(Time, u32)>,
+}
+
+impl Router {
+    pub fn new(policy: Policy, salt: u64, rng: Rng) -> Router {
+        let flowlets = match policy {
+            Policy::Flowlet { entries, .. } => vec![(Time::ZERO, 0); entries.max(1).next_power_of_two() as usize],
+            _ => Vec::new(),
+        };
+        Router { policy, salt, rng, round_robin: 0, flowlets }
+    }
+
+    /// Picks one of `candidates` (not empty) for a packet with this entropy at time `now`.
+    pub fn pick(&mut self, candidates: &[u32], entropy: u64, now: Time) -> usize {
+        let len = candidates.len() as u64;
+        if len == 1 {
+            return candidates[0] as usize;
+        }
+        let i = match self.policy {
+            Policy::Ecmp => mix64(entropy ^ self.salt) % len,
+            Policy::SprayRoundRobin => {
+                self.round_robin = self.round_robin.wrapping_add(1);
+                self.round_robin % len
+            }
+            Policy::SprayRandom => self.rng.next_u64() % len,
+            Policy::Flowlet { gap, .. } => {
+                let slot = (mix64(entropy ^ self.salt) as usize) & (self.flowlets.len() - 1);
+                let (last, choice) = self.flowlets[slot];
+                let i = if choice == 0 || now.saturating_sub(last) > gap || choice as u64 > len {
+                    self.rng.next_u64() % len
+                } else {
+                    choice as u64 - 1
+                };
+                self.flowlets[slot] = (now, i as u32 + 1);
+                i
+            }
+        };
+        candidates[i as usize] as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::rng::{stream, Stream};
+
+    fn router(policy: Policy) -> Router {
+        Router::new(policy, 7, stream(1, Stream::Routing, 0))
+    }
+
+    #[test]
+    fn ecmp_keeps_a_flow_on_one_port_and_spreads_flows() {
+        let mut r = router(Policy::Ecmp);
+        let c = [10, 11, 12, 13];
+        let first = r.pick(&c, 42, Time::ZERO);
+        assert!((0..100).all(|t| r.pick(&c, 42, Time(t)) == first));
+        let used: std::collections::BTreeSet<usize> = (0..64).map(|f| r.pick(&c, f, Time::ZERO)).collect();
+        assert_eq!(used.len(), 4);
+    }
+
+    #[test]
+    fn round_robin_spraying_cycles_through_every_port() {
+        let mut r = router(Policy::SprayRoundRobin);
+        let c = [10, 11, 12];
+        let picks: Vec<usize> = (0..6).map(|_| r.pick(&c, 42, Time::ZERO)).collect();
+        assert_eq!(picks, vec![11, 12, 10, 11, 12, 10]);
+    }
+
+    #[test]
+    fn random_spraying_uses_every_port_about_equally() {
+        let mut r = router(Policy::SprayRandom);
+        let c = [0, 1, 2, 3];
+        let mut n = [0u32; 4];
+        for _ in 0..40_000 {
+            n[r.pick(&c, 42, Time::ZERO)] += 1;
+        }
+        // Binomial(40000, 1/4): sd 87; +-500 is more than 5 sd.
+        assert!(n.iter().all(|&k| (k as i32 - 10_000).abs() < 500), "{n:?}");
+    }
+
+    #[test]
+    fn a_flowlet_keeps_its_port_until_a_gap_then_repicks() {
+        let gap = Time::from_us(50);
+        let mut r = router(Policy::Flowlet { gap, entries: 1024 });
+        let c = [0, 1, 2, 3, 4, 5, 6, 7];
+        let mut t = Time::ZERO;
+        let first = r.pick(&c, 9, t);
+        for _ in 0..100 {
+            t += Time::from_us(10); // packets 10 us apart: one flowlet
+            assert_eq!(r.pick(&c, 9, t), first);
+        }
+        // After gaps longer than the timeout, new flowlets land on other ports too.
+        let mut ports = std::collections::BTreeSet::new();
+        for _ in 0..50 {
+            t += Time::from_us(60);
+            ports.insert(r.pick(&c, 9, t));
+        }
+        assert!(ports.len() >= 6, "{ports:?}");
+    }
+
+    #[test]
+    fn tables_are_per_edge_switch_not_per_host() {
+        // 1 switch with 2000 hosts: one destination group, so spans are 2001 x 1.
+        let hosts = 2000;
+        let mut node_ports = vec![Vec::new(); hosts + 1];
+        let mut peer = Vec::new();
+        for h in 1..=hosts {
+            node_ports[0].push(peer.len());
+            peer.push(h);
+            node_ports[h].push(peer.len());
+            peer.push(0);
+        }
+        let mut is_host = vec![true; hosts + 1];
+        is_host[0] = false;
+        let r = Routes::build(&node_ports, &peer, &is_host);
+        assert_eq!(r.groups, 1);
+        assert_eq!(r.candidates(0, 17), &[(17 - 1) * 2]);
+        assert_eq!(r.candidates(5, 17), &[(5 - 1) * 2 + 1]);
+        assert!(r.table_bytes() < 100_000, "{}", r.table_bytes());
     }
 }

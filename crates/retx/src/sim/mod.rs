@@ -1,6 +1,6 @@
-//! The engine: time and units, the event queue, random streams and the simulation loop.
+//! The engine's foundations: time and units, the event queue and random streams. Knows no
+//! network element and no scheme.
 
 pub mod queue;
 pub mod rng;
 pub mod units;
-pub mod world;

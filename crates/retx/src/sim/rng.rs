@@ -18,6 +18,10 @@ pub enum Stream {
     InitialPsn = 5,
     EcmpSalt = 6,
     Workload = 7,
+    /// Gilbert-Elliott burst loss chains of a port (kept apart from its Bernoulli draws).
+    BurstLoss = 8,
+    /// Per-switch routing choices (random spraying, flowlet re-picks).
+    Routing = 9,
 }
 
 /// SplitMix64 finaliser: a fast, well-mixed 64-bit hash.

@@ -3,6 +3,8 @@
 //! Time is an integer so that every run is exact and reproducible: floating point would make
 //! event order depend on rounding.
 
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
 use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
 
@@ -193,6 +195,48 @@ pub fn format_size(bytes: u64) -> String {
     }
     format!("{}B", bytes)
 }
+
+// Config values with units ("40Gbps", "2us", "12MB") that parse from and print back to text:
+// what parameter structs of every layer hold, so that no layer needs the scenario schema.
+
+macro_rules! unit_value {
+    ($name:ident, $inner:ty, $parse:expr, $hint:expr, $show:expr) => {
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
+        pub struct $name(pub $inner);
+
+        impl Serialize for $name {
+            fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(&$show(self.0))
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> Visitor<'de> for V {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                        f.write_str($hint)
+                    }
+                    fn visit_str<E: de::Error>(self, v: &str) -> Result<$name, E> {
+                        $parse(v).map($name).ok_or_else(|| E::custom(format!("{:?} is not {}", v, $hint)))
+                    }
+                    fn visit_i64<E: de::Error>(self, v: i64) -> Result<$name, E> {
+                        Err(E::custom(format!("{} has no unit; expected {}", v, $hint)))
+                    }
+                    fn visit_f64<E: de::Error>(self, v: f64) -> Result<$name, E> {
+                        Err(E::custom(format!("{} has no unit; expected {}", v, $hint)))
+                    }
+                }
+                d.deserialize_any(V)
+            }
+        }
+    };
+}
+
+unit_value!(Bw, Rate, parse_rate, RATE_HINT, |r: Rate| r.to_string());
+unit_value!(Dur, Time, parse_time, TIME_HINT, |t: Time| t.to_string());
+unit_value!(Size, u64, parse_size, SIZE_HINT, format_size);
 
 #[cfg(test)]
 mod tests {

@@ -17,29 +17,29 @@ pub struct DcqcnParams {
     /// EWMA gain for alpha (paper: g = 1/256).
     pub g: f64,
     /// Alpha decays once per this interval without CNP (paper: K = 55 us).
-    pub alpha_interval: crate::config::Dur,
+    pub alpha_interval: crate::sim::units::Dur,
     /// Rate increase timer (paper: T = 55 us).
-    pub increase_interval: crate::config::Dur,
+    pub increase_interval: crate::sim::units::Dur,
     /// Rate increase byte counter (paper: B = 10 MB).
-    pub byte_counter: crate::config::Size,
+    pub byte_counter: crate::sim::units::Size,
     /// Fast recovery steps before additive increase (paper: F = 5).
     pub fast_recovery_steps: u32,
     /// Additive increase step (paper: R_AI = 40 Mbps).
-    pub rate_ai: crate::config::Bw,
+    pub rate_ai: crate::sim::units::Bw,
     /// Hyper increase step. No retrievable source states the paper's value; 10 x R_AI follows
     /// the HAI/AI ratio of the HPCC ns-3 model (50 / 5 Mbps).
-    pub rate_hai: crate::config::Bw,
+    pub rate_hai: crate::sim::units::Bw,
     /// Rate floor (HPCC ns-3 `MinRate` default, 100 Mbps).
-    pub min_rate: crate::config::Bw,
+    pub min_rate: crate::sim::units::Bw,
     /// At most one rate cut per this interval (HPCC ns-3 model RATE_DECREASE_INTERVAL = 4 us).
-    pub decrease_interval: crate::config::Dur,
+    pub decrease_interval: crate::sim::units::Dur,
     /// Notification point: at most one CNP per flow per this interval (paper: N = 50 us).
-    pub cnp_interval: crate::config::Dur,
+    pub cnp_interval: crate::sim::units::Dur,
 }
 
 impl Default for DcqcnParams {
     fn default() -> Self {
-        use crate::config::{Bw, Dur, Size};
+        use crate::sim::units::{Bw, Dur, Size};
         DcqcnParams {
             g: 1.0 / 256.0,
             alpha_interval: Dur(Time::from_us(55)),

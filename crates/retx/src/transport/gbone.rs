@@ -12,7 +12,7 @@
 use super::gbn::{GbnParams, GbnSender};
 use super::irn::BitmapReceiver;
 use super::segment::SegKind;
-use crate::config::Dur;
+use crate::sim::units::Dur;
 use crate::sim::units::Time;
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;

@@ -11,7 +11,7 @@
 
 use super::receiver::RxCtx;
 use super::segment::{SegKind, Segment};
-use crate::config::Dur;
+use crate::sim::units::Dur;
 use crate::sim::units::Time;
 use serde::{Deserialize, Serialize};
 

@@ -22,7 +22,7 @@
 use super::gbn::{GbnParams, GbnSender};
 use super::receiver::RxCtx;
 use super::segment::{Hole, SegKind, Segment};
-use crate::config::Dur;
+use crate::sim::units::Dur;
 use crate::hw::bits_pool::{BitsPool, ConnBitmap, Position};
 use crate::sim::units::Time;
 use serde::{Deserialize, Serialize};
@@ -83,6 +83,19 @@ pub struct MeloPools {
 impl MeloPools {
     pub fn new(p: &MeloParams) -> Self {
         MeloPools { rx: BitsPool::new(p.pool_bits, p.block_bits), tx: BitsPool::new(p.pool_bits, p.block_bits) }
+    }
+
+    /// Over every NIC of a run: the highest share of a receive / send pool ever in use at one
+    /// host, and blocks still allocated anywhere at the end (0 once every flow has finished).
+    pub fn report<'a>(pools: impl Iterator<Item = &'a MeloPools>) -> Vec<(&'static str, f64)> {
+        let share = |p: &BitsPool| p.peak_used as f64 / p.blocks() as f64;
+        let (mut rx, mut tx, mut in_use) = (0.0f64, 0.0f64, 0u64);
+        for m in pools {
+            rx = rx.max(share(&m.rx));
+            tx = tx.max(share(&m.tx));
+            in_use += (m.rx.used_blocks() + m.tx.used_blocks()) as u64;
+        }
+        vec![("melo_rx_pool_peak", rx), ("melo_tx_pool_peak", tx), ("melo_blocks_in_use_at_end", in_use as f64)]
     }
 }
 

@@ -13,9 +13,7 @@ pub mod receiver;
 pub mod segment;
 pub mod sender;
 
-use crate::config::{CcKind, RecoveryKind, Scenario};
 use crate::sim::units::Rate;
-
 /// Data packet bytes on the wire beyond the payload: Ethernet 14 + IPv4 20 + UDP 8 + 6 of
 /// sequence/priority header, as in the HPCC ns-3 model (`CustomHeader`), so FCTs compare with it.
 pub const DATA_HEADER_BYTES: u32 = 48;
@@ -52,48 +50,98 @@ impl FlowSpec {
     }
 }
 
-/// NIC-wide state that every queue pair of a host shares.
+/// NIC-wide state that every queue pair of a host shares: one field per scheme that keeps
+/// any (MELO's bits pools).
 #[derive(Clone, Debug)]
-pub struct NicShared {
+pub struct NicState {
     pub melo: melo::MeloPools,
 }
 
-impl NicShared {
-    pub fn new(s: &Scenario) -> Self {
-        NicShared { melo: melo::MeloPools::new(&s.recovery.melo) }
+impl NicState {
+    pub fn new(t: &Template) -> Self {
+        let melo = match &t.recovery {
+            RecoveryParams::Melo(p) => *p,
+            _ => melo::MeloParams::default(),
+        };
+        NicState { melo: melo::MeloPools::new(&melo) }
+    }
+
+    /// Figures the schemes report about their NIC-wide state over every NIC of a run:
+    /// (name, value), e.g. the peak share of MELO's pools.
+    pub fn report<'a>(nics: impl Iterator<Item = &'a NicState>) -> Vec<(&'static str, f64)> {
+        melo::MeloPools::report(nics.map(|n| &n.melo))
     }
 }
 
-/// Builds the two ends of a flow from the scenario's transport settings.
-pub fn endpoints(s: &Scenario, spec: FlowSpec, line: Rate, bdp_packets: u32) -> (sender::Sender, receiver::Receiver) {
-    let n = spec.npkts();
-    let or_bdp = |v: u32| if v == 0 { bdp_packets } else { v };
-    let window = or_bdp(s.recovery.irn.bitmap_packets);
-    let (tx, rx) = match s.transport.recovery {
-        RecoveryKind::Gbn => (
-            sender::TxRecovery::Gbn(gbn::GbnSender::new(&s.recovery.gbn, n)),
-            receiver::RxRecovery::Gbn(gbn::GbnReceiver::new(&s.recovery.gbn, s.nic.ack_interval)),
-        ),
-        RecoveryKind::Irn => (
-            sender::TxRecovery::Irn(irn::IrnSender::new(&s.recovery.irn, window, n)),
-            receiver::RxRecovery::Bitmap(irn::BitmapReceiver::irn(window, s.nic.ack_interval)),
-        ),
-        RecoveryKind::Melo => (
-            sender::TxRecovery::Melo(melo::MeloSender::new(&s.recovery.melo, n)),
-            receiver::RxRecovery::Melo(melo::MeloReceiver::new(&s.recovery.melo, s.nic.ack_interval)),
-        ),
-        RecoveryKind::Gbone => (
-            sender::TxRecovery::Gbone(gbone::GboneSender::new(&s.recovery.gbone, n)),
-            receiver::RxRecovery::Bitmap(irn::BitmapReceiver::gbone(or_bdp(s.recovery.gbone.max_ooo_psn), s.nic.ack_interval)),
-        ),
-    };
-    let (cc, np) = match s.transport.cc {
-        CcKind::None => (sender::Cc::None, None),
-        CcKind::Dctcp => (sender::Cc::Dctcp(dctcp::Dctcp::new(s.cc.dctcp, line)), None),
-        CcKind::Dcqcn => (
-            sender::Cc::Dcqcn(dcqcn::DcqcnRp::new(s.cc.dcqcn, line)),
-            Some(dcqcn::DcqcnNp::new(s.cc.dcqcn.cnp_interval.0)),
-        ),
-    };
-    (sender::Sender::new(spec, tx, cc, line, DATA_HEADER_BYTES), receiver::Receiver::new(spec, rx, np))
+/// Loss recovery and its parameters: one line per scheme.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RecoveryParams {
+    Gbn(gbn::GbnParams),
+    Irn(irn::IrnParams),
+    Melo(melo::MeloParams),
+    Gbone(gbone::GboneParams),
+}
+
+/// Congestion control and its parameters: one line per scheme.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CcParams {
+    /// Always line rate.
+    None,
+    Dcqcn(dcqcn::DcqcnParams),
+    Dctcp(dctcp::DctcpParams),
+}
+
+/// How both ends of every connection of a run are built.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Template {
+    pub recovery: RecoveryParams,
+    pub cc: CcParams,
+    /// Receiver ACK coalescing: one ACK per this many in-order data packets.
+    pub ack_interval: u32,
+}
+
+impl Template {
+    /// The scheme's name in the on-chip memory table ([`crate::hw::memory`]).
+    pub fn memory_scheme(&self) -> &'static str {
+        match self.recovery {
+            RecoveryParams::Gbn(_) => "go-back-N",
+            RecoveryParams::Irn(_) => "irn",
+            RecoveryParams::Melo(_) => "melo",
+            RecoveryParams::Gbone(_) => "gbone",
+        }
+    }
+
+    /// Connection contexts the NIC keeps on chip (0: all of them). MELO models its cache
+    /// (§3.2.5); the other schemes keep every context on chip.
+    pub fn qp_cache(&self) -> u32 {
+        match &self.recovery {
+            RecoveryParams::Melo(p) => p.qp_cache,
+            _ => 0,
+        }
+    }
+
+    /// Builds the two ends of a flow; `bdp_packets` sizes bitmaps left at 0 (one BDP).
+    pub fn endpoints(&self, spec: FlowSpec, line: Rate, bdp_packets: u32) -> (sender::Sender, receiver::Receiver) {
+        let n = spec.npkts();
+        let or_bdp = |v: u32| if v == 0 { bdp_packets } else { v };
+        let ack = self.ack_interval;
+        let (tx, rx) = match &self.recovery {
+            RecoveryParams::Gbn(p) => (sender::TxRecovery::Gbn(gbn::GbnSender::new(p, n)), receiver::RxRecovery::Gbn(gbn::GbnReceiver::new(p, ack))),
+            RecoveryParams::Irn(p) => {
+                let window = or_bdp(p.bitmap_packets);
+                (sender::TxRecovery::Irn(irn::IrnSender::new(p, window, n)), receiver::RxRecovery::Bitmap(irn::BitmapReceiver::irn(window, ack)))
+            }
+            RecoveryParams::Melo(p) => (sender::TxRecovery::Melo(melo::MeloSender::new(p, n)), receiver::RxRecovery::Melo(melo::MeloReceiver::new(p, ack))),
+            RecoveryParams::Gbone(p) => (
+                sender::TxRecovery::Gbone(gbone::GboneSender::new(p, n)),
+                receiver::RxRecovery::Bitmap(irn::BitmapReceiver::gbone(or_bdp(p.max_ooo_psn), ack)),
+            ),
+        };
+        let (cc, np) = match &self.cc {
+            CcParams::None => (sender::Cc::None, None),
+            CcParams::Dctcp(p) => (sender::Cc::Dctcp(dctcp::Dctcp::new(*p, line)), None),
+            CcParams::Dcqcn(p) => (sender::Cc::Dcqcn(dcqcn::DcqcnRp::new(*p, line)), Some(dcqcn::DcqcnNp::new(p.cnp_interval.0))),
+        };
+        (sender::Sender::new(spec, tx, cc, line, DATA_HEADER_BYTES), receiver::Receiver::new(spec, rx, np))
+    }
 }

@@ -6,7 +6,7 @@ use super::irn::BitmapReceiver;
 use super::melo::MeloReceiver;
 use super::psn::{Psn, PsnSpace};
 use super::segment::{payload_tag, SegKind, Segment};
-use super::{FlowSpec, NicShared};
+use super::{FlowSpec, NicState};
 use crate::sim::units::Time;
 use std::collections::VecDeque;
 
@@ -111,13 +111,13 @@ impl Receiver {
 
     /// For MELO receivers: leave / rejoin the NIC's on-chip QP cache (see
     /// [`MeloReceiver::swap_out`]). Other schemes keep everything on chip.
-    pub fn swap_out(&mut self, shared: &mut NicShared) {
+    pub fn swap_out(&mut self, shared: &mut NicState) {
         if let RxRecovery::Melo(r) = &mut self.recovery {
             r.swap_out(&mut shared.melo.rx);
         }
     }
 
-    pub fn swap_in(&mut self, shared: &mut NicShared) -> bool {
+    pub fn swap_in(&mut self, shared: &mut NicState) -> bool {
         match &mut self.recovery {
             RxRecovery::Melo(r) => r.swap_in(&mut shared.melo.rx),
             _ => true,
@@ -136,7 +136,7 @@ impl Receiver {
 
     /// Handles a data packet from the network. `shared` is the NIC state all queue pairs
     /// share (MELO's receive pool).
-    pub fn handle_segment(&mut self, now: Time, seg: &Segment, shared: &mut NicShared) {
+    pub fn handle_segment(&mut self, now: Time, seg: &Segment, shared: &mut NicState) {
         debug_assert_eq!(seg.kind, SegKind::Data);
         if let Some(np) = self.np.as_mut() {
             if np.on_data(now, seg.ecn) {

@@ -8,7 +8,7 @@ use super::irn::IrnSender;
 use super::melo::MeloSender;
 use super::psn::PsnSpace;
 use super::segment::{payload_tag, SegKind, Segment};
-use super::{FlowSpec, NicShared};
+use super::{FlowSpec, NicState};
 use crate::sim::units::{Rate, Time};
 
 /// Sender loss recovery, statically dispatched.
@@ -122,7 +122,7 @@ impl Sender {
         self.done_at.is_some()
     }
 
-    pub fn poll_transmit(&mut self, now: Time, shared: &mut NicShared) -> Transmit {
+    pub fn poll_transmit(&mut self, now: Time, shared: &mut NicState) -> Transmit {
         if self.is_done() || !self.has_data() {
             return Transmit::Idle;
         }
@@ -166,7 +166,7 @@ impl Sender {
 
     /// Handles a control packet (ACK, NAK, NACK, RACK, CNP) from the receiver. `shared` is
     /// the NIC state all queue pairs share (MELO's send pool).
-    pub fn handle_segment(&mut self, now: Time, seg: &Segment, shared: &mut NicShared) {
+    pub fn handle_segment(&mut self, now: Time, seg: &Segment, shared: &mut NicState) {
         let una = self.snd_una();
         let unwrap = |psn| self.psn.unwrap(psn, una);
         let cum = unwrap(seg.psn);
@@ -250,7 +250,7 @@ impl Sender {
         }
     }
 
-    pub fn handle_timeout(&mut self, now: Time, shared: &mut NicShared) {
+    pub fn handle_timeout(&mut self, now: Time, shared: &mut NicState) {
         let fired = match &mut self.recovery {
             TxRecovery::Gbn(r) => r.handle_timeout(now),
             TxRecovery::Irn(r) => r.handle_timeout(now),

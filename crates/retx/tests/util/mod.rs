@@ -24,7 +24,7 @@ use retx::transport::psn::PsnSpace;
 use retx::transport::receiver::Receiver;
 use retx::transport::segment::{SegKind, Segment};
 use retx::transport::sender::{Sender, Transmit};
-use retx::transport::{self, FlowSpec, NicShared, CONTROL_BYTES, DATA_HEADER_BYTES};
+use retx::transport::{FlowSpec, NicState, CONTROL_BYTES, DATA_HEADER_BYTES};
 use retx::Scenario;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -210,8 +210,8 @@ pub struct Pair {
     pub sender: Sender,
     pub receiver: Receiver,
     /// NIC-wide state of the sending host and of the receiving host.
-    pub tx_nic: NicShared,
-    pub rx_nic: NicShared,
+    pub tx_nic: NicState,
+    pub rx_nic: NicState,
     spec: FlowSpec,
     psn: PsnSpace,
     data_ch: Channel,
@@ -248,14 +248,15 @@ impl Pair {
         // One BDP in packets, as the simulator computes it (used when bitmap_packets = 0).
         let rtt = delay + delay + rate.serialization(spec.mtu as u64);
         let bdp = (rate.0 as u128 * rtt.0 as u128 / 8 / 1_000_000_000_000).div_ceil((spec.mtu + DATA_HEADER_BYTES) as u128);
-        let (sender, mut receiver) = transport::endpoints(s, spec, rate, (bdp as u32).max(1));
+        let template = retx::config::build::transport(s);
+        let (sender, mut receiver) = template.endpoints(spec, rate, (bdp as u32).max(1));
         receiver.ctx.log = Some(Vec::new());
         Pair {
             now: Time::ZERO,
             sender,
             receiver,
-            tx_nic: NicShared::new(s),
-            rx_nic: NicShared::new(s),
+            tx_nic: NicState::new(&template),
+            rx_nic: NicState::new(&template),
             spec,
             psn: PsnSpace::new(spec.initial_psn),
             data_ch: Channel::new(rate, delay, 1),

@@ -1,0 +1,106 @@
+//! Builds a simulation from a validated scenario: the only place that knows both the scenario
+//! schema and the parts of the world. Every scheme's section maps to its parameters here.
+
+use super::{CcKind, DisciplineKind, EntropyKind, RecoveryKind, RoutingKind, Scenario, ScenarioError};
+use crate::hw::memory::{MemoryReport, Sizing};
+use crate::net::ecn::RedProfile;
+use crate::net::port::Discipline;
+use crate::net::routing::Policy;
+use crate::net::switch::{PfcThresholds, RateProfile, SwitchParams};
+use crate::nic::HostClock;
+use crate::transport::{CcParams, RecoveryParams, Template};
+use crate::world::{Parts, SourceEntropy};
+use crate::world::Simulation;
+
+/// How every connection's endpoints are built, from `[transport]`, `[recovery.*]`, `[cc.*]`.
+pub fn transport(s: &Scenario) -> Template {
+    let r = &s.recovery;
+    let recovery = match s.transport.recovery {
+        RecoveryKind::Gbn => RecoveryParams::Gbn(r.gbn),
+        RecoveryKind::Irn => RecoveryParams::Irn(r.irn),
+        RecoveryKind::Melo => RecoveryParams::Melo(r.melo),
+        RecoveryKind::Gbone => RecoveryParams::Gbone(r.gbone),
+    };
+    let cc = match s.transport.cc {
+        CcKind::None => CcParams::None,
+        CcKind::Dcqcn => CcParams::Dcqcn(s.cc.dcqcn),
+        CcKind::Dctcp => CcParams::Dctcp(s.cc.dctcp),
+    };
+    Template { recovery, cc, ack_interval: s.nic.ack_interval }
+}
+
+/// The switches' configuration from `[switch]`.
+pub fn switch(s: &Scenario) -> SwitchParams {
+    let sw = &s.switch;
+    let red = |kmin: u64, kmax: u64, pmax: f64| RedProfile { kmin, kmax, pmax };
+    SwitchParams {
+        buffer: sw.buffer.0,
+        dt_alpha: sw.dt_alpha,
+        pfc: sw.pfc.enabled.then_some(PfcThresholds { xoff: sw.pfc.xoff.0, xon: sw.pfc.xon.0 }),
+        ecn: sw.ecn.enabled.then(|| red(sw.ecn.kmin.0, sw.ecn.kmax.0, sw.ecn.pmax)),
+        ecn_by_rate: if sw.ecn.enabled {
+            sw.ecn.per_link.iter().map(|e| RateProfile { rate: e.rate.0, red: red(e.kmin.0, e.kmax.0, e.pmax) }).collect()
+        } else {
+            Vec::new()
+        },
+    }
+}
+
+/// Validates a scenario and builds the simulation it describes.
+pub fn build(mut s: Scenario) -> Result<Simulation, ScenarioError> {
+    let topology = super::validate(&mut s)?;
+    let flows = super::workload::flows(&s.workload, &topology, s.seed, &s.base_dir)?;
+    let loss = s.loss.iter().enumerate().map(|(i, l)| super::validate::loss_rule(&topology, l, i)).collect::<Result<Vec<_>, _>>()?;
+    let routing = match s.routing.policy {
+        RoutingKind::Ecmp => Policy::Ecmp,
+        RoutingKind::SprayRoundRobin => Policy::SprayRoundRobin,
+        RoutingKind::SprayRandom => Policy::SprayRandom,
+        RoutingKind::Flowlet => Policy::Flowlet { gap: s.routing.flowlet_gap.0, entries: s.routing.flowlet_entries },
+    };
+    let template = transport(&s);
+    let scheme = template.memory_scheme();
+    let parts = Parts {
+        topology,
+        seed: s.seed,
+        duration: s.duration.0,
+        stop_when_done: s.stop_when_done,
+        sample_interval: s.output.sample_interval.0,
+        switch: switch(&s),
+        queues: s.switch.queues as usize,
+        discipline: match s.switch.discipline {
+            DisciplineKind::StrictPriority => Discipline::StrictPriority,
+            DisciplineKind::Drr => Discipline::Drr { quantum: s.switch.drr_quantum.0 as u32 },
+        },
+        routing,
+        entropy: match s.routing.entropy {
+            EntropyKind::PerFlow => SourceEntropy::PerFlow,
+            EntropyKind::PerPacket => SourceEntropy::PerPacket,
+        },
+        loss,
+        transport: template,
+        mtu: s.nic.mtu,
+        flows,
+        clock: HostClock { offset_ps: s.nic.clock_offset.0 .0 as i64, drift_ppb: (s.nic.clock_drift_ppm * 1000.0).round() as i64 },
+    };
+    let mut sim = Simulation::assemble(parts);
+    // The memory table sizes a NIC like the run's hosts: the first host's link, the longest
+    // base RTT, one connection per flow, MELO's pool as configured.
+    let melo = &s.recovery.melo;
+    let sizing = Sizing {
+        bandwidth: sim.first_host_rate(),
+        rtt: sim.longest_base_rtt(s.nic.mtu),
+        mtu: s.nic.mtu,
+        connections: sim.flow_count().max(1) as u32,
+        pool_bits: melo.pool_bits,
+        block_bits: melo.block_bits,
+    };
+    sim.set_memory_report(MemoryReport::new(sizing, scheme));
+    Ok(sim)
+}
+
+impl Simulation {
+    /// Validates a scenario and builds its simulation (the same as [`build`]).
+    pub fn new(s: Scenario) -> Result<Simulation, ScenarioError> {
+        build(s)
+    }
+}

@@ -1,0 +1,86 @@
+//! The path model: what a flow's equal-cost paths offer on an empty network. Base RTT and BDP
+//! size receive bitmaps and on-chip memory (the longest path counts); the ideal FCT is the best
+//! any path allows (the slowdown's denominator).
+//!
+//! A path's figures mix sums (propagation, per-hop serialization) with a minimum (the
+//! bottleneck rate), so they are found by a walk over the routing DAG that keeps, per
+//! bottleneck rate, the smallest and largest sum to the destination: exact over every path,
+//! and small because a network has few distinct link rates.
+
+use super::port::Port;
+use super::routing::Routes;
+use crate::sim::units::{Rate, Time};
+use std::collections::HashMap;
+
+/// Figures of the paths from one host to another that share a bottleneck rate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PathClass {
+    pub bottleneck: Rate,
+    /// Smallest and largest sum over the class's paths of the per-hop cost.
+    pub min: Time,
+    pub max: Time,
+}
+
+/// Walks the shortest-path DAG from `src`'s port to host `dst`, adding `hop(port)` per hop.
+/// Returns one entry per distinct bottleneck rate.
+pub fn classes(ports: &[Port], routes: &Routes, src_port: usize, dst: usize, hop: &dyn Fn(&Port) -> Time) -> Vec<PathClass> {
+    let mut memo: HashMap<usize, Vec<PathClass>> = HashMap::new();
+    from_port(ports, routes, src_port, dst, hop, &mut memo)
+}
+
+fn from_port(ports: &[Port], routes: &Routes, p: usize, dst: usize, hop: &dyn Fn(&Port) -> Time, memo: &mut HashMap<usize, Vec<PathClass>>) -> Vec<PathClass> {
+    if let Some(v) = memo.get(&p) {
+        return v.clone();
+    }
+    let port = &ports[p];
+    let cost = hop(port);
+    let mut out: Vec<PathClass> = Vec::new();
+    if port.peer_node == dst {
+        out.push(PathClass { bottleneck: port.rate, min: cost, max: cost });
+    } else {
+        for &next in routes.candidates(port.peer_node, dst) {
+            for c in from_port(ports, routes, next as usize, dst, hop, memo) {
+                let b = c.bottleneck.min(port.rate);
+                let (lo, hi) = (c.min + cost, c.max + cost);
+                match out.iter_mut().find(|x| x.bottleneck == b) {
+                    Some(x) => {
+                        x.min = x.min.min(lo);
+                        x.max = x.max.max(hi);
+                    }
+                    None => out.push(PathClass { bottleneck: b, min: lo, max: hi }),
+                }
+            }
+        }
+    }
+    memo.insert(p, out.clone());
+    out
+}
+
+/// One-way propagation delay over the paths (every equal-cost path of a Clos has the same
+/// hop count; the smallest is returned).
+pub fn propagation(ports: &[Port], routes: &Routes, src_port: usize, dst: usize) -> Time {
+    classes(ports, routes, src_port, dst, &|p| p.delay).iter().map(|c| c.min).min().expect("a path has a hop")
+}
+
+/// FCT on an empty network over the best path: the first packet crosses every hop store and
+/// forward, the rest follow at the bottleneck rate, the last ACK comes back (its serialization
+/// ignored). This is HPCC ns-3's `standalone_fct` (base RTT + all bytes / bottleneck) with the
+/// first packet's real size in place of a full MTU, so a flow smaller than an MTU is not given
+/// an ideal it could never be slower than.
+pub fn ideal_fct(ports: &[Port], routes: &Routes, src_port: usize, dst: usize, first: u64, total: u64) -> Time {
+    classes(ports, routes, src_port, dst, &|p| p.delay + p.delay + p.rate.serialization(first))
+        .iter()
+        .map(|c| c.min + c.bottleneck.serialization(total - first))
+        .min()
+        .expect("a path has a hop")
+}
+
+/// The longest round trip over the paths, with a hop cost of `hop(port)` on the way out
+/// (propagation both ways included), and the bottleneck rate of that path class.
+pub fn longest_round_trip(ports: &[Port], routes: &Routes, src_port: usize, dst: usize, hop: &dyn Fn(&Port) -> Time) -> (Time, Rate) {
+    classes(ports, routes, src_port, dst, &|p| p.delay + p.delay + hop(p))
+        .iter()
+        .map(|c| (c.max, c.bottleneck))
+        .max()
+        .expect("a path has a hop")
+}

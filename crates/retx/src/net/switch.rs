@@ -1,0 +1,133 @@
+//! An output-queued shared-buffer switch: admission into the shared buffer (dynamic threshold,
+//! PFC XOFF/XON per ingress queue), and the bookkeeping when a packet leaves an egress queue
+//! (buffer, RED/ECN marking with the egress port's profile, PFC resume).
+//!
+//! The switch owns no ports: the network hands it the ports a packet touches, so that ports,
+//! wires and loss stay elements of their own ([`super::port`]).
+
+use super::ecn::RedProfile;
+use super::packet::Frame;
+use super::port::Port;
+use crate::sim::rng::Rng;
+use crate::sim::units::Rate;
+
+/// PFC thresholds on the bytes an ingress queue holds in the buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PfcThresholds {
+    pub xoff: u64,
+    pub xon: u64,
+}
+
+/// A RED/ECN profile that applies to egress ports of one link rate.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RateProfile {
+    pub rate: Rate,
+    pub red: RedProfile,
+}
+
+/// What every switch of a run shares: its configuration.
+#[derive(Clone, Debug)]
+pub struct SwitchParams {
+    /// Shared packet buffer, bytes.
+    pub buffer: u64,
+    /// Egress dynamic threshold: a data queue may grow to alpha x the free shared buffer
+    /// (applied when PFC is off, as in the HPCC ns-3 model).
+    pub dt_alpha: f64,
+    pub pfc: Option<PfcThresholds>,
+    /// The RED/ECN profile of ports whose rate has no entry in `ecn_by_rate` (None: no marking).
+    pub ecn: Option<RedProfile>,
+    /// Profiles by egress link rate (HPCC ns-3's `KMIN_MAP`/`KMAX_MAP`/`PMAX_MAP`).
+    pub ecn_by_rate: Vec<RateProfile>,
+}
+
+impl SwitchParams {
+    /// The marking profile of an egress port of this rate.
+    pub fn red_for(&self, rate: Rate) -> Option<RedProfile> {
+        match self.ecn_by_rate.iter().find(|p| p.rate == rate) {
+            Some(p) => Some(p.red),
+            None => self.ecn,
+        }
+    }
+}
+
+/// Why a switch refused a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refusal {
+    /// The shared buffer is full.
+    BufferFull,
+    /// The egress queue is over its dynamic threshold.
+    OverThreshold,
+}
+
+/// What leaving an egress queue did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Departure {
+    /// The packet gets ECN congestion-experienced.
+    pub mark: bool,
+    /// The ingress port must now send RESUME to its peer.
+    pub resume: bool,
+}
+
+/// The state of one switch.
+pub struct Switch {
+    pub buffer_used: u64,
+    ecn_rng: Rng,
+}
+
+impl Switch {
+    pub fn new(ecn_rng: Rng) -> Switch {
+        Switch { buffer_used: 0, ecn_rng }
+    }
+
+    /// Admits a packet of `bytes` into egress queue `q` (control is queue 0) that holds
+    /// `queued` bytes, or says why not. On success the bytes are charged to the buffer.
+    pub fn admit(&mut self, p: &SwitchParams, queued: u64, q: usize, bytes: u64) -> Result<(), Refusal> {
+        let used = self.buffer_used;
+        if used + bytes > p.buffer {
+            return Err(Refusal::BufferFull);
+        }
+        if q != 0 && p.pfc.is_none() && (queued + bytes) as f64 > p.dt_alpha * (p.buffer - used) as f64 {
+            return Err(Refusal::OverThreshold);
+        }
+        self.buffer_used += bytes;
+        Ok(())
+    }
+
+    /// Charges a data packet to its ingress queue; true if that crossed XOFF and the ingress
+    /// port must send PAUSE.
+    pub fn charge_ingress(&mut self, p: &SwitchParams, ingress: &mut Port, q: usize, bytes: u64) -> bool {
+        let Some(pfc) = p.pfc else { return false };
+        ingress.ingress_bytes[q] += bytes;
+        if ingress.pause_sent >> q & 1 == 0 && ingress.ingress_bytes[q] >= pfc.xoff {
+            ingress.pause_sent |= 1 << q;
+            ingress.pauses_sent += 1;
+            ingress.request_pfc(Frame::Pause(q as u8));
+            return true;
+        }
+        false
+    }
+
+    /// A packet of `bytes` left egress queue `q` of a port of rate `out_rate`, leaving `left`
+    /// bytes behind it, having entered through port `ingress`.
+    pub fn depart(&mut self, p: &SwitchParams, out_rate: Rate, left: u64, ingress: &mut Port, q: usize, bytes: u64) -> Departure {
+        self.buffer_used -= bytes;
+        let mut d = Departure::default();
+        if q == 0 {
+            return d;
+        }
+        // RED/ECN on the egress queue after this packet left (HPCC ns-3 `ShouldSendCN` at
+        // dequeue).
+        if let Some(red) = p.red_for(out_rate) {
+            d.mark = red.should_mark(left, &mut self.ecn_rng);
+        }
+        if let Some(pfc) = p.pfc {
+            ingress.ingress_bytes[q] -= bytes;
+            if ingress.pause_sent >> q & 1 == 1 && ingress.ingress_bytes[q] <= pfc.xon {
+                ingress.pause_sent &= !(1 << q);
+                ingress.request_pfc(Frame::Resume(q as u8));
+                d.resume = true;
+            }
+        }
+        d
+    }
+}

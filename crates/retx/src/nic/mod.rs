@@ -1,0 +1,36 @@
+//! The host NIC: its queue-pair scheduler, an on-chip cache of connection contexts, the host's
+//! clock, the state its connections share, and its receive counters.
+
+pub mod clock;
+pub mod qp_cache;
+pub mod scheduler;
+
+use crate::sim::units::Time;
+use crate::transport::NicState;
+
+pub use clock::HostClock;
+pub use qp_cache::QpCache;
+pub use scheduler::QpScheduler;
+
+/// One host's NIC.
+pub struct Nic {
+    /// The host's (only) port.
+    pub port: usize,
+    pub scheduler: QpScheduler,
+    /// A "the scheduler may send" event is pending for this time.
+    pub wake_at: Option<Time>,
+    /// In-order payload bytes delivered to applications, and data bytes arriving off the wire
+    /// (duplicates and discarded packets included).
+    pub rx_bytes: u64,
+    pub rx_wire_bytes: u64,
+    /// NIC-wide state of the transport scheme (e.g. MELO's bits pools).
+    pub state: NicState,
+    pub qp_cache: QpCache,
+    pub clock: HostClock,
+}
+
+impl Nic {
+    pub fn new(port: usize, state: NicState, qp_cache: QpCache, clock: HostClock) -> Nic {
+        Nic { port, scheduler: QpScheduler::default(), wake_at: None, rx_bytes: 0, rx_wire_bytes: 0, state, qp_cache, clock }
+    }
+}

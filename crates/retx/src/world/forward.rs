@@ -1,0 +1,185 @@
+//! The network side of the event loop: ports put packets on wires (where loss models may drop
+//! them), wires deliver them, switches admit, mark and forward them, and PFC frames pause and
+//! resume queues.
+
+use super::{Event, Simulation, PFC_FRAME_BYTES};
+use crate::net::packet::{Frame, Packet, CLASS_CONTROL};
+use crate::net::switch::Refusal;
+use crate::observe::{DropCause, Observer};
+use crate::transport::segment::{SegKind, Segment};
+
+impl<O: Observer> Simulation<O> {
+    /// Sends the next packet on port `p` if its transmitter is free; if it is busy, makes
+    /// sure it is woken when it frees up.
+    pub(super) fn try_transmit(&mut self, p: usize) {
+        if self.now < self.ports[p].busy_until {
+            self.wake_when_free(p);
+            return;
+        }
+        if self.transmit_next(p) && self.has_backlog(p) {
+            self.wake_when_free(p);
+        }
+    }
+
+    /// A "transmitter free" event, unless one is pending. Only ports with something waiting
+    /// get one, so an idle port costs no event per packet.
+    fn wake_when_free(&mut self, p: usize) {
+        let port = &mut self.ports[p];
+        if !port.wake_pending {
+            port.wake_pending = true;
+            self.events.push(port.busy_until, Event::TxDone(p as u32));
+        }
+    }
+
+    /// Whether port `p` has more to send once its transmitter is free.
+    fn has_backlog(&self, p: usize) -> bool {
+        let port = &self.ports[p];
+        let data_waiting = if self.is_host[port.node] {
+            !port.is_paused(crate::net::packet::CLASS_DATA) && !self.nics[self.nic_of[port.node] as usize].scheduler.is_empty()
+        } else {
+            port.has_sendable_data()
+        };
+        !port.pfc_pending.is_empty() || !port.queues[CLASS_CONTROL].is_empty() || data_waiting
+    }
+
+    /// Puts the next packet on the free port `p`: a PFC frame, then control, then data (from
+    /// the NIC at a host, by the port's discipline at a switch). Returns whether it sent.
+    fn transmit_next(&mut self, p: usize) -> bool {
+        let node = self.ports[p].node;
+        if let Some(frame) = self.ports[p].pfc_pending.pop_front() {
+            let id = self.pool.alloc(Packet {
+                frame,
+                seg: Segment::control(SegKind::Ack, Default::default(), self.now),
+                flow: u32::MAX,
+                src: node as u32,
+                dst: self.ports[p].peer_node as u32,
+                size: PFC_FRAME_BYTES,
+                class: CLASS_CONTROL as u8,
+                in_port: p as u32,
+                entropy: 0,
+            });
+            self.c.packets_created += 1;
+            self.put_on_wire(p, id);
+            return true;
+        }
+        if let Some((id, bytes)) = self.ports[p].dequeue_control() {
+            self.dequeued(p, id, CLASS_CONTROL, bytes);
+            self.put_on_wire(p, id);
+            return true;
+        }
+        if self.is_host[node] {
+            if self.ports[p].is_paused(crate::net::packet::CLASS_DATA) {
+                return false;
+            }
+            let Some(id) = self.nic_pull(self.nic_of[node] as usize) else { return false };
+            self.put_on_wire(p, id);
+            return true;
+        }
+        let Some((q, id, bytes)) = self.ports[p].dequeue_data() else { return false };
+        self.dequeued(p, id, q, bytes);
+        self.put_on_wire(p, id);
+        true
+    }
+
+    /// Switch bookkeeping when a packet leaves egress queue `q` of port `p`: buffer, ECN,
+    /// PFC resume. Hosts queue only control packets and keep no buffer accounting.
+    fn dequeued(&mut self, p: usize, id: u32, q: usize, bytes: u32) {
+        let node = self.ports[p].node;
+        self.obs.dequeue(self.now, p, q, self.pool.get(id), self.ports[p].queued_bytes[q]);
+        let Some((sw, _)) = self.switches[node].as_mut() else { return };
+        let (rate, left) = (self.ports[p].rate, self.ports[p].queued_bytes[q]);
+        let ip = self.pool.get(id).in_port as usize;
+        let d = sw.depart(&self.switch_params, rate, left, &mut self.ports[ip], q, bytes as u64);
+        if d.mark {
+            self.pool.get_mut(id).seg.ecn = true;
+            self.c.ecn_marks += 1;
+        }
+        if d.resume {
+            self.events.push(self.now, Event::TryTx(ip as u32));
+        }
+    }
+
+    /// Starts serialising packet `id` on port `p`; it reaches the peer after the wire delay
+    /// unless the port's loss models drop it.
+    pub(super) fn put_on_wire(&mut self, p: usize, id: u32) {
+        let now = self.now;
+        let port = &mut self.ports[p];
+        let pkt = self.pool.get(id);
+        let ser = port.rate.serialization(pkt.size as u64);
+        port.busy_until = now + ser;
+        port.tx_bytes += pkt.size as u64;
+        port.tx_packets += 1;
+        self.c.packet_hops += 1;
+        self.obs.wire(now, p, pkt);
+        let lost = pkt.frame == Frame::Transport && port.loss.drops(pkt.loss_kind());
+        if lost {
+            self.c.drops_loss += 1;
+            self.obs.drop(now, p, pkt, DropCause::Loss);
+            self.pool.free(id);
+            return;
+        }
+        let arrival = now + ser + port.delay;
+        port.pipe.push_back((arrival, id));
+        if port.pipe.len() == 1 {
+            self.events.push(arrival, Event::Arrive(p as u32));
+        }
+    }
+
+    pub(super) fn arrive(&mut self, p: usize) {
+        let (t, id) = self.ports[p].pipe.pop_front().expect("arrival event with an empty wire");
+        debug_assert_eq!(t, self.now);
+        if let Some(&(next, _)) = self.ports[p].pipe.front() {
+            self.events.push(next, Event::Arrive(p as u32));
+        }
+        let in_port = self.ports[p].peer;
+        let node = self.ports[in_port].node;
+        match self.pool.get(id).frame {
+            Frame::Pause(q) | Frame::Resume(q) => {
+                let pause = matches!(self.pool.get(id).frame, Frame::Pause(_));
+                self.pool.free(id);
+                self.c.packets_consumed += 1;
+                // The PAUSE arrived on the port whose egress queue it stops.
+                let port = &mut self.ports[in_port];
+                if pause {
+                    port.paused |= 1 << q;
+                } else {
+                    port.paused &= !(1 << q);
+                    self.try_transmit(in_port);
+                }
+            }
+            Frame::Transport if self.is_host[node] => self.host_receive(node, id),
+            Frame::Transport => self.switch_receive(node, in_port, id),
+        }
+    }
+
+    fn drop_packet(&mut self, port: usize, id: u32, cause: DropCause) {
+        self.obs.drop(self.now, port, self.pool.get(id), cause);
+        self.pool.free(id);
+    }
+
+    fn switch_receive(&mut self, node: usize, in_port: usize, id: u32) {
+        let pkt = *self.pool.get(id);
+        let (sw, router) = self.switches[node].as_mut().expect("a switch node");
+        let candidates = self.routes.candidates(node, pkt.dst as usize);
+        if candidates.is_empty() {
+            self.c.drops_unroutable += 1;
+            return self.drop_packet(in_port, id, DropCause::Unroutable);
+        }
+        let out = router.pick(candidates, pkt.entropy, self.now);
+        let size = pkt.size as u64;
+        let q = (pkt.class as usize).min(self.ports[out].queue_count() - 1);
+        if let Err(why) = sw.admit(&self.switch_params, self.ports[out].queued_bytes[q], q, size) {
+            debug_assert!(matches!(why, Refusal::BufferFull | Refusal::OverThreshold));
+            self.c.drops_buffer += 1;
+            return self.drop_packet(out, id, DropCause::Buffer);
+        }
+        self.pool.get_mut(id).in_port = in_port as u32;
+        if q != CLASS_CONTROL && sw.charge_ingress(&self.switch_params, &mut self.ports[in_port], q, size) {
+            self.c.pfc_pauses += 1;
+            self.try_transmit(in_port);
+        }
+        self.ports[out].enqueue(q, id, pkt.size);
+        self.obs.enqueue(self.now, out, q, &pkt, self.ports[out].queued_bytes[q]);
+        self.try_transmit(out);
+    }
+}

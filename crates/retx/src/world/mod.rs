@@ -1,0 +1,474 @@
+//! A simulation: the network ([`crate::net`]), the hosts' NICs ([`crate::nic`]) and the
+//! connections' endpoints ([`crate::transport`]), driven by one event queue. This module is the
+//! glue: it moves packets between elements when events fire and knows no scheme; each element
+//! decides for itself (a port what to send, a switch what to admit, an endpoint what to answer).
+//!
+//! Everything lives in flat vectors indexed by small integers (node, port, connection,
+//! packet), so the event loop allocates nothing per packet once queues reach their working
+//! size. [`crate::config`] builds a simulation from a scenario; [`Parts`] is what it hands over.
+
+mod forward;
+mod host;
+
+use crate::hw::memory::MemoryReport;
+use crate::net::loss::{KindMask, LossRule, PortLoss};
+use crate::net::packet::PacketPool;
+use crate::net::path;
+use crate::net::port::{Discipline, Port};
+use crate::net::routing::{Policy, Router, Routes};
+use crate::net::switch::{Switch, SwitchParams};
+use crate::net::topology::{NodeKind, Topology};
+use crate::nic::{HostClock, Nic, QpCache};
+use crate::observe::{Observer, Quiet};
+use crate::sim::queue::EventQueue;
+use crate::sim::rng::{self, Stream};
+use crate::sim::units::Time;
+use crate::stats::{Counters, FlowRecord, Sample};
+use crate::transport::receiver::Receiver;
+use crate::transport::sender::Sender;
+use crate::transport::{self, FlowSpec, NicState, Template, CONTROL_BYTES, DATA_HEADER_BYTES};
+use crate::workload::FlowDef;
+
+const PFC_FRAME_BYTES: u32 = 64;
+
+/// Where a data packet's path entropy comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SourceEntropy {
+    /// The flow's 5-tuple hash: one path per flow under ECMP (RoCEv2 today).
+    PerFlow,
+    /// A new value per packet (the NIC varies the UDP source port): ECMP switches spray.
+    PerPacket,
+}
+
+/// Everything a simulation is built from, resolved and validated by [`crate::config`].
+pub struct Parts {
+    pub topology: Topology,
+    pub seed: u64,
+    pub duration: Time,
+    pub stop_when_done: bool,
+    pub sample_interval: Time,
+    pub switch: SwitchParams,
+    /// Egress queues per port (queue 0: control) and how data queues share the port.
+    pub queues: usize,
+    pub discipline: Discipline,
+    pub routing: Policy,
+    pub entropy: SourceEntropy,
+    /// Loss rules, applied to every port they target, in order.
+    pub loss: Vec<LossRule>,
+    pub transport: Template,
+    pub mtu: u32,
+    pub flows: Vec<FlowDef>,
+    /// Every host's clock.
+    pub clock: HostClock,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Event {
+    /// A port finished serialising a packet and may send the next (scheduled only when
+    /// something was waiting for the transmitter).
+    TxDone(u32),
+    /// The head of a port's wire reaches the peer.
+    Arrive(u32),
+    /// A port should try to send (deferred to avoid deep recursion).
+    TryTx(u32),
+    /// A host NIC's scheduler may let a queue pair send.
+    HostWake(u32),
+    /// A flow's sender timer.
+    FlowTimer(u32),
+    FlowStart(u32),
+    Sample,
+}
+
+/// One connection: both endpoints and what the engine tracks about them.
+struct Conn {
+    def: FlowDef,
+    spec: FlowSpec,
+    entropy_fwd: u64,
+    entropy_rev: u64,
+    src_nic: u32,
+    sender: Option<Sender>,
+    receiver: Option<Receiver>,
+    /// In its NIC scheduler's list.
+    active: bool,
+    timer_armed: Option<Time>,
+    ideal_fct: Time,
+    /// The receiver's context is in its NIC's on-chip QP cache.
+    on_chip: bool,
+}
+
+/// Everything one run produces.
+pub struct RunOutput {
+    pub flows: Vec<FlowRecord>,
+    pub samples: Vec<Sample>,
+    pub counters: Counters,
+    pub end: Time,
+    pub host_names: Vec<String>,
+    /// Packets still in queues or on wires at the end.
+    pub packets_in_flight: u64,
+    pub pool_high_water: u64,
+    /// What the transport schemes report about their NIC-wide state, e.g.
+    /// `melo_rx_pool_peak`: (name, value).
+    pub scheme_report: Vec<(&'static str, f64)>,
+    /// On-chip memory of every loss recovery scheme for a NIC sized like the run's hosts
+    /// (attached by [`crate::config`] when it builds the simulation).
+    pub memory: Option<MemoryReport>,
+}
+
+impl RunOutput {
+    /// A figure of [`RunOutput::scheme_report`] by name.
+    pub fn scheme_figure(&self, name: &str) -> Option<f64> {
+        self.scheme_report.iter().find(|(n, _)| *n == name).map(|x| x.1)
+    }
+}
+
+pub struct Simulation<O: Observer = Quiet> {
+    now: Time,
+    end: Time,
+    stop_when_done: bool,
+    sample_interval: Time,
+    events: EventQueue<Event>,
+    pool: PacketPool,
+    ports: Vec<Port>,
+    is_host: Vec<bool>,
+    routes: Routes,
+    switch_params: SwitchParams,
+    /// Per node: its switch state and routing state (None at hosts).
+    switches: Vec<Option<(Switch, Router)>>,
+    /// Per node: its NIC's index in `nics` (u32::MAX at switches).
+    nic_of: Vec<u32>,
+    nics: Vec<Nic>,
+    template: Template,
+    entropy: SourceEntropy,
+    conns: Vec<Conn>,
+    finite_left: usize,
+    endless: usize,
+    /// Receiving NICs and their counters at the last sample: (nic, node, rx_bytes, rx_wire_bytes).
+    sampled: Vec<(usize, usize, u64, u64)>,
+    samples: Vec<Sample>,
+    c: Counters,
+    bdp_packets: u32,
+    host_names: Vec<String>,
+    memory: Option<MemoryReport>,
+    obs: O,
+}
+
+impl Simulation<Quiet> {
+    /// Assembles a simulation from resolved parts.
+    pub fn assemble(parts: Parts) -> Simulation<Quiet> {
+        Simulation::with_observer(parts, Quiet)
+    }
+}
+
+impl<O: Observer> Simulation<O> {
+    /// Assembles a simulation whose engine events go to `obs`.
+    pub fn with_observer(p: Parts, obs: O) -> Simulation<O> {
+        let topo = p.topology;
+        let n = topo.nodes.len();
+        let is_host: Vec<bool> = topo.nodes.iter().map(|x| x.kind == NodeKind::Host).collect();
+        let mut ports: Vec<Port> = Vec::with_capacity(topo.links.len() * 2);
+        let mut node_ports = vec![Vec::new(); n];
+        for l in &topo.links {
+            let (pa, pb) = (ports.len(), ports.len() + 1);
+            for (node, id) in [(l.a, pa), (l.b, pb)] {
+                let loss = PortLoss::new(rng::stream(p.seed, Stream::LinkLoss, id as u64), rng::stream(p.seed, Stream::BurstLoss, id as u64));
+                ports.push(Port::new(node, l.rate, l.delay, p.queues, p.discipline, loss));
+                node_ports[node].push(id);
+            }
+            if l.loss > 0.0 {
+                // The file's per-link error rate drops any packet, both ways (HPCC ns-3).
+                for port in [pa, pb] {
+                    ports[port].loss.set_bernoulli(l.loss, KindMask::ALL);
+                }
+            }
+            ports[pa].peer = pb;
+            ports[pa].peer_node = l.b;
+            ports[pb].peer = pa;
+            ports[pb].peer_node = l.a;
+        }
+        for rule in &p.loss {
+            for port in ports.iter_mut() {
+                if rule.target.applies(port.node, port.peer_node) {
+                    rule.install(&mut port.loss);
+                }
+            }
+        }
+        let peer_node: Vec<usize> = ports.iter().map(|p| p.peer_node).collect();
+        let routes = Routes::build(&node_ports, &peer_node, &is_host);
+        let mut nic_of = vec![u32::MAX; n];
+        let mut nics = Vec::new();
+        for node in 0..n {
+            if is_host[node] {
+                nic_of[node] = nics.len() as u32;
+                nics.push(Nic::new(node_ports[node][0], NicState::new(&p.transport), QpCache::new(p.transport.qp_cache()), p.clock));
+            }
+        }
+        let switches = (0..n)
+            .map(|i| {
+                (!is_host[i]).then(|| {
+                    let salt = rng::stream(p.seed, Stream::EcmpSalt, i as u64).next_u64();
+                    (Switch::new(rng::stream(p.seed, Stream::SwitchEcn, i as u64)), Router::new(p.routing, salt, rng::stream(p.seed, Stream::Routing, i as u64)))
+                })
+            })
+            .collect();
+
+        let mut sim = Simulation {
+            now: Time::ZERO,
+            end: p.duration,
+            stop_when_done: p.stop_when_done,
+            sample_interval: p.sample_interval,
+            events: EventQueue::new(),
+            pool: PacketPool::default(),
+            ports,
+            is_host,
+            routes,
+            switch_params: p.switch,
+            switches,
+            nic_of,
+            nics,
+            template: p.transport,
+            entropy: p.entropy,
+            conns: Vec::new(),
+            finite_left: 0,
+            endless: 0,
+            sampled: Vec::new(),
+            samples: Vec::new(),
+            c: Counters::default(),
+            bdp_packets: 1,
+            host_names: topo.nodes.iter().map(|n| n.name.clone()).collect(),
+            memory: None,
+            obs,
+        };
+        sim.bdp_packets = sim.compute_bdp_packets(p.mtu);
+        sim.add_flows(p.flows, p.seed, p.mtu);
+        sim.events.push(sim.sample_interval, Event::Sample);
+        sim
+    }
+
+    fn hosts(&self) -> impl Iterator<Item = usize> + '_ {
+        (0..self.is_host.len()).filter(|&n| self.is_host[n])
+    }
+
+    fn host_port(&self, host: usize) -> usize {
+        self.nics[self.nic_of[host] as usize].port
+    }
+
+    /// One BDP of the longest host-to-host path, in packets: the default bitmap of IRN and
+    /// Go-Back-ONE. The round trip is a full data packet out and an ACK back, store and
+    /// forward at every hop; one packet more covers the one on the sender's wire when the
+    /// ACK arrives.
+    fn compute_bdp_packets(&self, mtu: u32) -> u32 {
+        let hosts: Vec<usize> = self.hosts().collect();
+        let pkt = (mtu + DATA_HEADER_BYTES) as u64;
+        let hop = |p: &Port| p.rate.serialization(pkt) + p.rate.serialization(CONTROL_BYTES as u64);
+        let (rtt, rate) = hosts[1..]
+            .iter()
+            .map(|&h| path::longest_round_trip(&self.ports, &self.routes, self.host_port(hosts[0]), h, &hop))
+            .max_by_key(|p| p.0)
+            .expect("at least 2 hosts");
+        let bytes = rate.0 as u128 * rtt.0 as u128 / 8 / 1_000_000_000_000;
+        (bytes.div_ceil(pkt as u128) as u32 + 1).max(1)
+    }
+
+    /// The longest host-to-host base RTT, the HPCC ns-3 way: twice the propagation delay plus
+    /// one MTU payload's serialization at every hop. What the memory table sizes NICs for.
+    pub fn longest_base_rtt(&self, mtu: u32) -> Time {
+        let hosts: Vec<usize> = self.hosts().collect();
+        let hop = |p: &Port| p.rate.serialization(mtu as u64);
+        hosts[1..]
+            .iter()
+            .map(|&h| path::longest_round_trip(&self.ports, &self.routes, self.host_port(hosts[0]), h, &hop).0)
+            .max()
+            .unwrap_or(Time::ZERO)
+    }
+
+    /// The first host's link rate (what the memory table sizes NICs for).
+    pub fn first_host_rate(&self) -> crate::sim::units::Rate {
+        let h = self.hosts().next().expect("at least 2 hosts");
+        self.ports[self.host_port(h)].rate
+    }
+
+    pub fn flow_count(&self) -> usize {
+        self.conns.len()
+    }
+
+    /// Bytes the routing tables hold.
+    pub fn routing_table_bytes(&self) -> usize {
+        self.routes.table_bytes()
+    }
+
+    /// Attaches the on-chip memory report the run's output carries.
+    pub fn set_memory_report(&mut self, m: MemoryReport) {
+        self.memory = Some(m);
+    }
+
+    fn ideal_fct(&self, a: usize, b: usize, spec: &FlowSpec) -> Time {
+        let header = DATA_HEADER_BYTES as u64;
+        let total = spec.size + spec.npkts() * header;
+        let first = spec.payload(0) as u64 + header;
+        path::ideal_fct(&self.ports, &self.routes, self.host_port(a), b, first, total)
+    }
+
+    fn add_flows(&mut self, defs: Vec<FlowDef>, seed: u64, mtu: u32) {
+        let mut psn_rng = rng::stream(seed, Stream::InitialPsn, 0);
+        let mut receivers = std::collections::BTreeSet::new();
+        for (i, def) in defs.into_iter().enumerate() {
+            let spec = FlowSpec {
+                size: def.size,
+                mtu,
+                initial_psn: (psn_rng.next_u64() & transport::psn::PSN_MASK as u64) as u32,
+                key: rng::mix64(seed ^ (i as u64) << 20),
+            };
+            let ideal_fct = if def.size == FlowSpec::ENDLESS { Time::ZERO } else { self.ideal_fct(def.src, def.dst, &spec) };
+            // RoCEv2 5-tuple: addresses, UDP source port (per QP), destination port 4791.
+            let sport = 10_000 + i as u64;
+            let tuple = |s: usize, d: usize, sp: u64, dp: u64| rng::mix64((s as u64) << 40 ^ (d as u64) << 16 ^ sp << 48 ^ dp);
+            self.conns.push(Conn {
+                def,
+                spec,
+                entropy_fwd: tuple(def.src, def.dst, sport, 4791),
+                entropy_rev: tuple(def.dst, def.src, 4791, sport),
+                src_nic: self.nic_of[def.src],
+                sender: None,
+                receiver: None,
+                active: false,
+                timer_armed: None,
+                ideal_fct,
+                on_chip: false,
+            });
+            if def.size == FlowSpec::ENDLESS { self.endless += 1 } else { self.finite_left += 1 }
+            receivers.insert(def.dst);
+            self.events.push(def.start, Event::FlowStart(i as u32));
+        }
+        self.sampled = receivers.into_iter().map(|h| (self.nic_of[h] as usize, h, 0, 0)).collect();
+    }
+
+    pub fn bdp_packets(&self) -> u32 {
+        self.bdp_packets
+    }
+
+    /// Runs to the end. `progress(now, duration)` is called about every 0.2 s of wall time;
+    /// returning false aborts the run.
+    pub fn run(mut self, progress: &mut dyn FnMut(Time, Time) -> bool) -> Result<RunOutput, Aborted> {
+        let end = self.end;
+        let wall = std::time::Instant::now();
+        let mut last_report = wall;
+        let mut stopped_at = end;
+        while let Some(t) = self.events.peek_time() {
+            if t > end {
+                break;
+            }
+            let (t, ev) = self.events.pop().expect("peeked");
+            self.now = t;
+            self.c.events += 1;
+            self.handle(ev);
+            if self.stop_when_done && self.endless == 0 && self.finite_left == 0 {
+                stopped_at = self.now;
+                break;
+            }
+            if self.c.events & 0xFFFF == 0 && last_report.elapsed().as_millis() >= 200 {
+                last_report = std::time::Instant::now();
+                if !progress(self.now, end) {
+                    return Err(Aborted);
+                }
+            }
+        }
+        progress(stopped_at, end);
+        Ok(self.finish(stopped_at))
+    }
+
+    fn handle(&mut self, ev: Event) {
+        match ev {
+            Event::TxDone(p) => {
+                self.ports[p as usize].wake_pending = false;
+                self.try_transmit(p as usize);
+            }
+            Event::Arrive(p) => self.arrive(p as usize),
+            Event::TryTx(p) => self.try_transmit(p as usize),
+            Event::HostWake(n) => {
+                let nic = &mut self.nics[n as usize];
+                if nic.wake_at == Some(self.now) {
+                    nic.wake_at = None;
+                    let port = nic.port;
+                    self.try_transmit(port);
+                }
+            }
+            Event::FlowTimer(f) => self.flow_timer(f as usize),
+            Event::FlowStart(f) => self.start_flow(f as usize),
+            Event::Sample => self.sample(),
+        }
+    }
+
+    fn start_flow(&mut self, f: usize) {
+        let line = self.ports[self.nics[self.conns[f].src_nic as usize].port].rate;
+        let (tx, rx) = self.template.endpoints(self.conns[f].spec, line, self.bdp_packets);
+        self.conns[f].sender = Some(tx);
+        self.conns[f].receiver = Some(rx);
+        self.activate(f);
+    }
+
+    fn sample(&mut self) {
+        let dt = self.sample_interval;
+        let rate = |now: u64, before: u64| (now - before) as f64 * 8.0 / dt.as_secs_f64();
+        for (nic, h, last, last_wire) in self.sampled.iter_mut() {
+            let (cur, wire) = (self.nics[*nic].rx_bytes, self.nics[*nic].rx_wire_bytes);
+            let sample = Sample { time: self.now, host: *h as u32, bps: rate(cur, *last), wire_bps: rate(wire, *last_wire) };
+            (*last, *last_wire) = (cur, wire);
+            self.samples.push(sample);
+        }
+        let next = self.now + dt;
+        if next <= self.end {
+            self.events.push(next, Event::Sample);
+        }
+    }
+
+    fn finish(self, end: Time) -> RunOutput {
+        let mut c = self.c.clone();
+        let name = |n: usize| self.host_names[n].clone();
+        let mut flows = Vec::with_capacity(self.conns.len());
+        for (i, f) in self.conns.iter().enumerate() {
+            let (stats, finish) = f.sender.as_ref().map_or((Default::default(), None), |s| (s.stats, s.done_at));
+            let delivered = f.receiver.as_ref().map_or(0, |r| r.ctx.delivered_bytes);
+            let (stored, copied, rx_dropped) = f.receiver.as_ref().map_or((0, 0, 0), |r| r.reorder_stats());
+            if let Some(r) = f.receiver.as_ref() {
+                c.bad_deliveries += r.ctx.bad_deliveries;
+            }
+            let active_until = finish.unwrap_or(end);
+            let span = active_until.saturating_sub(f.def.start);
+            let goodput_bps = if span.0 > 0 { delivered as f64 * 8.0 / span.as_secs_f64() } else { 0.0 };
+            flows.push(FlowRecord {
+                flow_id: i as u32,
+                src: name(f.def.src),
+                dst: name(f.def.dst),
+                size_bytes: if f.def.size == FlowSpec::ENDLESS { 0 } else { f.def.size },
+                start: f.def.start,
+                finish,
+                ideal_fct: f.ideal_fct,
+                delivered_bytes: delivered,
+                sent_bytes: stats.sent_bytes,
+                retx_bytes: stats.retx_bytes,
+                naks: stats.naks,
+                timeouts: stats.timeouts,
+                cnps: stats.cnps,
+                reorder_stored_bytes: stored,
+                reorder_copied_bytes: copied,
+                rx_dropped,
+                goodput_bps,
+            });
+        }
+        RunOutput {
+            scheme_report: NicState::report(self.nics.iter().map(|n| &n.state)),
+            memory: self.memory,
+            flows,
+            samples: self.samples,
+            counters: c,
+            end,
+            host_names: self.host_names,
+            packets_in_flight: self.pool.live() as u64,
+            pool_high_water: self.pool.capacity() as u64,
+        }
+    }
+}
+
+/// The progress callback asked to stop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Aborted;
