@@ -12,6 +12,8 @@
 //! Every rate used is a whole number of bits per second (halvings of 40 Gbps and sums of
 //! 40 Mbps / 400 Mbps steps), so rates compare exactly; alphas compare within 1e-12.
 
+mod util;
+
 use retx::config::{Bw, Dur, Size};
 use retx::sim::units::{Rate, Time};
 use retx::transport::dcqcn::{DcqcnParams, DcqcnRp};
@@ -330,4 +332,42 @@ fn at_line_rate_nothing_moves() {
     rp.on_cnp(Time::ZERO);
     rp.on_sent(1_000);
     assert_eq!(rp.rate(), Rate::gbps(30));
+}
+
+/// Catches a sender that does not feed its byte counter (or feeds it the payload instead of
+/// the wire bytes), end to end on the two-endpoint harness: go-back-N under DCQCN with a
+/// byte counter of exactly 10 packets on the wire (10 x 1048 B). One CNP (for marked data
+/// index 3) reaches the sender at 2_850_400 ps and cuts it to 20 Gbps; from packet 14 on,
+/// every 10 packets sent is one fast-recovery step, 20 -> 30 -> 35 -> 37.5 -> 38.75 Gbps, and
+/// each packet's pacing gap uses the rate before its own bytes were counted. The whole flow
+/// ends long before the 55 us timer, so only the byte counter moves the rate.
+#[test]
+fn sender_feeds_the_byte_counter_with_wire_bytes() {
+    use retx::transport::segment::SegKind;
+    use util::exact::{MTU, SER};
+    use util::{scenario_toml, transport_toml, Pair, Rule};
+    let wire = (MTU + retx::transport::DATA_HEADER_BYTES) as u64;
+    let sections = format!("{}\n[cc.dcqcn]\nbyte_counter = \"{}B\"\n", transport_toml("gbn", "dcqcn", ""), 10 * wire);
+    let n = 54;
+    let mut p = Pair::packets(&scenario_toml(&sections), n, 0);
+    p.script(Rule::mark_ecn(3));
+    p.run();
+    assert_eq!(p.ctrl_of(SegKind::Cnp).len(), 1);
+    assert_eq!(p.sender.stats.cnps, 1);
+    let sent: Vec<u64> = p.data.iter().map(|w| w.sent.0).collect();
+    // Line rate up to packet 14 (as in dcqcn_exchange.rs).
+    assert!(sent[..=14].iter().enumerate().all(|(k, &s)| s == k as u64 * SER));
+    let gap = |gbps_x10: u64| Rate(gbps_x10 * 100_000_000).serialization(wire).0;
+    for k in 14..(n as usize - 1) {
+        let want = match k {
+            14..=23 => gap(200),
+            24..=33 => gap(300),
+            34..=43 => gap(350),
+            _ => gap(375),
+        };
+        assert_eq!(sent[k + 1] - sent[k], want, "gap after packet {k}");
+    }
+    assert_eq!(p.sender.rate(), Rate(38_750_000_000));
+    assert!(p.now < Time::from_us(50), "the increase timer must not have fired");
+    assert_eq!(p.receiver.ctx.bad_deliveries, 0);
 }
