@@ -11,7 +11,7 @@ use retx::sim::units::{Rate, Time};
 use retx::transport::psn::{PsnSpace, PSN_MASK};
 use retx::transport::receiver::Receiver;
 use retx::transport::segment::{payload_tag, Hole, SegKind, Segment};
-use retx::transport::{endpoints, FlowSpec, NicShared};
+use retx::transport::{FlowSpec, NicState};
 use util::scenario;
 
 /// Every scheme, by its receiver's configuration (GBN's three NAK policies share one receiver
@@ -35,7 +35,7 @@ fn flow() -> FlowSpec {
 
 struct Rx {
     rx: Receiver,
-    nic: NicShared,
+    nic: NicState,
     spec: FlowSpec,
     now: Time,
 }
@@ -45,9 +45,10 @@ impl Rx {
         let s = scenario(recovery, extra);
         let spec = flow();
         // A 16-packet bitmap for IRN and Go-Back-ONE (the BDP argument).
-        let (_, mut rx) = endpoints(&s, spec, Rate::gbps(40), 16);
+        let template = retx::config::build::transport(&s);
+        let (_, mut rx) = template.endpoints(spec, Rate::gbps(40), 16);
         rx.ctx.log = Some(Vec::new());
-        Rx { rx, nic: NicShared::new(&s), spec, now: Time::ZERO }
+        Rx { rx, nic: NicState::new(&template), spec, now: Time::ZERO }
     }
 
     /// Packet `index` exactly as a correct sender builds it.
