@@ -4,7 +4,8 @@
 mod util;
 
 use retx::sim::units::{Rate, Time};
-use retx::transport::segment::{SegKind, Segment};
+use retx::transport::endpoint::Want;
+use retx::transport::segment::{Ecn, SegKind, Segment};
 use retx::transport::sender::Transmit;
 use retx::transport::{NicState, DATA_HEADER_BYTES};
 use retx::Scenario;
@@ -22,7 +23,7 @@ fn data_segments(n: u64) -> Vec<Segment> {
     let (mut tx, _) = retx::config::build::transport(&s).endpoints(packets(n, 7), LINE, 10);
     let mut nic = NicState::new(&retx::config::build::transport(&s));
     (0..n)
-        .map(|k| match tx.poll_transmit(Time::from_us(k), &mut nic) {
+        .map(|k| match tx.poll_transmit(Time::from_us(k), &mut nic, Want::Any) {
             Transmit::Send(s) => s,
             other => panic!("expected a data packet, got {other:?}"),
         })
@@ -37,9 +38,14 @@ fn receiver_sends_one_cnp_per_50us_for_marked_packets() {
     let mut nic = NicState::new(&retx::config::build::transport(&s));
     let mut feed = |now: Time, k: usize, ecn: bool| {
         let mut s = segs[k];
-        s.ecn = ecn;
-        rx.handle_segment(now, &s, &mut nic);
-        std::iter::from_fn(|| rx.poll_transmit()).map(|c| (c.kind, c.psn.value(), c.ts)).collect::<Vec<_>>()
+        s.ecn = if ecn { Ecn::Ce } else { Ecn::Ect };
+        rx.handle_packet(now, &s, &mut nic);
+        std::iter::from_fn(|| match rx.poll_transmit(now, &mut nic, Want::Responses) {
+            Transmit::Send(c) => Some(c),
+            _ => None,
+        })
+        .map(|c| (c.kind, c.psn.value(), c.echo_ts))
+        .collect::<Vec<_>>()
     };
     // A marked packet: a CNP (naming its PSN, echoing its send time) ahead of the ACK.
     assert_eq!(feed(t(1_000_000), 0, true), vec![(SegKind::Cnp, 7, segs[0].ts), (SegKind::Ack, 8, segs[0].ts)]);

@@ -10,7 +10,9 @@ mod util;
 use retx::sim::units::{Rate, Time};
 use retx::transport::psn::{PsnSpace, PSN_MASK};
 use retx::transport::receiver::Receiver;
-use retx::transport::segment::{payload_tag, Hole, SegKind, Segment};
+use retx::transport::endpoint::Want;
+use retx::transport::segment::{payload_tag, Segment};
+use retx::transport::sender::Transmit;
 use retx::transport::{FlowSpec, NicState};
 use util::scenario;
 
@@ -53,25 +55,16 @@ impl Rx {
 
     /// Packet `index` exactly as a correct sender builds it.
     fn good(&self, index: u64) -> Segment {
-        Segment {
-            kind: SegKind::Data,
-            psn: PsnSpace::new(self.spec.initial_psn).wire(index),
-            aux: Default::default(),
-            payload: self.spec.payload(index),
-            last: index + 1 == self.spec.npkts(),
-            retransmit: false,
-            ecn: false,
-            tag: payload_tag(self.spec.key, index),
-            ts: self.now,
-            holes: [Hole::default(); 3],
-            nholes: 0,
-        }
+        let psn = PsnSpace::new(self.spec.initial_psn).wire(index);
+        let mut seg = Segment::data(psn, self.spec.payload(index), payload_tag(self.spec.key, index), self.now);
+        seg.last = index + 1 == self.spec.npkts();
+        seg
     }
 
     fn feed(&mut self, seg: Segment) {
         self.now += Time::from_ns(300);
-        self.rx.handle_segment(self.now, &seg, &mut self.nic);
-        while self.rx.poll_transmit().is_some() {}
+        self.rx.handle_packet(self.now, &seg, &mut self.nic);
+        while let Transmit::Send(_) = self.rx.poll_transmit(self.now, &mut self.nic, Want::Responses) {}
     }
 
     fn send(&mut self, index: u64) {

@@ -42,7 +42,7 @@ fn queue(p: &Pair) -> Vec<u64> {
 fn racks(p: &Pair) -> Vec<(u64, u64, u64)> {
     p.ctrl_of(SegKind::Rack)
         .iter()
-        .map(|w| (w.sent.0, (w.seg.psn.value() - PSN0) as u64, (w.seg.aux.value() - PSN0) as u64))
+        .map(|w| (w.sent.0, (w.seg.psn.value() - PSN0) as u64, (w.seg.reported_psn().unwrap().value() - PSN0) as u64))
         .collect()
 }
 

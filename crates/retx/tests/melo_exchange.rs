@@ -39,7 +39,7 @@ fn rx(p: &Pair) -> &MeloReceiver {
 
 /// The holes a MELO NACK carries, as wire (PSN, length), in wire order.
 fn wire_holes(seg: &retx::transport::segment::Segment) -> Vec<(u32, u16)> {
-    seg.holes[..seg.nholes as usize].iter().map(|h| (h.start.value(), h.len)).collect()
+    seg.holes().iter().map(|h| (h.start.value(), h.len)).collect()
 }
 
 fn assert_pools_empty(p: &Pair) {
@@ -82,8 +82,8 @@ fn one_loss_one_nack_one_retransmission_and_the_reorder_buffer_drains() {
     assert_eq!(data_arrival(6 * SER), 2_467_200);
     let nack = p.ctrl_of(SegKind::MeloNack)[0].seg;
     assert_eq!(nack.psn, Psn::new(PSN0 + 5));
-    assert_eq!(nack.nholes, 1);
-    assert_eq!(nack.holes[0], Hole { start: Psn::new(PSN0 + 5), len: 1 });
+    assert_eq!(nack.holes().len(), 1);
+    assert_eq!(nack.holes()[0], Hole { start: Psn::new(PSN0 + 5), len: 1 });
     assert_eq!(p.receiver.ctx.naks_sent, 1);
 
     let mut expect: Vec<_> = back_to_back(0, 0..=16, false).collect();

@@ -24,7 +24,10 @@ pub const CLASS_DATA: usize = 1;
 pub struct Packet {
     pub frame: Frame,
     pub seg: Segment,
+    /// The connection, and which end sent it: 0 the requester, 1 the responder. The engine
+    /// hands the packet to the other end.
     pub flow: u32,
+    pub dir: u8,
     /// Source and destination host node ids.
     pub src: u32,
     pub dst: u32,

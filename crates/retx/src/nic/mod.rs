@@ -6,11 +6,25 @@ pub mod qp_cache;
 pub mod scheduler;
 
 use crate::sim::units::Time;
+use crate::transport::endpoint::Endpoint;
 use crate::transport::NicState;
 
 pub use clock::HostClock;
 pub use qp_cache::QpCache;
 pub use scheduler::QpScheduler;
+
+/// One queue pair of a NIC: one end of a connection, and what the engine tracks about it.
+pub struct Qp {
+    /// The connection (flow) it belongs to.
+    pub conn: u32,
+    pub endpoint: Endpoint,
+    /// In the scheduler's list.
+    pub active: bool,
+    /// A timer event is pending for this time.
+    pub timer_armed: Option<Time>,
+    /// Its context is in the on-chip QP cache.
+    pub on_chip: bool,
+}
 
 /// One host's NIC.
 pub struct Nic {
@@ -27,10 +41,12 @@ pub struct Nic {
     pub state: NicState,
     pub qp_cache: QpCache,
     pub clock: HostClock,
+    /// This host's queue pairs, both requesters and responders, indexed by the scheduler.
+    pub qps: Vec<Qp>,
 }
 
 impl Nic {
     pub fn new(port: usize, state: NicState, qp_cache: QpCache, clock: HostClock) -> Nic {
-        Nic { port, scheduler: QpScheduler::default(), wake_at: None, rx_bytes: 0, rx_wire_bytes: 0, state, qp_cache, clock }
+        Nic { port, scheduler: QpScheduler::default(), wake_at: None, rx_bytes: 0, rx_wire_bytes: 0, state, qp_cache, clock, qps: Vec::new() }
     }
 }

@@ -16,7 +16,7 @@ pub enum Offer<P> {
     Idle,
 }
 
-/// Round robin over active connections (by connection id).
+/// Round robin over active queue pairs (by their index in the NIC).
 #[derive(Clone, Debug, Default)]
 pub struct QpScheduler {
     active: Vec<u32>,

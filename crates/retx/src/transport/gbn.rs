@@ -6,6 +6,8 @@
 //! Sender: a NAK rewinds `snd_nxt` to the NAKed PSN; a retransmission timeout rewinds to
 //! `snd_una` when nothing else arrives (lost tail, lost NAK, lost retransmission).
 
+use super::psn::PsnReader;
+use super::NicState;
 use super::receiver::RxCtx;
 use super::segment::{SegKind, Segment};
 use crate::sim::units::Dur;
@@ -121,6 +123,27 @@ impl GbnSender {
         false
     }
 
+    /// A response from the receiver: ACK or NAK (anything else is not go-back-N's). Returns
+    /// whether it was a loss notification.
+    pub fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, _nic: &mut NicState) -> bool {
+        let cum = at.index(seg.psn);
+        match seg.kind {
+            SegKind::Ack => {
+                if let Some(cum) = cum {
+                    self.on_ack(now, cum);
+                }
+                false
+            }
+            SegKind::Nak => {
+                if let Some(cum) = cum {
+                    self.on_nak(now, cum);
+                }
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Returns true if the NAK rewound the sender.
     pub fn on_nak(&mut self, now: Time, expected: u64) -> bool {
         if expected < self.snd_una || expected > self.high {
@@ -198,7 +221,7 @@ impl GbnReceiver {
             self.unacked += 1;
             if self.unacked >= self.ack_interval || seg.last {
                 self.unacked = 0;
-                rx.send(Segment::control(SegKind::Ack, rx.wire(rx.expected()), seg.ts));
+                rx.send(Segment::reply(SegKind::Ack, rx.wire(rx.expected()), now, seg));
             }
         } else if index > expected {
             let allowed = match self.policy {
@@ -210,13 +233,13 @@ impl GbnReceiver {
                 self.nak_quiet_until = now + self.interval;
                 self.last_nak = Some(expected);
                 rx.naks_sent += 1;
-                rx.send(Segment::control(SegKind::Nak, rx.wire(expected), seg.ts));
+                rx.send(Segment::reply(SegKind::Nak, rx.wire(expected), now, seg));
             }
         } else {
             // A duplicate: the sender timed out or an ACK was lost. Re-acknowledge (IB spec
             // C9-105, as soft-RoCE does; the HPCC ns-3 model stays silent, which can leave a
             // sender whose last ACK was lost retransmitting forever).
-            rx.send(Segment::control(SegKind::Ack, rx.wire(expected), seg.ts));
+            rx.send(Segment::reply(SegKind::Ack, rx.wire(expected), now, seg));
         }
     }
 }

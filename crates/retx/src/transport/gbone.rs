@@ -11,7 +11,9 @@
 
 use super::gbn::{GbnParams, GbnSender};
 use super::irn::BitmapReceiver;
-use super::segment::SegKind;
+use super::psn::PsnReader;
+use super::NicState;
+use super::segment::{Ext, SegKind, Segment};
 use crate::sim::units::Dur;
 use crate::sim::units::Time;
 use serde::{Deserialize, Serialize};
@@ -100,6 +102,26 @@ impl GboneSender {
             // acknowledged meanwhile
         }
         self.base.next(now)
+    }
+
+    /// A response from the receiver: ACK (0xFC) or RACK (0xFD). Returns whether it was a
+    /// loss notification.
+    pub fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, _nic: &mut NicState) -> bool {
+        match (seg.kind, seg.ext) {
+            (SegKind::Ack, _) => {
+                if let Some(cum) = at.index(seg.psn) {
+                    self.on_ack(now, cum);
+                }
+                false
+            }
+            (SegKind::Rack, Ext::Rack(received)) => {
+                if let Some(received) = at.index(received) {
+                    self.on_rack(received);
+                }
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Algorithm 1, ACK branch (0xFC).

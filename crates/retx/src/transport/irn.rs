@@ -9,8 +9,10 @@
 //! packets are capped at the bitmap size (IRN's BDP-FC). A timeout (RTO_low with few packets in
 //! flight, else RTO_high) retransmits every un-SACKed packet.
 
+use super::psn::PsnReader;
+use super::NicState;
 use super::receiver::RxCtx;
-use super::segment::{SegKind, Segment};
+use super::segment::{Ext, SegKind, Segment};
 use crate::sim::units::Dur;
 use crate::sim::units::Time;
 use serde::{Deserialize, Serialize};
@@ -149,7 +151,7 @@ impl BitmapReceiver {
             self.unacked += 1;
             if drained || self.unacked >= self.ack_interval || seg.last || rx.is_complete() {
                 self.unacked = 0;
-                rx.send(Segment::control(SegKind::Ack, rx.wire(rx.expected()), seg.ts));
+                rx.send(Segment::reply(SegKind::Ack, rx.wire(rx.expected()), now, seg));
             }
         } else if index > expected {
             if index - expected >= self.cached.capacity() {
@@ -165,13 +167,13 @@ impl BitmapReceiver {
                 self.buffered += 1;
                 self.max_buffered = self.max_buffered.max(self.buffered);
             }
-            let mut note = Segment::control(self.notify, rx.wire(expected), seg.ts);
-            note.aux = seg.psn;
+            let mut note = Segment::reply(self.notify, rx.wire(expected), now, seg);
+            note.ext = if self.notify == SegKind::Rack { Ext::Rack(seg.psn) } else { Ext::Sack(seg.psn) };
             self.notifications += 1;
             rx.naks_sent += 1;
             rx.send(note);
         } else {
-            rx.send(Segment::control(SegKind::Ack, rx.wire(expected), seg.ts));
+            rx.send(Segment::reply(SegKind::Ack, rx.wire(expected), now, seg));
         }
     }
 }
@@ -292,6 +294,27 @@ impl IrnSender {
     pub fn on_ack(&mut self, now: Time, cum: u64) {
         if self.advance_una(cum) {
             self.restart_rto(now);
+        }
+    }
+
+    /// A response from the receiver: ACK or NACK (a SACK). Returns whether it was a loss
+    /// notification.
+    pub fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, _nic: &mut NicState) -> bool {
+        let cum = at.index(seg.psn);
+        match (seg.kind, seg.ext) {
+            (SegKind::Ack, _) => {
+                if let Some(cum) = cum {
+                    self.on_ack(now, cum);
+                }
+                false
+            }
+            (SegKind::Sack, Ext::Sack(sacked)) => {
+                if let Some(cum) = cum {
+                    self.on_sack(now, cum, at.index(sacked));
+                }
+                true
+            }
+            _ => false,
         }
     }
 

@@ -20,8 +20,10 @@
 //! to the timeout.
 
 use super::gbn::{GbnParams, GbnSender};
+use super::psn::PsnReader;
+use super::NicState;
 use super::receiver::RxCtx;
-use super::segment::{Hole, SegKind, Segment};
+use super::segment::{Ext, Hole, SegKind, Segment};
 use crate::sim::units::Dur;
 use crate::hw::bits_pool::{BitsPool, ConnBitmap, Position};
 use crate::sim::units::Time;
@@ -256,7 +258,7 @@ impl MeloReceiver {
         let expected = rx.expected();
         self.high = self.high.max(expected);
         if index < expected {
-            rx.send(Segment::control(SegKind::Ack, rx.wire(expected), seg.ts));
+            rx.send(Segment::reply(SegKind::Ack, rx.wire(expected), now, seg));
             return;
         }
         if index == expected {
@@ -282,7 +284,7 @@ impl MeloReceiver {
             self.unacked += 1;
             if drained || self.unacked >= self.ack_interval || seg.last || rx.is_complete() {
                 self.unacked = 0;
-                rx.send(Segment::control(SegKind::Ack, rx.wire(front), seg.ts));
+                rx.send(Segment::reply(SegKind::Ack, rx.wire(front), now, seg));
             }
             return;
         }
@@ -309,18 +311,20 @@ impl MeloReceiver {
         self.store(index, seg.tag, seg.payload);
         if index > self.high {
             self.holes.push(self.high, index - self.high);
-            self.send_nack(rx, seg);
+            self.send_nack(now, rx, seg);
         }
         self.high = index + 1;
     }
 
-    fn send_nack(&self, rx: &mut RxCtx, seg: &Segment) {
-        let mut nack = Segment::control(SegKind::MeloNack, rx.wire(rx.expected()), seg.ts);
+    fn send_nack(&self, now: Time, rx: &mut RxCtx, seg: &Segment) {
+        let mut nack = Segment::reply(SegKind::MeloNack, rx.wire(rx.expected()), now, seg);
         // Most recent (closest to RCV.HIGH) first.
+        let (mut holes, mut n) = ([Hole::default(); 3], 0u8);
         for (k, &(s, l)) in self.holes.as_slice().iter().rev().enumerate() {
-            nack.holes[k] = Hole { start: rx.wire(s), len: l.min(u16::MAX as u64) as u16 };
-            nack.nholes += 1;
+            holes[k] = Hole { start: rx.wire(s), len: l.min(u16::MAX as u64) as u16 };
+            n += 1;
         }
+        nack.ext = Ext::Holes { holes, n };
         rx.naks_sent += 1;
         rx.send(nack);
     }
@@ -387,6 +391,36 @@ impl MeloSender {
         self.advance(now, cum, pool);
         if self.base.is_done() {
             self.bitmap.release_all(pool);
+        }
+    }
+
+    /// A response from the receiver: ACK or MELO NACK (holes, most recent first). Returns
+    /// whether it was a loss notification.
+    pub fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, nic: &mut NicState) -> bool {
+        let pool = &mut nic.melo.tx;
+        let cum = at.index(seg.psn);
+        match seg.kind {
+            SegKind::Ack => {
+                if let Some(cum) = cum {
+                    self.on_ack(now, cum, pool);
+                }
+                false
+            }
+            SegKind::MeloNack => {
+                if let Some(cum) = cum {
+                    let mut holes = [(0u64, 0u64); 3];
+                    let mut n = 0;
+                    for h in seg.holes() {
+                        if let Some(start) = at.index(h.start) {
+                            holes[n] = (start, h.len as u64);
+                            n += 1;
+                        }
+                    }
+                    self.on_nack(now, cum, &holes[..n], pool);
+                }
+                true
+            }
+            _ => false,
         }
     }
 

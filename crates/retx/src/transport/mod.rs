@@ -2,8 +2,10 @@
 //! carries `now`; outputs are pulled (`poll_transmit`, `poll_timeout`). The simulator, unit
 //! tests and a future real-UDP harness drive the same code.
 
+pub mod cc;
 pub mod dcqcn;
 pub mod dctcp;
+pub mod endpoint;
 pub mod gbn;
 pub mod gbone;
 pub mod irn;
@@ -138,9 +140,9 @@ impl Template {
             ),
         };
         let (cc, np) = match &self.cc {
-            CcParams::None => (sender::Cc::None, None),
-            CcParams::Dctcp(p) => (sender::Cc::Dctcp(dctcp::Dctcp::new(*p, line)), None),
-            CcParams::Dcqcn(p) => (sender::Cc::Dcqcn(dcqcn::DcqcnRp::new(*p, line)), Some(dcqcn::DcqcnNp::new(p.cnp_interval.0))),
+            CcParams::None => (cc::Cc::None, None),
+            CcParams::Dctcp(p) => (cc::Cc::Dctcp(dctcp::Dctcp::new(*p, line)), None),
+            CcParams::Dcqcn(p) => (cc::Cc::Dcqcn(dcqcn::DcqcnRp::new(*p, line)), Some(dcqcn::DcqcnNp::new(p.cnp_interval.0))),
         };
         (sender::Sender::new(spec, tx, cc, line, DATA_HEADER_BYTES), receiver::Receiver::new(spec, rx, np))
     }

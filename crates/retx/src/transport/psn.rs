@@ -52,6 +52,20 @@ impl PsnSpace {
     }
 }
 
+/// Reads wire PSNs of one QP as absolute indices near a reference (the sender's snd_una when
+/// a notification arrives): what each loss recovery scheme uses to parse its notifications.
+#[derive(Clone, Copy, Debug)]
+pub struct PsnReader {
+    pub space: PsnSpace,
+    pub reference: u64,
+}
+
+impl PsnReader {
+    pub fn index(&self, psn: Psn) -> Option<u64> {
+        self.space.unwrap(psn, self.reference)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

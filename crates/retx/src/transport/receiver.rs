@@ -5,7 +5,9 @@ use super::gbn::GbnReceiver;
 use super::irn::BitmapReceiver;
 use super::melo::MeloReceiver;
 use super::psn::{Psn, PsnSpace};
-use super::segment::{payload_tag, SegKind, Segment};
+use super::endpoint::Want;
+use super::segment::{payload_tag, Ecn, SegKind, Segment};
+use super::sender::Transmit;
 use super::{FlowSpec, NicState};
 use crate::sim::units::Time;
 use std::collections::VecDeque;
@@ -134,14 +136,17 @@ impl Receiver {
         }
     }
 
-    /// Handles a data packet from the network. `shared` is the NIC state all queue pairs
-    /// share (MELO's receive pool).
-    pub fn handle_segment(&mut self, now: Time, seg: &Segment, shared: &mut NicState) {
-        debug_assert_eq!(seg.kind, SegKind::Data);
+    /// Handles a data packet from the network (anything else is not for a responder). `shared`
+    /// is the NIC state all queue pairs share (MELO's receive pool).
+    pub fn handle_packet(&mut self, now: Time, seg: &Segment, shared: &mut NicState) {
+        if seg.kind != SegKind::Data {
+            return;
+        }
+        let marked = seg.ecn == Ecn::Ce;
         if let Some(np) = self.np.as_mut() {
-            if np.on_data(now, seg.ecn) {
+            if np.on_data(now, marked) {
                 self.cnps_sent += 1;
-                self.ctx.send(Segment::control(SegKind::Cnp, seg.psn, seg.ts));
+                self.ctx.send(Segment::reply(SegKind::Cnp, seg.psn, now, seg));
             }
         }
         // A PSN from before the QP's first packet is garbage: drop it.
@@ -156,15 +161,27 @@ impl Receiver {
         // of the ACK/NACK the same way).
         for c in self.ctx.out.iter_mut().skip(queued) {
             if c.kind != SegKind::Cnp {
-                c.ecn = seg.ecn;
+                c.ece = marked;
             }
         }
     }
 
-    /// The next control packet to send, if any.
-    pub fn poll_transmit(&mut self) -> Option<Segment> {
-        self.ctx.out.pop_front()
+    /// The next response to send (ACK, NAK, NACK, RACK, CNP), whatever is asked: responses
+    /// are never held back. A responder has no data of its own.
+    pub fn poll_transmit(&mut self, _now: Time, _nic: &mut NicState, _want: Want) -> Transmit {
+        match self.ctx.out.pop_front() {
+            Some(seg) => Transmit::Send(seg),
+            None => Transmit::Idle,
+        }
     }
+
+    /// A responder of today's schemes keeps no timer (a future delayed-ACK or grant timer
+    /// would live here).
+    pub fn poll_timeout(&self) -> Option<Time> {
+        None
+    }
+
+    pub fn handle_timeout(&mut self, _now: Time, _nic: &mut NicState) {}
 
     pub fn is_done(&self) -> bool {
         self.ctx.done_at.is_some()

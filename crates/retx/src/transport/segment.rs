@@ -1,4 +1,5 @@
-//! What a transport puts on the wire, independent of the network model.
+//! What a transport puts on the wire, independent of the network model: a common header every
+//! scheme shares, and a per-scheme extension ([`Ext`]) for what only one scheme carries.
 
 use super::psn::Psn;
 use crate::sim::units::Time;
@@ -12,15 +13,32 @@ pub enum SegKind {
     Ack,
     /// Go-back-N NAK (sequence error): resend from `psn`, the receiver's expected PSN.
     Nak,
-    /// IRN-style NACK: cumulative `psn` plus `aux`, the out-of-order PSN that triggered it.
+    /// IRN-style NACK: cumulative `psn` plus [`Ext::Sack`], the out-of-order PSN that
+    /// triggered it.
     Sack,
     /// DCQCN congestion notification packet.
     Cnp,
-    /// MELO NACK: cumulative `psn` plus up to three holes, the most recent first.
+    /// MELO NACK: cumulative `psn` plus up to three holes ([`Ext::Holes`]), most recent first.
     MeloNack,
-    /// Go-Back-ONE loss notification (IP protocol 0xFD; ACK is 0xFC): `aux` is the PSN just
-    /// received out of order, `psn` the PSN expected.
+    /// Go-Back-ONE loss notification (IP protocol 0xFD; ACK is 0xFC): [`Ext::Rack`] is the
+    /// PSN just received out of order, `psn` the PSN expected.
     Rack,
+}
+
+impl SegKind {
+    pub fn is_control(self) -> bool {
+        !matches!(self, SegKind::Data)
+    }
+}
+
+/// The IP ECN codepoint (RFC 3168): switches mark Congestion Experienced on ECN-capable
+/// packets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Ecn {
+    #[default]
+    NotEct,
+    Ect,
+    Ce,
 }
 
 /// A run of missing PSNs reported by a MELO NACK (2 B of length on the wire).
@@ -30,10 +48,17 @@ pub struct Hole {
     pub len: u16,
 }
 
-impl SegKind {
-    pub fn is_control(self) -> bool {
-        !matches!(self, SegKind::Data)
-    }
+/// What only one scheme's packets carry. Each scheme reads its own variant.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Ext {
+    #[default]
+    None,
+    /// IRN NACK: the PSN received out of order (selectively acknowledged).
+    Sack(Psn),
+    /// Go-Back-ONE RACK: the PSN received out of order.
+    Rack(Psn),
+    /// MELO NACK: `n` holes, the most recent first.
+    Holes { holes: [Hole; 3], n: u8 },
 }
 
 /// A transport header plus the few facts the simulator needs about the payload.
@@ -41,39 +66,93 @@ impl SegKind {
 pub struct Segment {
     pub kind: SegKind,
     pub psn: Psn,
-    pub aux: Psn,
     /// Payload bytes (data only).
     pub payload: u32,
     /// Last packet of the message: the receiver acknowledges it at once.
     pub last: bool,
     pub retransmit: bool,
-    /// ECN congestion-experienced, set by switches on data packets and echoed by the
-    /// receiver on the control packet a marked packet triggers (DCTCP's ECE).
-    pub ecn: bool,
+    /// IP ECN codepoint: data leaves the sender ECN-capable; switches mark it.
+    pub ecn: Ecn,
+    /// ECN echo on a response: the data packet that triggered it was marked (DCTCP's ECE;
+    /// HPCC sets the CNP flag of its ACK/NACK the same way).
+    pub ece: bool,
+    /// Traffic class (selects the egress queue and PFC priority).
+    pub priority: u8,
+    /// Drop precedence (colour) for WRED-style admission: 0 green, 1 yellow, 2 red.
+    pub colour: u8,
+    /// Switches crossed so far.
+    pub hops: u8,
     /// A digest of the payload's identity (flow, index) so a receiver can prove it delivers
     /// the data that was sent, not merely the right count of bytes.
     pub tag: u32,
-    /// Send time of a data packet, echoed by the control packet it triggers.
+    /// The sender's timestamp (its local clock when the packet left).
     pub ts: Time,
-    /// MELO NACK holes (`nholes` of them are valid).
-    pub holes: [Hole; 3],
-    pub nholes: u8,
+    /// On a response: the timestamp of the packet that triggered it.
+    pub echo_ts: Time,
+    pub ext: Ext,
 }
 
 impl Segment {
-    pub fn control(kind: SegKind, psn: Psn, ts: Time) -> Segment {
+    /// A response of `kind` to `to`, sent at local time `now`, naming `psn`: it echoes the
+    /// triggering packet's timestamp and keeps its class.
+    pub fn reply(kind: SegKind, psn: Psn, now: Time, to: &Segment) -> Segment {
         Segment {
             kind,
             psn,
-            aux: Psn::default(),
             payload: 0,
             last: false,
             retransmit: false,
-            ecn: false,
+            ecn: Ecn::NotEct,
+            ece: false,
+            priority: to.priority,
+            colour: 0,
+            hops: 0,
             tag: 0,
-            ts,
-            holes: [Hole::default(); 3],
-            nholes: 0,
+            ts: now,
+            echo_ts: to.ts,
+            ext: Ext::None,
+        }
+    }
+
+    /// A packet an endpoint sends on its own, not in response to one (a receiver speaking
+    /// first: a grant, a credit, a SYN-ACK).
+    pub fn control(kind: SegKind, psn: Psn, now: Time) -> Segment {
+        Segment { ts: now, echo_ts: Time::ZERO, ..Segment::reply(kind, psn, now, &Segment::data(psn, 0, 0, now)) }
+    }
+
+    /// A data packet: `payload` bytes at `psn`, ECN-capable, sent at `now`.
+    pub fn data(psn: Psn, payload: u32, tag: u32, now: Time) -> Segment {
+        Segment {
+            kind: SegKind::Data,
+            psn,
+            payload,
+            last: false,
+            retransmit: false,
+            ecn: Ecn::Ect,
+            ece: false,
+            priority: 0,
+            colour: 0,
+            hops: 0,
+            tag,
+            ts: now,
+            echo_ts: Time::ZERO,
+            ext: Ext::None,
+        }
+    }
+
+    /// The PSN a SACK or RACK carries, if this is one.
+    pub fn reported_psn(&self) -> Option<Psn> {
+        match self.ext {
+            Ext::Sack(p) | Ext::Rack(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// The holes a MELO NACK carries (empty otherwise).
+    pub fn holes(&self) -> &[Hole] {
+        match &self.ext {
+            Ext::Holes { holes, n } => &holes[..*n as usize],
+            _ => &[],
         }
     }
 }

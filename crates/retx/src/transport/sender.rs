@@ -1,12 +1,12 @@
 //! The requester side of a queue pair: loss recovery, congestion control and pacing.
 
-use super::dcqcn::DcqcnRp;
-use super::dctcp::Dctcp;
+use super::cc::{AckSample, Cc};
+use super::endpoint::Want;
 use super::gbn::GbnSender;
 use super::gbone::GboneSender;
 use super::irn::IrnSender;
 use super::melo::MeloSender;
-use super::psn::PsnSpace;
+use super::psn::{PsnReader, PsnSpace};
 use super::segment::{payload_tag, SegKind, Segment};
 use super::{FlowSpec, NicState};
 use crate::sim::units::{Rate, Time};
@@ -32,20 +32,11 @@ macro_rules! each {
     };
 }
 
-/// Congestion control, statically dispatched.
-#[derive(Clone, Debug)]
-pub enum Cc {
-    /// Always line rate.
-    None,
-    Dcqcn(DcqcnRp),
-    Dctcp(Dctcp),
-}
-
 /// What the sender wants to do now.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Transmit {
     Send(Segment),
-    /// Has data but the rate limiter holds it until then.
+    /// Has data but the rate limiter (or a timer) holds it until then.
     WaitUntil(Time),
     /// Nothing to send until a packet or timer arrives.
     Idle,
@@ -94,12 +85,13 @@ impl Sender {
         }
     }
 
+    /// The pacing rate congestion control allows now.
     pub fn rate(&self) -> Rate {
-        match &self.cc {
-            Cc::None => self.line,
-            Cc::Dcqcn(rp) => rp.rate(),
-            Cc::Dctcp(d) => d.rate(),
-        }
+        self.cc.rate().unwrap_or(self.line)
+    }
+
+    pub fn cc(&self) -> &Cc {
+        &self.cc
     }
 
     pub fn snd_una(&self) -> u64 {
@@ -122,34 +114,33 @@ impl Sender {
         self.done_at.is_some()
     }
 
-    pub fn poll_transmit(&mut self, now: Time, shared: &mut NicState) -> Transmit {
-        if self.is_done() || !self.has_data() {
+    /// The next packet to send. A sender has no responses to give (`Want::Responses`); offered
+    /// the wire, it sends retransmissions and new data as its gate allows: the pacing rate,
+    /// and the window of bytes in flight if congestion control sets one.
+    pub fn poll_transmit(&mut self, now: Time, nic: &mut NicState, want: Want) -> Transmit {
+        if want == Want::Responses || self.is_done() || !self.has_data() {
             return Transmit::Idle;
         }
         if now < self.next_send {
             return Transmit::WaitUntil(self.next_send);
         }
+        if let Some(window) = self.cc.window() {
+            let in_flight = (self.snd_nxt() - self.snd_una()) * self.spec.mtu as u64;
+            if in_flight >= window {
+                return Transmit::Idle; // an ACK opens the window
+            }
+        }
         let next = match &mut self.recovery {
             TxRecovery::Gbn(r) => r.next(now),
             TxRecovery::Irn(r) => r.next(now),
-            TxRecovery::Melo(r) => r.next_with(now, &mut shared.melo.tx),
+            TxRecovery::Melo(r) => r.next_with(now, &mut nic.melo.tx),
             TxRecovery::Gbone(r) => r.next(now),
         };
         let Some((index, retransmit)) = next else { return Transmit::Idle };
         let payload = self.spec.payload(index);
-        let seg = Segment {
-            kind: SegKind::Data,
-            psn: self.psn.wire(index),
-            aux: Default::default(),
-            payload,
-            last: index + 1 == self.spec.npkts(),
-            retransmit,
-            ecn: false,
-            tag: payload_tag(self.spec.key, index),
-            ts: now,
-            holes: Default::default(),
-            nholes: 0,
-        };
+        let mut seg = Segment::data(self.psn.wire(index), payload, payload_tag(self.spec.key, index), now);
+        seg.last = index + 1 == self.spec.npkts();
+        seg.retransmit = retransmit;
         self.stats.sent_pkts += 1;
         self.stats.sent_bytes += payload as u64;
         if retransmit {
@@ -158,76 +149,38 @@ impl Sender {
         }
         let wire = (payload + self.header) as u64;
         self.next_send = now + self.rate().serialization(wire);
-        if let Cc::Dcqcn(rp) = &mut self.cc {
-            rp.on_sent(wire);
-        }
+        self.cc.on_sent(now, wire);
         Transmit::Send(seg)
     }
 
-    /// Handles a control packet (ACK, NAK, NACK, RACK, CNP) from the receiver. `shared` is
-    /// the NIC state all queue pairs share (MELO's send pool).
-    pub fn handle_segment(&mut self, now: Time, seg: &Segment, shared: &mut NicState) {
-        let una = self.snd_una();
-        let unwrap = |psn| self.psn.unwrap(psn, una);
-        let cum = unwrap(seg.psn);
-        match (seg.kind, &mut self.recovery) {
-            (SegKind::Ack, rec) => {
-                if let Some(cum) = cum {
-                    match rec {
-                        TxRecovery::Gbn(r) => {
-                            r.on_ack(now, cum);
-                        }
-                        TxRecovery::Irn(r) => r.on_ack(now, cum),
-                        TxRecovery::Melo(r) => r.on_ack(now, cum, &mut shared.melo.tx),
-                        TxRecovery::Gbone(r) => r.on_ack(now, cum),
-                    }
-                }
-            }
-            (SegKind::Nak, TxRecovery::Gbn(r)) => {
-                self.stats.naks += 1;
-                if let Some(cum) = cum {
-                    r.on_nak(now, cum);
-                }
-            }
-            (SegKind::Sack, TxRecovery::Irn(r)) => {
-                self.stats.naks += 1;
-                if let Some(cum) = cum {
-                    r.on_sack(now, cum, unwrap(seg.aux));
-                }
-            }
-            (SegKind::MeloNack, TxRecovery::Melo(r)) => {
-                self.stats.naks += 1;
-                if let Some(cum) = cum {
-                    let mut holes = [(0u64, 0u64); 3];
-                    let mut n = 0;
-                    for h in &seg.holes[..seg.nholes as usize] {
-                        if let Some(start) = unwrap(h.start) {
-                            holes[n] = (start, h.len as u64);
-                            n += 1;
-                        }
-                    }
-                    r.on_nack(now, cum, &holes[..n], &mut shared.melo.tx);
-                }
-            }
-            (SegKind::Rack, TxRecovery::Gbone(r)) => {
-                self.stats.naks += 1;
-                if let Some(received) = unwrap(seg.aux) {
-                    r.on_rack(received);
-                }
-            }
-            (SegKind::Cnp, _) => {
-                self.stats.cnps += 1;
-                if let Cc::Dcqcn(rp) = &mut self.cc {
-                    rp.on_cnp(now);
-                }
-            }
-            _ => {} // data, or a notification another scheme would send: ignore
+    /// Handles a response from the receiver (ACK, NAK, NACK, RACK, CNP): the loss recovery
+    /// scheme reads its own notifications, congestion control gets a sample. `nic` is the
+    /// state all queue pairs of the NIC share (MELO's send pool).
+    pub fn handle_packet(&mut self, now: Time, seg: &Segment, nic: &mut NicState) {
+        if seg.kind == SegKind::Data {
+            return;
         }
-        if seg.kind != SegKind::Cnp && seg.kind != SegKind::Data {
-            let (una, nxt) = (self.snd_una(), self.snd_nxt());
-            if let Cc::Dctcp(d) = &mut self.cc {
-                d.on_ack(cum.unwrap_or(una).max(una), seg.ecn, nxt);
+        let una = self.snd_una();
+        let at = PsnReader { space: self.psn, reference: una };
+        if seg.kind == SegKind::Cnp {
+            self.stats.cnps += 1;
+            self.cc.on_cnp(now);
+        } else {
+            let loss = each!(&mut self.recovery, r => r.on_feedback(now, seg, at, nic));
+            if loss {
+                self.stats.naks += 1;
+                self.cc.on_loss(now);
             }
+            let (new_una, nxt) = (self.snd_una(), self.snd_nxt());
+            let sample = AckSample {
+                cum: at.index(seg.psn).unwrap_or(una).max(una),
+                acked_bytes: (new_una.saturating_sub(una)).saturating_mul(self.spec.mtu as u64),
+                snd_nxt: nxt,
+                ece: seg.ece,
+                rtt: (seg.echo_ts > Time::ZERO && now >= seg.echo_ts).then(|| now - seg.echo_ts),
+                one_way: (seg.echo_ts > Time::ZERO).then(|| seg.ts.0 as i64 - seg.echo_ts.0 as i64),
+            };
+            self.cc.on_ack(now, &sample);
         }
         let finished = each!(&self.recovery, r => r.is_done());
         if finished && self.done_at.is_none() {
@@ -240,29 +193,24 @@ impl Sender {
             return None;
         }
         let rto = each!(&self.recovery, r => r.poll_timeout());
-        let cc = match &self.cc {
-            Cc::None | Cc::Dctcp(_) => None,
-            Cc::Dcqcn(rp) => rp.poll_timeout(),
-        };
-        match (rto, cc) {
+        match (rto, self.cc.poll_timeout()) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
     }
 
-    pub fn handle_timeout(&mut self, now: Time, shared: &mut NicState) {
+    pub fn handle_timeout(&mut self, now: Time, nic: &mut NicState) {
         let fired = match &mut self.recovery {
             TxRecovery::Gbn(r) => r.handle_timeout(now),
             TxRecovery::Irn(r) => r.handle_timeout(now),
-            TxRecovery::Melo(r) => r.handle_timeout(now, &mut shared.melo.tx),
+            TxRecovery::Melo(r) => r.handle_timeout(now, &mut nic.melo.tx),
             TxRecovery::Gbone(r) => r.handle_timeout(now),
         };
         if fired {
             self.stats.timeouts += 1;
+            self.cc.on_timeout(now);
         }
-        if let Cc::Dcqcn(rp) = &mut self.cc {
-            rp.handle_timeout(now);
-        }
+        self.cc.handle_timeout(now);
     }
 
     pub fn spec(&self) -> &FlowSpec {

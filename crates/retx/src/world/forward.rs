@@ -6,7 +6,7 @@ use super::{Event, Simulation, PFC_FRAME_BYTES};
 use crate::net::packet::{Frame, Packet, CLASS_CONTROL};
 use crate::net::switch::Refusal;
 use crate::observe::{DropCause, Observer};
-use crate::transport::segment::{SegKind, Segment};
+use crate::transport::segment::{Ecn, SegKind, Segment};
 
 impl<O: Observer> Simulation<O> {
     /// Sends the next packet on port `p` if its transmitter is free; if it is busy, makes
@@ -51,6 +51,7 @@ impl<O: Observer> Simulation<O> {
                 frame,
                 seg: Segment::control(SegKind::Ack, Default::default(), self.now),
                 flow: u32::MAX,
+                dir: 0,
                 src: node as u32,
                 dst: self.ports[p].peer_node as u32,
                 size: PFC_FRAME_BYTES,
@@ -91,7 +92,10 @@ impl<O: Observer> Simulation<O> {
         let ip = self.pool.get(id).in_port as usize;
         let d = sw.depart(&self.switch_params, rate, left, &mut self.ports[ip], q, bytes as u64);
         if d.mark {
-            self.pool.get_mut(id).seg.ecn = true;
+            let seg = &mut self.pool.get_mut(id).seg;
+            if seg.ecn == Ecn::Ect {
+                seg.ecn = Ecn::Ce;
+            }
             self.c.ecn_marks += 1;
         }
         if d.resume {

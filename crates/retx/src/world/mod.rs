@@ -24,8 +24,8 @@ use crate::sim::queue::EventQueue;
 use crate::sim::rng::{self, Stream};
 use crate::sim::units::Time;
 use crate::stats::{Counters, FlowRecord, Sample};
-use crate::transport::receiver::Receiver;
-use crate::transport::sender::Sender;
+use crate::nic::Qp;
+use crate::transport::endpoint::Endpoint;
 use crate::transport::{self, FlowSpec, NicState, Template, CONTROL_BYTES, DATA_HEADER_BYTES};
 use crate::workload::FlowDef;
 
@@ -73,27 +73,32 @@ enum Event {
     TryTx(u32),
     /// A host NIC's scheduler may let a queue pair send.
     HostWake(u32),
-    /// A flow's sender timer.
-    FlowTimer(u32),
+    /// A queue pair's timer: (NIC, queue pair).
+    QpTimer(u32, u32),
     FlowStart(u32),
     Sample,
 }
 
-/// One connection: both endpoints and what the engine tracks about them.
+/// Where one end of a connection lives: (NIC, queue pair), or unset before it starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct End {
+    nic: u32,
+    qp: u32,
+}
+
+const UNSET: End = End { nic: u32::MAX, qp: u32::MAX };
+
+/// One connection: where its two endpoints live (each in its host's QP table).
 struct Conn {
     def: FlowDef,
     spec: FlowSpec,
-    entropy_fwd: u64,
-    entropy_rev: u64,
+    /// Path entropy of each direction (0: requester to responder).
+    entropy: [u64; 2],
     src_nic: u32,
-    sender: Option<Sender>,
-    receiver: Option<Receiver>,
-    /// In its NIC scheduler's list.
-    active: bool,
-    timer_armed: Option<Time>,
+    dst_nic: u32,
+    /// The requester and the responder, once started.
+    ends: [End; 2],
     ideal_fct: Time,
-    /// The receiver's context is in its NIC's on-chip QP cache.
-    on_chip: bool,
 }
 
 /// Everything one run produces.
@@ -325,15 +330,11 @@ impl<O: Observer> Simulation<O> {
             self.conns.push(Conn {
                 def,
                 spec,
-                entropy_fwd: tuple(def.src, def.dst, sport, 4791),
-                entropy_rev: tuple(def.dst, def.src, 4791, sport),
+                entropy: [tuple(def.src, def.dst, sport, 4791), tuple(def.dst, def.src, 4791, sport)],
                 src_nic: self.nic_of[def.src],
-                sender: None,
-                receiver: None,
-                active: false,
-                timer_armed: None,
+                dst_nic: self.nic_of[def.dst],
+                ends: [UNSET; 2],
                 ideal_fct,
-                on_chip: false,
             });
             if def.size == FlowSpec::ENDLESS { self.endless += 1 } else { self.finite_left += 1 }
             receivers.insert(def.dst);
@@ -392,18 +393,29 @@ impl<O: Observer> Simulation<O> {
                     self.try_transmit(port);
                 }
             }
-            Event::FlowTimer(f) => self.flow_timer(f as usize),
+            Event::QpTimer(nic, qp) => self.qp_timer(nic as usize, qp as usize),
             Event::FlowStart(f) => self.start_flow(f as usize),
             Event::Sample => self.sample(),
         }
     }
 
+    /// Creates both endpoints of flow `f` in their hosts' QP tables; the requester starts.
     fn start_flow(&mut self, f: usize) {
-        let line = self.ports[self.nics[self.conns[f].src_nic as usize].port].rate;
+        let (src, dst) = (self.conns[f].src_nic as usize, self.conns[f].dst_nic as usize);
+        let line = self.ports[self.nics[src].port].rate;
         let (tx, rx) = self.template.endpoints(self.conns[f].spec, line, self.bdp_packets);
-        self.conns[f].sender = Some(tx);
-        self.conns[f].receiver = Some(rx);
-        self.activate(f);
+        let mut place = |nic: usize, endpoint: Endpoint| {
+            let qps = &mut self.nics[nic].qps;
+            qps.push(Qp { conn: f as u32, endpoint, active: false, timer_armed: None, on_chip: false });
+            End { nic: nic as u32, qp: (qps.len() - 1) as u32 }
+        };
+        let ends = [place(src, Endpoint::Requester(tx)), place(dst, Endpoint::Responder(rx))];
+        self.conns[f].ends = ends;
+        self.activate(ends[0].nic as usize, ends[0].qp as usize);
+    }
+
+    fn endpoint(&self, end: End) -> Option<&Endpoint> {
+        (end != UNSET).then(|| &self.nics[end.nic as usize].qps[end.qp as usize].endpoint)
     }
 
     fn sample(&mut self) {
@@ -426,10 +438,12 @@ impl<O: Observer> Simulation<O> {
         let name = |n: usize| self.host_names[n].clone();
         let mut flows = Vec::with_capacity(self.conns.len());
         for (i, f) in self.conns.iter().enumerate() {
-            let (stats, finish) = f.sender.as_ref().map_or((Default::default(), None), |s| (s.stats, s.done_at));
-            let delivered = f.receiver.as_ref().map_or(0, |r| r.ctx.delivered_bytes);
-            let (stored, copied, rx_dropped) = f.receiver.as_ref().map_or((0, 0, 0), |r| r.reorder_stats());
-            if let Some(r) = f.receiver.as_ref() {
+            let sender = self.endpoint(f.ends[0]).and_then(Endpoint::as_sender);
+            let receiver = self.endpoint(f.ends[1]).and_then(Endpoint::as_receiver);
+            let (stats, finish) = sender.map_or((Default::default(), None), |s| (s.stats, s.done_at));
+            let delivered = receiver.map_or(0, |r| r.ctx.delivered_bytes);
+            let (stored, copied, rx_dropped) = receiver.map_or((0, 0, 0), |r| r.reorder_stats());
+            if let Some(r) = receiver {
                 c.bad_deliveries += r.ctx.bad_deliveries;
             }
             let active_until = finish.unwrap_or(end);

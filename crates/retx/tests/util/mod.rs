@@ -22,7 +22,8 @@ use rand_pcg::Pcg64;
 use retx::sim::units::{Rate, Time};
 use retx::transport::psn::PsnSpace;
 use retx::transport::receiver::Receiver;
-use retx::transport::segment::{SegKind, Segment};
+use retx::transport::endpoint::Want;
+use retx::transport::segment::{Ecn, Ext, SegKind, Segment};
 use retx::transport::sender::{Sender, Transmit};
 use retx::transport::{FlowSpec, NicState, CONTROL_BYTES, DATA_HEADER_BYTES};
 use retx::Scenario;
@@ -389,7 +390,7 @@ impl Pair {
 
     fn pump_sender(&mut self) {
         loop {
-            match self.sender.poll_transmit(self.now, &mut self.tx_nic) {
+            match self.sender.poll_transmit(self.now, &mut self.tx_nic, Want::Any) {
                 Transmit::Send(seg) => {
                     self.wait = None;
                     let index = self.psn.unwrap(seg.psn, self.highest_sent).expect("sender PSN in range");
@@ -410,12 +411,15 @@ impl Pair {
     }
 
     fn put(&mut self, dir: Dir, mut seg: Segment, index: u64) {
-        let aux = (seg.kind == SegKind::Sack).then(|| self.psn.unwrap(seg.aux, index).expect("SACK PSN in range"));
+        let aux = match seg.ext {
+            Ext::Sack(p) => Some(self.psn.unwrap(p, index).expect("SACK PSN in range")),
+            _ => None,
+        };
         let mut dropped = false;
         for r in &mut self.rules {
             match r.apply(seg.kind, index) {
                 Some(Action::Drop) => dropped = true,
-                Some(Action::MarkEcn) => seg.ecn = true,
+                Some(Action::MarkEcn) => seg.ecn = Ecn::Ce,
                 None => {}
             }
         }
@@ -461,8 +465,8 @@ impl Pair {
         let now = self.now;
         if f.to_receiver {
             let seg = self.data[f.log].seg;
-            self.receiver.handle_segment(now, &seg, &mut self.rx_nic);
-            while let Some(c) = self.receiver.poll_transmit() {
+            self.receiver.handle_packet(now, &seg, &mut self.rx_nic);
+            while let Transmit::Send(c) = self.receiver.poll_transmit(now, &mut self.rx_nic, Want::Responses) {
                 let reference = self.receiver.ctx.expected();
                 let index = self.psn.unwrap(c.psn, reference).expect("control PSN in range");
                 self.put(Dir::Ctrl, c, index);
@@ -472,7 +476,7 @@ impl Pair {
             if matches!(w.seg.kind, SegKind::Ack | SegKind::Sack) {
                 self.cum_at_sender = self.cum_at_sender.max(w.index);
             }
-            self.sender.handle_segment(now, &w.seg, &mut self.tx_nic);
+            self.sender.handle_packet(now, &w.seg, &mut self.tx_nic);
         }
     }
 

@@ -1,0 +1,93 @@
+//! Congestion control behind one narrow interface: the sender tells its controller what
+//! happened (`on_sent`, `on_ack` with a sample, `on_loss`, `on_cnp`, and its own timers), and
+//! the controller answers a sending rate and/or a window of bytes in flight. Controllers are
+//! an enum (static dispatch, as smoltcp's `AnyController`); adding one is its own file, one
+//! line here and its config section.
+
+use super::dcqcn::DcqcnRp;
+use super::dctcp::Dctcp;
+use crate::sim::units::{Rate, Time};
+
+/// What an acknowledgement (ACK, NAK, NACK, RACK) tells the controller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AckSample {
+    /// Cumulatively acknowledged packet index (all below it arrived), never below snd_una.
+    pub cum: u64,
+    /// Payload bytes this acknowledgement newly covered.
+    pub acked_bytes: u64,
+    /// The sender's next new packet index when the acknowledgement arrived.
+    pub snd_nxt: u64,
+    /// ECN echo: the packet that triggered it was marked.
+    pub ece: bool,
+    /// Round trip measured from the echoed timestamp (the sender's own clock both ways).
+    pub rtt: Option<Time>,
+    /// Forward one-way delay: the responder's receive timestamp minus the sender's send
+    /// timestamp, each read on its own host's clock (so offsets and drift are included, as in
+    /// hardware).
+    pub one_way: Option<i64>,
+}
+
+/// Congestion control, statically dispatched.
+#[derive(Clone, Debug)]
+pub enum Cc {
+    /// Always line rate, no window.
+    None,
+    Dcqcn(DcqcnRp),
+    Dctcp(Dctcp),
+}
+
+impl Cc {
+    /// The pacing rate (None: the line rate).
+    pub fn rate(&self) -> Option<Rate> {
+        match self {
+            Cc::None => None,
+            Cc::Dcqcn(rp) => Some(rp.rate()),
+            Cc::Dctcp(d) => Some(d.rate()),
+        }
+    }
+
+    /// The most payload bytes in flight (None: no window).
+    pub fn window(&self) -> Option<u64> {
+        None
+    }
+
+    /// `bytes` (on the wire, headers included) were sent.
+    pub fn on_sent(&mut self, _now: Time, bytes: u64) {
+        if let Cc::Dcqcn(rp) = self {
+            rp.on_sent(bytes);
+        }
+    }
+
+    pub fn on_ack(&mut self, _now: Time, s: &AckSample) {
+        if let Cc::Dctcp(d) = self {
+            d.on_ack(s.cum, s.ece, s.snd_nxt);
+        }
+    }
+
+    /// The loss recovery scheme learned of a loss (a NAK, NACK or RACK).
+    pub fn on_loss(&mut self, _now: Time) {}
+
+    /// A congestion notification packet arrived.
+    pub fn on_cnp(&mut self, now: Time) {
+        if let Cc::Dcqcn(rp) = self {
+            rp.on_cnp(now);
+        }
+    }
+
+    /// The retransmission timer fired.
+    pub fn on_timeout(&mut self, _now: Time) {}
+
+    /// The controller's own next deadline (DCQCN's alpha and rate-increase timers).
+    pub fn poll_timeout(&self) -> Option<Time> {
+        match self {
+            Cc::None | Cc::Dctcp(_) => None,
+            Cc::Dcqcn(rp) => rp.poll_timeout(),
+        }
+    }
+
+    pub fn handle_timeout(&mut self, now: Time) {
+        if let Cc::Dcqcn(rp) = self {
+            rp.handle_timeout(now);
+        }
+    }
+}

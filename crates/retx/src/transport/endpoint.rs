@@ -1,0 +1,118 @@
+//! The transport contract: both ends of a connection are endpoints with the same four calls,
+//! no clock and no I/O (quinn-proto's shape). Time comes in with every input, packets go out
+//! when pulled:
+//!
+//! - `handle_packet(now, &seg, &mut NicState)`: a packet addressed to this endpoint arrived;
+//! - `handle_timeout(now, &mut NicState)`: its deadline passed;
+//! - `poll_transmit(now, &mut NicState, want) -> Send(seg) | WaitUntil(t) | Idle`;
+//! - `poll_timeout() -> Option<Time>`: when to call `handle_timeout` next.
+//!
+//! `now` is the endpoint's host clock. The engine hands a packet to the endpoint it is
+//! addressed to (connection and direction), never by its kind, so a receiver may speak first.
+//! After every input the engine collects the endpoint's responses (`Want::Responses`: ACKs,
+//! NAKs, CNPs, never held back) into the NIC's priority queue; when the NIC scheduler offers
+//! the wire it asks for anything (`Want::Any`), which the endpoint gates by pacing, window and
+//! credits.
+
+use super::receiver::Receiver;
+use super::sender::{Sender, Transmit};
+use super::NicState;
+use crate::sim::units::Time;
+
+/// What the engine asks an endpoint for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Want {
+    /// Only responses the last input triggered (they go out at once, at high priority).
+    Responses,
+    /// Anything: the NIC scheduler offers the wire.
+    Any,
+}
+
+/// One end of a connection.
+#[derive(Clone, Debug)]
+pub enum Endpoint {
+    /// The side that sends the message (the RDMA requester).
+    Requester(Sender),
+    /// The side that receives it (the responder).
+    Responder(Receiver),
+}
+
+impl Endpoint {
+    pub fn handle_packet(&mut self, now: Time, seg: &super::segment::Segment, nic: &mut NicState) {
+        match self {
+            Endpoint::Requester(s) => s.handle_packet(now, seg, nic),
+            Endpoint::Responder(r) => r.handle_packet(now, seg, nic),
+        }
+    }
+
+    pub fn handle_timeout(&mut self, now: Time, nic: &mut NicState) {
+        match self {
+            Endpoint::Requester(s) => s.handle_timeout(now, nic),
+            Endpoint::Responder(r) => r.handle_timeout(now, nic),
+        }
+    }
+
+    pub fn poll_transmit(&mut self, now: Time, nic: &mut NicState, want: Want) -> Transmit {
+        match self {
+            Endpoint::Requester(s) => s.poll_transmit(now, nic, want),
+            Endpoint::Responder(r) => r.poll_transmit(now, nic, want),
+        }
+    }
+
+    pub fn poll_timeout(&self) -> Option<Time> {
+        match self {
+            Endpoint::Requester(s) => s.poll_timeout(),
+            Endpoint::Responder(r) => r.poll_timeout(),
+        }
+    }
+
+    /// Whether the endpoint sends data of its own through the NIC scheduler (a responder of
+    /// today's schemes only answers; a receiver-driven one would send grants or credits).
+    pub fn sends_data(&self) -> bool {
+        matches!(self, Endpoint::Requester(_))
+    }
+
+    /// Payload bytes delivered in order to the application so far.
+    pub fn delivered_bytes(&self) -> u64 {
+        match self {
+            Endpoint::Requester(_) => 0,
+            Endpoint::Responder(r) => r.ctx.delivered_bytes,
+        }
+    }
+
+    /// The whole message is acknowledged (requester) or delivered (responder).
+    pub fn is_done(&self) -> bool {
+        match self {
+            Endpoint::Requester(s) => s.is_done(),
+            Endpoint::Responder(r) => r.is_done(),
+        }
+    }
+
+    pub fn as_sender(&self) -> Option<&Sender> {
+        match self {
+            Endpoint::Requester(s) => Some(s),
+            Endpoint::Responder(_) => None,
+        }
+    }
+
+    pub fn as_receiver(&self) -> Option<&Receiver> {
+        match self {
+            Endpoint::Requester(_) => None,
+            Endpoint::Responder(r) => Some(r),
+        }
+    }
+
+    /// Leaves / rejoins the NIC's on-chip context cache (see [`Receiver::swap_out`]).
+    pub fn swap_out(&mut self, nic: &mut NicState) {
+        if let Endpoint::Responder(r) = self {
+            r.swap_out(nic);
+        }
+    }
+
+    pub fn swap_in(&mut self, nic: &mut NicState) -> bool {
+        match self {
+            Endpoint::Responder(r) => r.swap_in(nic),
+            Endpoint::Requester(_) => true,
+        }
+    }
+}
