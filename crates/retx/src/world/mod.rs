@@ -427,6 +427,8 @@ impl<O: Observer> Simulation<O> {
         let mut flows = Vec::with_capacity(self.conns.len());
         for (i, f) in self.conns.iter().enumerate() {
             let (stats, finish) = f.sender.as_ref().map_or((Default::default(), None), |s| (s.stats, s.done_at));
+            // The sender stamps completion with its host's clock; results are in true time.
+            let finish = finish.map(|t| self.nics[f.src_nic as usize].clock.global(t));
             let delivered = f.receiver.as_ref().map_or(0, |r| r.ctx.delivered_bytes);
             let (stored, copied, rx_dropped) = f.receiver.as_ref().map_or((0, 0, 0), |r| r.reorder_stats());
             if let Some(r) = f.receiver.as_ref() {
