@@ -8,6 +8,7 @@ use crate::net::port::Discipline;
 use crate::net::routing::Policy;
 use crate::net::switch::{PfcThresholds, RateProfile, SwitchParams};
 use crate::nic::HostClock;
+use crate::observe::{Observer, Quiet};
 use crate::transport::{CcParams, RecoveryParams, Template};
 use crate::world::{Parts, SourceEntropy};
 use crate::world::Simulation;
@@ -47,7 +48,13 @@ pub fn switch(s: &Scenario) -> SwitchParams {
 }
 
 /// Validates a scenario and builds the simulation it describes.
-pub fn build(mut s: Scenario) -> Result<Simulation, ScenarioError> {
+pub fn build(s: Scenario) -> Result<Simulation, ScenarioError> {
+    build_with_observer(s, Quiet)
+}
+
+/// Validates a scenario and builds its simulation with the engine's events going to `obs`
+/// (see [`crate::observe`]); [`build`] is this with the observer that records nothing.
+pub fn build_with_observer<O: Observer>(mut s: Scenario, obs: O) -> Result<Simulation<O>, ScenarioError> {
     let topology = super::validate(&mut s)?;
     let flows = super::workload::flows(&s.workload, &topology, s.seed, &s.base_dir)?;
     let loss = s.loss.iter().enumerate().map(|(i, l)| super::validate::loss_rule(&topology, l, i)).collect::<Result<Vec<_>, _>>()?;
@@ -82,7 +89,7 @@ pub fn build(mut s: Scenario) -> Result<Simulation, ScenarioError> {
         flows,
         clock: HostClock { offset_ps: s.nic.clock_offset.0 .0 as i64, drift_ppb: (s.nic.clock_drift_ppm * 1000.0).round() as i64 },
     };
-    let mut sim = Simulation::assemble(parts);
+    let mut sim = Simulation::with_observer(parts, obs);
     // The memory table sizes a NIC like the run's hosts: the first host's link, the longest
     // base RTT, one connection per flow, MELO's pool as configured.
     let melo = &s.recovery.melo;

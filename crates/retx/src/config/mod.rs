@@ -9,7 +9,7 @@ pub mod topology;
 pub mod validate;
 pub mod workload;
 
-pub use build::build;
+pub use build::{build, build_with_observer};
 pub use validate::validate;
 pub use crate::sim::units::{Bw, Dur, Size};
 
@@ -128,6 +128,7 @@ pub struct SwitchCfg {
     pub pfc: PfcCfg,
     /// Egress queues per port, 1..=8: queue 0 carries control (ACK, NAK, CNP) at strict
     /// priority, the others data (all data uses queue 1 until workloads carry priorities).
+    /// With 1, data shares queue 0 with control in one FIFO (still ECN-marked; no PFC).
     pub queues: u32,
     /// How data queues share a port: "strict-priority" or "drr" (deficit round robin).
     pub discipline: DisciplineKind,

@@ -161,6 +161,9 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
         loss_rule(&topo, l, i)?;
     }
     range_u32("switch.queues", s.switch.queues, 1, crate::net::port::MAX_QUEUES as u32)?;
+    if s.switch.queues == 1 && s.switch.pfc.enabled {
+        return Err(err("switch.queues", "PFC needs at least 2 queues (queue 0, control, is never paused; with 1 queue data shares it)"));
+    }
     if s.switch.drr_quantum.0 < 64 || s.switch.drr_quantum.0 > 1 << 20 {
         return Err(err("switch.drr_quantum", format!("{} B is out of range (allowed 64B..=1MiB)", s.switch.drr_quantum.0)));
     }

@@ -79,14 +79,15 @@ impl Switch {
         Switch { buffer_used: 0, ecn_rng }
     }
 
-    /// Admits a packet of `bytes` into egress queue `q` (control is queue 0) that holds
-    /// `queued` bytes, or says why not. On success the bytes are charged to the buffer.
-    pub fn admit(&mut self, p: &SwitchParams, queued: u64, q: usize, bytes: u64) -> Result<(), Refusal> {
+    /// Admits a packet of `bytes` into an egress queue that holds `queued` bytes, or says why
+    /// not; `data`: a data packet (control packets are exempt from the dynamic threshold,
+    /// whatever queue they share). On success the bytes are charged to the buffer.
+    pub fn admit(&mut self, p: &SwitchParams, queued: u64, data: bool, bytes: u64) -> Result<(), Refusal> {
         let used = self.buffer_used;
         if used + bytes > p.buffer {
             return Err(Refusal::BufferFull);
         }
-        if q != 0 && p.pfc.is_none() && (queued + bytes) as f64 > p.dt_alpha * (p.buffer - used) as f64 {
+        if data && p.pfc.is_none() && (queued + bytes) as f64 > p.dt_alpha * (p.buffer - used) as f64 {
             return Err(Refusal::OverThreshold);
         }
         self.buffer_used += bytes;
@@ -108,11 +109,14 @@ impl Switch {
     }
 
     /// A packet of `bytes` left egress queue `q` of a port of rate `out_rate`, leaving `left`
-    /// bytes behind it, having entered through port `ingress`.
-    pub fn depart(&mut self, p: &SwitchParams, out_rate: Rate, left: u64, ingress: &mut Port, q: usize, bytes: u64) -> Departure {
+    /// bytes behind it, having entered through port `ingress`; `data`: a data packet. Only
+    /// data is marked, and only data in a data queue (1..) is charged to PFC ingress queues:
+    /// with a single egress queue, data shares queue 0 with control and is still marked.
+    #[allow(clippy::too_many_arguments)]
+    pub fn depart(&mut self, p: &SwitchParams, out_rate: Rate, left: u64, ingress: &mut Port, q: usize, data: bool, bytes: u64) -> Departure {
         self.buffer_used -= bytes;
         let mut d = Departure::default();
-        if q == 0 {
+        if !data {
             return d;
         }
         // RED/ECN on the egress queue after this packet left (HPCC ns-3 `ShouldSendCN` at
@@ -120,7 +124,7 @@ impl Switch {
         if let Some(red) = p.red_for(out_rate) {
             d.mark = red.should_mark(left, &mut self.ecn_rng);
         }
-        if let Some(pfc) = p.pfc {
+        if let (Some(pfc), true) = (p.pfc, q != 0) {
             ingress.ingress_bytes[q] -= bytes;
             if ingress.pause_sent >> q & 1 == 1 && ingress.ingress_bytes[q] <= pfc.xon {
                 ingress.pause_sent &= !(1 << q);

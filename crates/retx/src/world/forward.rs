@@ -89,8 +89,8 @@ impl<O: Observer> Simulation<O> {
         self.obs.dequeue(self.now, p, q, self.pool.get(id), self.ports[p].queued_bytes[q]);
         let Some((sw, _)) = self.switches[node].as_mut() else { return };
         let (rate, left) = (self.ports[p].rate, self.ports[p].queued_bytes[q]);
-        let ip = self.pool.get(id).in_port as usize;
-        let d = sw.depart(&self.switch_params, rate, left, &mut self.ports[ip], q, bytes as u64);
+        let (ip, data) = (self.pool.get(id).in_port as usize, self.pool.get(id).class as usize != CLASS_CONTROL);
+        let d = sw.depart(&self.switch_params, rate, left, &mut self.ports[ip], q, data, bytes as u64);
         if d.mark {
             let seg = &mut self.pool.get_mut(id).seg;
             if seg.ecn == Ecn::Ect {
@@ -172,7 +172,7 @@ impl<O: Observer> Simulation<O> {
         let out = router.pick(candidates, pkt.entropy, self.now);
         let size = pkt.size as u64;
         let q = (pkt.class as usize).min(self.ports[out].queue_count() - 1);
-        if let Err(why) = sw.admit(&self.switch_params, self.ports[out].queued_bytes[q], q, size) {
+        if let Err(why) = sw.admit(&self.switch_params, self.ports[out].queued_bytes[q], pkt.class as usize != CLASS_CONTROL, size) {
             debug_assert!(matches!(why, Refusal::BufferFull | Refusal::OverThreshold));
             self.c.drops_buffer += 1;
             return self.drop_packet(out, id, DropCause::Buffer);

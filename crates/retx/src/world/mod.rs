@@ -441,6 +441,8 @@ impl<O: Observer> Simulation<O> {
             let sender = self.endpoint(f.ends[0]).and_then(Endpoint::as_sender);
             let receiver = self.endpoint(f.ends[1]).and_then(Endpoint::as_receiver);
             let (stats, finish) = sender.map_or((Default::default(), None), |s| (s.stats, s.done_at));
+            // The sender stamps completion with its host's clock; results are in true time.
+            let finish = finish.map(|t| self.nics[f.src_nic as usize].clock.global(t));
             let delivered = receiver.map_or(0, |r| r.ctx.delivered_bytes);
             let (stored, copied, rx_dropped) = receiver.map_or((0, 0, 0), |r| r.reorder_stats());
             if let Some(r) = receiver {
