@@ -28,8 +28,11 @@ test: build
 	cargo test --release -p retx
 	$(VENV)/bin/pytest -q tests/python
 
+# Each bench in a process of its own, so each reports its own peak memory.
 bench:
-	cargo run --release -p retx --bin retx-bench
+	cargo build --release -p retx --bin retx-bench
+	./target/release/retx-bench fabric
+	./target/release/retx-bench hpcc
 
 clean:
 	rm -rf $(VENV) target results .pytest_cache

@@ -8,7 +8,7 @@
 //! from the NIC's queue pairs when the transmitter frees up.
 
 use super::loss::PortLoss;
-use super::packet::Frame;
+use super::packet::{Frame, Packet};
 use crate::sim::units::{Rate, Time};
 use std::collections::VecDeque;
 
@@ -32,8 +32,9 @@ pub struct Port {
     pub peer_node: usize,
     pub rate: Rate,
     pub delay: Time,
-    /// Egress queues of (packet id, bytes), one per class.
-    pub queues: Vec<VecDeque<(u32, u32)>>,
+    /// Egress queues, one per class. Packets travel by value (in queues and on wires), so a
+    /// port reads them in order from memory it wrote in order: no pool to miss in.
+    pub queues: Vec<VecDeque<Packet>>,
     pub queued_bytes: Vec<u64>,
     pub discipline: Discipline,
     deficit: [u32; MAX_QUEUES],
@@ -48,8 +49,8 @@ pub struct Port {
     pub paused: u8,
     /// PFC frames waiting for the transmitter (sent ahead of any queued packet).
     pub pfc_pending: VecDeque<Frame>,
-    /// Packets on the wire: (arrival time at the peer, packet id), in order.
-    pub pipe: VecDeque<(Time, u32)>,
+    /// Packets on the wire: (arrival time at the peer, packet), in order.
+    pub pipe: VecDeque<(Time, Packet)>,
     pub loss: PortLoss,
     /// Bytes buffered in this switch that arrived through this port, per queue (PFC ingress).
     pub ingress_bytes: [u64; MAX_QUEUES],
@@ -94,9 +95,14 @@ impl Port {
     }
 
     /// Appends a packet to queue `q`.
-    pub fn enqueue(&mut self, q: usize, id: u32, bytes: u32) {
-        self.queues[q].push_back((id, bytes));
-        self.queued_bytes[q] += bytes as u64;
+    pub fn enqueue(&mut self, q: usize, pkt: Packet) {
+        self.queued_bytes[q] += pkt.size as u64;
+        self.queues[q].push_back(pkt);
+    }
+
+    /// Packets in the queues and on the wire.
+    pub fn packets_held(&self) -> usize {
+        self.queues.iter().map(|q| q.len()).sum::<usize>() + self.pipe.len()
     }
 
     /// Whether any data queue (1..) holds a packet that is not paused.
@@ -109,23 +115,23 @@ impl Port {
     }
 
     /// Takes the next control packet (queue 0).
-    pub fn dequeue_control(&mut self) -> Option<(u32, u32)> {
-        let (id, bytes) = self.queues[0].pop_front()?;
-        self.queued_bytes[0] -= bytes as u64;
-        Some((id, bytes))
+    pub fn dequeue_control(&mut self) -> Option<Packet> {
+        let pkt = self.queues[0].pop_front()?;
+        self.queued_bytes[0] -= pkt.size as u64;
+        Some(pkt)
     }
 
     /// Takes the next data packet as the discipline orders them, skipping paused queues:
-    /// (queue, packet id, bytes).
-    pub fn dequeue_data(&mut self) -> Option<(usize, u32, u32)> {
+    /// (queue, packet).
+    pub fn dequeue_data(&mut self) -> Option<(usize, Packet)> {
         let n = self.queues.len();
         let q = match self.discipline {
             Discipline::StrictPriority => (1..n).find(|&q| !self.queues[q].is_empty() && !self.is_paused(q))?,
             Discipline::Drr { quantum } => self.drr_pick(quantum)?,
         };
-        let (id, bytes) = self.queues[q].pop_front().expect("picked a non-empty queue");
-        self.queued_bytes[q] -= bytes as u64;
-        Some((q, id, bytes))
+        let pkt = self.queues[q].pop_front().expect("picked a non-empty queue");
+        self.queued_bytes[q] -= pkt.size as u64;
+        Some((q, pkt))
     }
 
     fn drr_pick(&mut self, quantum: u32) -> Option<usize> {
@@ -147,8 +153,8 @@ impl Port {
                 self.deficit[q] += quantum;
                 self.drr_turn = true;
             }
-            match self.queues[q].front() {
-                Some(&(_, bytes)) if sendable && self.deficit[q] >= bytes => {
+            match self.queues[q].front().map(|p| p.size) {
+                Some(bytes) if sendable && self.deficit[q] >= bytes => {
                     self.deficit[q] -= bytes;
                     if self.queues[q].len() == 1 {
                         self.deficit[q] = 0;
@@ -186,6 +192,12 @@ mod tests {
     use super::*;
     use crate::sim::rng::{stream, Stream};
 
+    fn pkt(id: u32, size: u32) -> Packet {
+        use crate::transport::segment::Segment;
+        let seg = Segment::data(Default::default(), size, 0, Time::ZERO);
+        Packet { frame: Frame::Transport, seg, flow: id, dir: 0, src: 0, dst: 0, size, class: 1, in_port: 0, entropy: 0 }
+    }
+
     fn port(queues: usize, d: Discipline) -> Port {
         let loss = PortLoss::new(stream(1, Stream::LinkLoss, 0), stream(1, Stream::BurstLoss, 0));
         Port::new(0, Rate::gbps(10), Time::ZERO, queues, d, loss)
@@ -194,16 +206,16 @@ mod tests {
     #[test]
     fn strict_priority_serves_the_lowest_unpaused_queue_first() {
         let mut p = port(4, Discipline::StrictPriority);
-        p.enqueue(3, 30, 100);
-        p.enqueue(2, 20, 100);
-        p.enqueue(2, 21, 100);
-        p.enqueue(0, 1, 60);
-        assert_eq!(p.dequeue_control(), Some((1, 60)));
+        p.enqueue(3, pkt(30, 100));
+        p.enqueue(2, pkt(20, 100));
+        p.enqueue(2, pkt(21, 100));
+        p.enqueue(0, pkt(1, 60));
+        assert_eq!(p.dequeue_control().map(|x| (x.flow, x.size)), Some((1, 60)));
         p.paused = 1 << 2;
-        assert_eq!(p.dequeue_data(), Some((3, 30, 100)));
-        assert_eq!(p.dequeue_data(), None);
+        assert_eq!(p.dequeue_data().map(|(q, x)| (q, x.flow)), Some((3, 30)));
+        assert!(p.dequeue_data().is_none());
         p.paused = 0;
-        assert_eq!(p.dequeue_data().map(|x| x.1), Some(20));
+        assert_eq!(p.dequeue_data().map(|x| x.1.flow), Some(20));
         assert_eq!(p.queued_bytes, vec![0, 0, 100, 0]);
     }
 
@@ -213,15 +225,15 @@ mod tests {
         // the same bytes, so queue 2 sends three packets per packet of queue 1.
         let mut p = port(3, Discipline::Drr { quantum: 1500 });
         for i in 0..30 {
-            p.enqueue(1, 100 + i, 1500);
-            p.enqueue(2, 200 + i, 500);
-            p.enqueue(2, 300 + i, 500);
-            p.enqueue(2, 400 + i, 500);
+            p.enqueue(1, pkt(100 + i, 1500));
+            p.enqueue(2, pkt(200 + i, 500));
+            p.enqueue(2, pkt(300 + i, 500));
+            p.enqueue(2, pkt(400 + i, 500));
         }
         let mut bytes = [0u64; 3];
         for _ in 0..60 {
-            let (q, _, b) = p.dequeue_data().unwrap();
-            bytes[q] += b as u64;
+            let (q, x) = p.dequeue_data().unwrap();
+            bytes[q] += x.size as u64;
         }
         assert_eq!(bytes[1], bytes[2], "{bytes:?}");
     }

@@ -47,7 +47,7 @@ impl<O: Observer> Simulation<O> {
     fn transmit_next(&mut self, p: usize) -> bool {
         let node = self.ports[p].node;
         if let Some(frame) = self.ports[p].pfc_pending.pop_front() {
-            let id = self.pool.alloc(Packet {
+            let pkt = Packet {
                 frame,
                 seg: Segment::control(SegKind::Ack, Default::default(), self.now),
                 flow: u32::MAX,
@@ -58,43 +58,54 @@ impl<O: Observer> Simulation<O> {
                 class: CLASS_CONTROL as u8,
                 in_port: p as u32,
                 entropy: 0,
-            });
-            self.c.packets_created += 1;
-            self.put_on_wire(p, id);
+            };
+            self.created();
+            self.put_on_wire(p, pkt);
             return true;
         }
-        if let Some((id, bytes)) = self.ports[p].dequeue_control() {
-            self.dequeued(p, id, CLASS_CONTROL, bytes);
-            self.put_on_wire(p, id);
+        if let Some(mut pkt) = self.ports[p].dequeue_control() {
+            self.dequeued(p, &mut pkt, CLASS_CONTROL);
+            self.put_on_wire(p, pkt);
             return true;
         }
         if self.is_host[node] {
             if self.ports[p].is_paused(crate::net::packet::CLASS_DATA) {
                 return false;
             }
-            let Some(id) = self.nic_pull(self.nic_of[node] as usize) else { return false };
-            self.put_on_wire(p, id);
+            let Some(pkt) = self.nic_pull(self.nic_of[node] as usize) else { return false };
+            self.put_on_wire(p, pkt);
             return true;
         }
-        let Some((q, id, bytes)) = self.ports[p].dequeue_data() else { return false };
-        self.dequeued(p, id, q, bytes);
-        self.put_on_wire(p, id);
+        let Some((q, mut pkt)) = self.ports[p].dequeue_data() else { return false };
+        self.dequeued(p, &mut pkt, q);
+        self.put_on_wire(p, pkt);
         true
+    }
+
+    /// A packet came into being (at a NIC, or a PFC frame at a port).
+    pub(super) fn created(&mut self) {
+        self.c.packets_created += 1;
+        self.live += 1;
+        self.live_high_water = self.live_high_water.max(self.live);
+    }
+
+    /// A packet left the network (consumed at a host or by a port, or dropped).
+    fn gone(&mut self) {
+        self.live -= 1;
     }
 
     /// Switch bookkeeping when a packet leaves egress queue `q` of port `p`: buffer, ECN,
     /// PFC resume. Hosts queue only control packets and keep no buffer accounting.
-    fn dequeued(&mut self, p: usize, id: u32, q: usize, bytes: u32) {
+    fn dequeued(&mut self, p: usize, pkt: &mut Packet, q: usize) {
         let node = self.ports[p].node;
-        self.obs.dequeue(self.now, p, q, self.pool.get(id), self.ports[p].queued_bytes[q]);
+        self.obs.dequeue(self.now, p, q, pkt, self.ports[p].queued_bytes[q]);
         let Some((sw, _)) = self.switches[node].as_mut() else { return };
         let (rate, left) = (self.ports[p].rate, self.ports[p].queued_bytes[q]);
-        let (ip, data) = (self.pool.get(id).in_port as usize, self.pool.get(id).class as usize != CLASS_CONTROL);
-        let d = sw.depart(&self.switch_params, rate, left, &mut self.ports[ip], q, data, bytes as u64);
+        let (ip, data) = (pkt.in_port as usize, pkt.class as usize != CLASS_CONTROL);
+        let d = sw.depart(&self.switch_params, rate, left, &mut self.ports[ip], q, data, pkt.size as u64);
         if d.mark {
-            let seg = &mut self.pool.get_mut(id).seg;
-            if seg.ecn == Ecn::Ect {
-                seg.ecn = Ecn::Ce;
+            if pkt.seg.ecn == Ecn::Ect {
+                pkt.seg.ecn = Ecn::Ce;
             }
             self.c.ecn_marks += 1;
         }
@@ -103,71 +114,68 @@ impl<O: Observer> Simulation<O> {
         }
     }
 
-    /// Starts serialising packet `id` on port `p`; it reaches the peer after the wire delay
-    /// unless the port's loss models drop it.
-    pub(super) fn put_on_wire(&mut self, p: usize, id: u32) {
+    /// Starts serialising `pkt` on port `p`; it reaches the peer after the wire delay unless
+    /// the port's loss models drop it.
+    pub(super) fn put_on_wire(&mut self, p: usize, pkt: Packet) {
         let now = self.now;
         let port = &mut self.ports[p];
-        let pkt = self.pool.get(id);
         let ser = port.rate.serialization(pkt.size as u64);
         port.busy_until = now + ser;
         port.tx_bytes += pkt.size as u64;
         port.tx_packets += 1;
         self.c.packet_hops += 1;
-        self.obs.wire(now, p, pkt);
+        self.obs.wire(now, p, &pkt);
         let lost = pkt.frame == Frame::Transport && port.loss.drops(pkt.loss_kind());
         if lost {
             self.c.drops_loss += 1;
-            self.obs.drop(now, p, pkt, DropCause::Loss);
-            self.pool.free(id);
+            self.obs.drop(now, p, &pkt, DropCause::Loss);
+            self.gone();
             return;
         }
         let arrival = now + ser + port.delay;
-        port.pipe.push_back((arrival, id));
+        port.pipe.push_back((arrival, pkt));
         if port.pipe.len() == 1 {
             self.events.push(arrival, Event::Arrive(p as u32));
         }
     }
 
     pub(super) fn arrive(&mut self, p: usize) {
-        let (t, id) = self.ports[p].pipe.pop_front().expect("arrival event with an empty wire");
+        let (t, pkt) = self.ports[p].pipe.pop_front().expect("arrival event with an empty wire");
         debug_assert_eq!(t, self.now);
         if let Some(&(next, _)) = self.ports[p].pipe.front() {
             self.events.push(next, Event::Arrive(p as u32));
         }
         let in_port = self.ports[p].peer;
         let node = self.ports[in_port].node;
-        match self.pool.get(id).frame {
+        match pkt.frame {
             Frame::Pause(q) | Frame::Resume(q) => {
-                let pause = matches!(self.pool.get(id).frame, Frame::Pause(_));
-                self.pool.free(id);
                 self.c.packets_consumed += 1;
+                self.gone();
                 // The PAUSE arrived on the port whose egress queue it stops.
                 let port = &mut self.ports[in_port];
-                if pause {
+                if matches!(pkt.frame, Frame::Pause(_)) {
                     port.paused |= 1 << q;
                 } else {
                     port.paused &= !(1 << q);
                     self.try_transmit(in_port);
                 }
             }
-            Frame::Transport if self.is_host[node] => self.host_receive(node, id),
-            Frame::Transport => self.switch_receive(node, in_port, id),
+            Frame::Transport if self.is_host[node] => self.host_receive(node, pkt),
+            Frame::Transport => self.switch_receive(node, in_port, pkt),
         }
     }
 
-    fn drop_packet(&mut self, port: usize, id: u32, cause: DropCause) {
-        self.obs.drop(self.now, port, self.pool.get(id), cause);
-        self.pool.free(id);
+    fn drop_packet(&mut self, port: usize, pkt: &Packet, cause: DropCause) {
+        self.obs.drop(self.now, port, pkt, cause);
+        self.gone();
     }
 
-    fn switch_receive(&mut self, node: usize, in_port: usize, id: u32) {
-        let pkt = *self.pool.get(id);
+    fn switch_receive(&mut self, node: usize, in_port: usize, mut pkt: Packet) {
         let (sw, router) = self.switches[node].as_mut().expect("a switch node");
         let candidates = self.routes.candidates(node, pkt.dst as usize);
         if candidates.is_empty() {
             self.c.drops_unroutable += 1;
-            return self.drop_packet(in_port, id, DropCause::Unroutable);
+            return self.drop_packet(in_port, &pkt, DropCause::Unroutable);
         }
         let out = router.pick(candidates, pkt.entropy, self.now);
         let size = pkt.size as u64;
@@ -175,14 +183,14 @@ impl<O: Observer> Simulation<O> {
         if let Err(why) = sw.admit(&self.switch_params, self.ports[out].queued_bytes[q], pkt.class as usize != CLASS_CONTROL, size) {
             debug_assert!(matches!(why, Refusal::BufferFull | Refusal::OverThreshold));
             self.c.drops_buffer += 1;
-            return self.drop_packet(out, id, DropCause::Buffer);
+            return self.drop_packet(out, &pkt, DropCause::Buffer);
         }
-        self.pool.get_mut(id).in_port = in_port as u32;
+        pkt.in_port = in_port as u32;
         if q != CLASS_CONTROL && sw.charge_ingress(&self.switch_params, &mut self.ports[in_port], q, size) {
             self.c.pfc_pauses += 1;
             self.try_transmit(in_port);
         }
-        self.ports[out].enqueue(q, id, pkt.size);
+        self.ports[out].enqueue(q, pkt);
         self.obs.enqueue(self.now, out, q, &pkt, self.ports[out].queued_bytes[q]);
         self.try_transmit(out);
     }

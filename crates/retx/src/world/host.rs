@@ -15,10 +15,9 @@ use crate::transport::sender::Transmit;
 use crate::transport::{CONTROL_BYTES, DATA_HEADER_BYTES};
 
 impl<O: Observer> Simulation<O> {
-    pub(super) fn host_receive(&mut self, node: usize, id: u32) {
-        let pkt = *self.pool.get(id);
-        self.pool.free(id);
+    pub(super) fn host_receive(&mut self, node: usize, pkt: Packet) {
         self.c.packets_consumed += 1;
+        self.live -= 1;
         let nic = self.nic_of[node] as usize;
         if pkt.seg.kind == SegKind::Data {
             self.nics[nic].rx_wire_bytes += pkt.size as u64;
@@ -58,7 +57,7 @@ impl<O: Observer> Simulation<O> {
         let (src, dst) = if dir == 0 { (self.conns[conn].def.src, self.conns[conn].def.dst) } else { (self.conns[conn].def.dst, self.conns[conn].def.src) };
         let entropy = self.conns[conn].entropy[dir as usize];
         while let Transmit::Send(seg) = n.qps[qp].endpoint.poll_transmit(now, &mut n.state, Want::Responses) {
-            let cid = self.pool.alloc(Packet {
+            let response = Packet {
                 frame: Frame::Transport,
                 seg,
                 flow: conn as u32,
@@ -69,9 +68,11 @@ impl<O: Observer> Simulation<O> {
                 class: CLASS_CONTROL as u8,
                 in_port: 0,
                 entropy,
-            });
+            };
             self.c.packets_created += 1;
-            self.ports[port].enqueue(CLASS_CONTROL, cid, CONTROL_BYTES);
+            self.live += 1;
+            self.live_high_water = self.live_high_water.max(self.live);
+            self.ports[port].enqueue(CLASS_CONTROL, response);
         }
         if self.nics[nic].qps[qp].endpoint.sends_data() {
             self.activate(nic, qp);
@@ -148,7 +149,7 @@ impl<O: Observer> Simulation<O> {
 
     /// The NIC's scheduler offers the wire to its queue pairs in turn; the packet of the first
     /// that sends, or none (then the NIC wakes when the first held-back one may send).
-    pub(super) fn nic_pull(&mut self, nic: usize) -> Option<u32> {
+    pub(super) fn nic_pull(&mut self, nic: usize) -> Option<Packet> {
         let real_now = self.now;
         let n = &mut self.nics[nic];
         let now = n.clock.local(real_now);
@@ -187,9 +188,9 @@ impl<O: Observer> Simulation<O> {
                     in_port: 0,
                     entropy,
                 };
-                self.c.packets_created += 1;
+                self.created();
                 self.rearm(nic, qp as usize);
-                Some(self.pool.alloc(pkt))
+                Some(pkt)
             }
             Err(earliest) => {
                 if let Some(local) = earliest {

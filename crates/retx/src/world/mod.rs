@@ -12,7 +12,6 @@ mod host;
 
 use crate::hw::memory::MemoryReport;
 use crate::net::loss::{KindMask, LossRule, PortLoss};
-use crate::net::packet::PacketPool;
 use crate::net::path;
 use crate::net::port::{Discipline, Port};
 use crate::net::routing::{Policy, Router, Routes};
@@ -110,6 +109,7 @@ pub struct RunOutput {
     pub host_names: Vec<String>,
     /// Packets still in queues or on wires at the end.
     pub packets_in_flight: u64,
+    /// The most packets alive at once.
     pub pool_high_water: u64,
     /// What the transport schemes report about their NIC-wide state, e.g.
     /// `melo_rx_pool_peak`: (name, value).
@@ -132,7 +132,9 @@ pub struct Simulation<O: Observer = Quiet> {
     stop_when_done: bool,
     sample_interval: Time,
     events: EventQueue<Event>,
-    pool: PacketPool,
+    /// Packets alive (created, not yet consumed or dropped) and the most ever at once.
+    live: u64,
+    live_high_water: u64,
     ports: Vec<Port>,
     is_host: Vec<bool>,
     routes: Routes,
@@ -222,7 +224,8 @@ impl<O: Observer> Simulation<O> {
             stop_when_done: p.stop_when_done,
             sample_interval: p.sample_interval,
             events: EventQueue::new(),
-            pool: PacketPool::default(),
+            live: 0,
+            live_high_water: 0,
             ports,
             is_host,
             routes,
@@ -479,8 +482,8 @@ impl<O: Observer> Simulation<O> {
             counters: c,
             end,
             host_names: self.host_names,
-            packets_in_flight: self.pool.live() as u64,
-            pool_high_water: self.pool.capacity() as u64,
+            packets_in_flight: self.ports.iter().map(|p| p.packets_held() as u64).sum(),
+            pool_high_water: self.live_high_water,
         }
     }
 }
