@@ -175,6 +175,13 @@ impl<E> EventQueue<E> {
         Some((e.time, e.event))
     }
 
+    /// The event `n` places after the next one, if it is already known to come that soon
+    /// (in the bucket being drained): a hint for prefetching its data, never for logic.
+    pub fn peek_ahead(&self, n: usize) -> Option<&E> {
+        let len = self.current.len();
+        (n < len).then(|| &self.current[len - 1 - n].event)
+    }
+
     pub fn peek_time(&mut self) -> Option<Time> {
         self.refill();
         self.current.last().map(|e| e.time)
@@ -214,7 +221,7 @@ mod tests {
         let mut now = 0;
         for i in 0..40_000u64 {
             let r = rng.next_u64();
-            let ahead = if far_every > 0 && r % far_every == 0 { rng.next_u64() % (spread * 10_000) } else { rng.next_u64() % spread };
+            let ahead = if far_every > 0 && r.is_multiple_of(far_every) { rng.next_u64() % (spread * 10_000) } else { rng.next_u64() % spread };
             let t = now + ahead;
             q.push(Time(t), i);
             expected.push((t, i));
