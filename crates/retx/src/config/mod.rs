@@ -134,6 +134,10 @@ pub struct SwitchCfg {
     pub discipline: DisciplineKind,
     /// DRR quantum per visit (default one MTU-sized frame of 1500 B).
     pub drr_quantum: Size,
+    /// In-band network telemetry: every switch appends a hop record (queue length, bytes
+    /// sent, time, link rate) to data packets at dequeue and receivers echo them in ACKs, for
+    /// congestion control that reads them (HPCC).
+    pub int: bool,
 }
 
 impl Default for SwitchCfg {
@@ -146,6 +150,7 @@ impl Default for SwitchCfg {
             queues: 2,
             discipline: DisciplineKind::StrictPriority,
             drr_quantum: Size(1500),
+            int: false,
         }
     }
 }

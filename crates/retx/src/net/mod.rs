@@ -3,6 +3,7 @@
 
 pub mod ecn;
 pub mod hpcc;
+pub mod int;
 pub mod loss;
 pub mod packet;
 pub mod path;

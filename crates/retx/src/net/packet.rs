@@ -39,6 +39,8 @@ pub struct Packet {
     pub in_port: u32,
     /// Path entropy: the 5-tuple hash ECMP uses (or per packet, if the source sprays).
     pub entropy: u64,
+    /// Its INT records' slot in the side table ([`super::int::NO_INT`]: none).
+    pub int: u32,
 }
 
 impl Packet {

@@ -64,4 +64,6 @@ pub struct Counters {
     pub qp_swaps: u64,
     /// Deliveries that were out of order, duplicated or wrong: must be 0.
     pub bad_deliveries: u64,
+    /// INT hop records that reached a sender in an ACK (0 without INT).
+    pub int_hops_echoed: u64,
 }

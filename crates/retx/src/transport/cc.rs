@@ -25,6 +25,8 @@ pub struct AckSample {
     /// timestamp, each read on its own host's clock (so offsets and drift are included, as in
     /// hardware).
     pub one_way: Option<i64>,
+    /// INT hop records echoed by the receiver (empty unless the switches stamp INT).
+    pub int: super::int::IntHops,
 }
 
 /// Congestion control, statically dispatched.

@@ -6,6 +6,7 @@ pub mod cc;
 pub mod dcqcn;
 pub mod dctcp;
 pub mod endpoint;
+pub mod int;
 pub mod gbn;
 pub mod gbone;
 pub mod irn;
@@ -57,6 +58,9 @@ impl FlowSpec {
 #[derive(Clone, Debug)]
 pub struct NicState {
     pub melo: melo::MeloPools,
+    /// The INT records of the packet being handled, as the NIC's parser extracted them
+    /// (empty without INT): congestion control reads them from the ACK sample.
+    pub int_in: int::IntHops,
 }
 
 impl NicState {
@@ -65,7 +69,7 @@ impl NicState {
             RecoveryParams::Melo(p) => *p,
             _ => melo::MeloParams::default(),
         };
-        NicState { melo: melo::MeloPools::new(&melo) }
+        NicState { melo: melo::MeloPools::new(&melo), int_in: int::IntHops::default() }
     }
 
     /// Figures the schemes report about their NIC-wide state over every NIC of a run:

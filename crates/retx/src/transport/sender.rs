@@ -179,6 +179,7 @@ impl Sender {
                 ece: seg.ece,
                 rtt: (seg.echo_ts > Time::ZERO && now >= seg.echo_ts).then(|| now - seg.echo_ts),
                 one_way: (seg.echo_ts > Time::ZERO).then(|| seg.ts.0 as i64 - seg.echo_ts.0 as i64),
+                int: nic.int_in,
             };
             self.cc.on_ack(now, &sample);
         }

@@ -3,7 +3,9 @@
 //! resume queues.
 
 use super::{Event, Simulation, PFC_FRAME_BYTES};
+use crate::net::int::NO_INT;
 use crate::net::packet::{Frame, Packet, CLASS_CONTROL};
+use crate::transport::int::IntHop;
 use crate::net::switch::Refusal;
 use crate::observe::{DropCause, Observer};
 use crate::transport::segment::{Ecn, SegKind, Segment};
@@ -58,6 +60,7 @@ impl<O: Observer> Simulation<O> {
                 class: CLASS_CONTROL as u8,
                 in_port: p as u32,
                 entropy: 0,
+                int: NO_INT,
             };
             self.created();
             self.put_on_wire(p, pkt);
@@ -103,6 +106,12 @@ impl<O: Observer> Simulation<O> {
         let (rate, left) = (self.ports[p].rate, self.ports[p].queued_bytes[q]);
         let (ip, data) = (pkt.in_port as usize, pkt.class as usize != CLASS_CONTROL);
         let d = sw.depart(&self.switch_params, rate, left, &mut self.ports[ip], q, data, pkt.size as u64);
+        if data && pkt.int != NO_INT {
+            // INT is stamped on data as it leaves the egress queue (HPCC's switch); the ACK
+            // that echoes the records crosses switches unstamped.
+            let port = &self.ports[p];
+            self.int.stamp(pkt.int, IntHop { qlen: left, tx_bytes: port.tx_bytes, ts: self.now, rate });
+        }
         if d.mark {
             if pkt.seg.ecn == Ecn::Ect {
                 pkt.seg.ecn = Ecn::Ce;
@@ -129,6 +138,7 @@ impl<O: Observer> Simulation<O> {
         if lost {
             self.c.drops_loss += 1;
             self.obs.drop(now, p, &pkt, DropCause::Loss);
+            self.int.free(pkt.int);
             self.gone();
             return;
         }
@@ -167,6 +177,7 @@ impl<O: Observer> Simulation<O> {
 
     fn drop_packet(&mut self, port: usize, pkt: &Packet, cause: DropCause) {
         self.obs.drop(self.now, port, pkt, cause);
+        self.int.free(pkt.int);
         self.gone();
     }
 

@@ -4,6 +4,7 @@
 //! scheduler, and runs their timers.
 
 use super::{Event, Simulation, SourceEntropy};
+use crate::net::int::NO_INT;
 use crate::net::packet::{Frame, Packet, CLASS_CONTROL, CLASS_DATA};
 use crate::nic::qp_cache::Touch;
 use crate::nic::scheduler::Offer;
@@ -34,7 +35,16 @@ impl<O: Observer> Simulation<O> {
         let now = n.clock.local(self.now);
         let ep = &mut n.qps[qp].endpoint;
         let (before, was_done) = (ep.delivered_bytes(), ep.is_done());
+        // INT: a data packet's records wait to be echoed by the first response it triggers;
+        // a response's records go to the endpoint with the packet (the NIC's parser).
+        let echo = if pkt.seg.kind == SegKind::Data { pkt.int } else { NO_INT };
+        if pkt.int != NO_INT && echo == NO_INT {
+            n.state.int_in = self.int.get(pkt.int);
+            self.c.int_hops_echoed += n.state.int_in.as_slice().len() as u64;
+            self.int.free(pkt.int);
+        }
         ep.handle_packet(now, &pkt.seg, &mut n.state);
+        n.state.int_in.clear();
         let delivered = ep.delivered_bytes() - before;
         n.rx_bytes += delivered;
         if delivered > 0 {
@@ -43,12 +53,12 @@ impl<O: Observer> Simulation<O> {
         if ep.sends_data() && !was_done && ep.is_done() {
             self.finite_left -= 1;
         }
-        self.after_input(nic, qp);
+        self.after_input(nic, qp, echo);
     }
 
     /// After an endpoint took an input: its responses go to the NIC's priority queue at once;
     /// an endpoint that sends data joins the scheduler and has its timer armed.
-    fn after_input(&mut self, nic: usize, qp: usize) {
+    fn after_input(&mut self, nic: usize, qp: usize, mut echo: u32) {
         let port = self.nics[nic].port;
         let n = &mut self.nics[nic];
         let now = n.clock.local(self.now);
@@ -68,12 +78,14 @@ impl<O: Observer> Simulation<O> {
                 class: CLASS_CONTROL as u8,
                 in_port: 0,
                 entropy,
+                int: std::mem::replace(&mut echo, NO_INT),
             };
             self.c.packets_created += 1;
             self.live += 1;
             self.live_high_water = self.live_high_water.max(self.live);
             self.ports[port].enqueue(CLASS_CONTROL, response);
         }
+        self.int.free(echo); // nothing echoed it
         if self.nics[nic].qps[qp].endpoint.sends_data() {
             self.activate(nic, qp);
         } else {
@@ -144,7 +156,7 @@ impl<O: Observer> Simulation<O> {
         if ep.poll_timeout().is_some_and(|t| t <= now) {
             ep.handle_timeout(now, &mut n.state);
         }
-        self.after_input(nic, qp);
+        self.after_input(nic, qp, NO_INT);
     }
 
     /// The NIC's scheduler offers the wire to its queue pairs in turn; the packet of the first
@@ -187,6 +199,7 @@ impl<O: Observer> Simulation<O> {
                     class: if seg.kind == SegKind::Data { CLASS_DATA as u8 } else { CLASS_CONTROL as u8 },
                     in_port: 0,
                     entropy,
+                    int: if self.int_enabled && seg.kind == SegKind::Data { self.int.alloc() } else { NO_INT },
                 };
                 self.created();
                 self.rearm(nic, qp as usize);

@@ -11,6 +11,7 @@ mod forward;
 mod host;
 
 use crate::hw::memory::MemoryReport;
+use crate::net::int::IntTable;
 use crate::net::loss::{KindMask, LossRule, PortLoss};
 use crate::net::path;
 use crate::net::port::{Discipline, Port};
@@ -59,6 +60,8 @@ pub struct Parts {
     pub flows: Vec<FlowDef>,
     /// Every host's clock.
     pub clock: HostClock,
+    /// Switches stamp INT hop records on data packets; receivers echo them in ACKs.
+    pub int: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -135,6 +138,8 @@ pub struct Simulation<O: Observer = Quiet> {
     /// Packets alive (created, not yet consumed or dropped) and the most ever at once.
     live: u64,
     live_high_water: u64,
+    int_enabled: bool,
+    int: IntTable,
     ports: Vec<Port>,
     is_host: Vec<bool>,
     routes: Routes,
@@ -226,6 +231,8 @@ impl<O: Observer> Simulation<O> {
             events: EventQueue::new(),
             live: 0,
             live_high_water: 0,
+            int_enabled: p.int,
+            int: IntTable::default(),
             ports,
             is_host,
             routes,
