@@ -1,11 +1,13 @@
 //! Python bindings: a scenario goes in as TOML text, columns come back as declared in
 //! `retx::stats::columns` (numbers as numpy arrays). No simulation logic lives here.
 
+use std::collections::HashMap;
+
 use numpy::IntoPyArray;
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyDict, PyList, PyString};
 use retx::sim::units::Time;
 use retx::stats::columns::{Data, Table, FLOWS, MEMORY, TIMESERIES};
 use retx::{RunOutput, Scenario, ScenarioError as CoreError, Simulation};
@@ -138,11 +140,18 @@ fn columns<'py, S: ?Sized, R>(py: Python<'py>, table: &Table<S, R>, source: &S) 
             Data::U64(v) => v.into_pyarray_bound(py).into_any(),
             Data::F64(v) => v.into_pyarray_bound(py).into_any(),
             Data::Bool(v) => v.into_pyarray_bound(py).into_any(),
-            Data::Str(v) => PyList::new_bound(py, v).into_any(),
+            Data::Str(v) => str_list(py, &v).into_any(),
         };
         dict.set_item(column.name, values)?;
     }
     Ok(dict)
+}
+
+/// A list of str with one Python string per distinct value (a host name repeats in every
+/// sample of the time series).
+fn str_list<'py>(py: Python<'py>, values: &[&str]) -> Bound<'py, PyList> {
+    let mut distinct: HashMap<&str, Bound<'py, PyString>> = HashMap::new();
+    PyList::new_bound(py, values.iter().map(|v| distinct.entry(v).or_insert_with(|| PyString::new_bound(py, v)).clone()))
 }
 
 /// Every output table's columns, as declared in `retx::stats::columns`:
