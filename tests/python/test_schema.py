@@ -16,7 +16,7 @@ import pytest
 import retx
 from conftest import SMALL_SCENARIO
 from retx import _native
-from retx.results import POLARS_DTYPES, Results, frame, table_schema
+from retx.results import POLARS_DTYPES, Results, describe, frame, table_schema
 
 STUB = Path(retx.__file__).with_name("_native.pyi")
 TABLES = ("flows", "timeseries", "memory")
@@ -121,6 +121,7 @@ def test_schema_is_well_formed() -> None:
         for name, dtype, unit, description in columns:
             assert dtype in POLARS_DTYPES, (table, name)
             assert isinstance(unit, str) and description, (table, name)
+        assert describe(table)["column"].to_list() == names == list(table_schema(table))
 
 
 def assert_columns_match_schema(columns: dict[str, Any], table: str, rows: int | None = None) -> None:
