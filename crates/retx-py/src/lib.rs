@@ -68,8 +68,8 @@ fn run(py: Python<'_>, toml_text: &str, base_dir: &str, progress: Option<PyObjec
 
 fn to_python(py: Python<'_>, out: &RunOutput, name: &str, seed: u64, wall_s: f64, resolved: String) -> PyResult<PyObject> {
     let f = &out.flows;
-    let flows = columns(py, &FLOWS, out)?;
-    let ts = columns(py, &TIMESERIES, out)?;
+    let flows = columns(py, &FLOWS, &(), f)?;
+    let ts = columns(py, &TIMESERIES, &out.host_names, &out.samples)?;
 
     let c = &out.counters;
     let summary = PyDict::new_bound(py);
@@ -107,7 +107,7 @@ fn to_python(py: Python<'_>, out: &RunOutput, name: &str, seed: u64, wall_s: f64
     result.set_item("timeseries", ts)?;
     result.set_item("summary", summary)?;
     result.set_item("resolved", resolved)?;
-    result.set_item("memory", columns(py, &MEMORY, memory.rows.as_slice())?)?;
+    result.set_item("memory", columns(py, &MEMORY, &(), &memory.rows)?)?;
     Ok(result.into())
 }
 
@@ -125,16 +125,16 @@ fn memory_table(py: Python<'_>, bandwidth: &str, rtt: &str, mtu: u32, connection
         ));
     }
     let sizing = retx::hw::memory::Sizing { bandwidth, rtt, mtu, connections, pool_bits, block_bits };
-    let t = columns(py, &MEMORY, retx::hw::memory::footprints(&sizing).as_slice())?;
+    let t = columns(py, &MEMORY, &(), &retx::hw::memory::footprints(&sizing))?;
     t.set_item("bdp_packets", sizing.bdp_packets())?;
     Ok(t.into())
 }
 
 /// A table as {column name: values}, in schema order: numbers and booleans as numpy arrays that
 /// take over the Rust vectors (no Python object per value), strings as lists of str.
-fn columns<'py, S: ?Sized, R>(py: Python<'py>, table: &Table<S, R>, source: &S) -> PyResult<Bound<'py, PyDict>> {
+fn columns<'py, C: ?Sized, R>(py: Python<'py>, table: &Table<C, R>, context: &C, rows: &[R]) -> PyResult<Bound<'py, PyDict>> {
     let dict = PyDict::new_bound(py);
-    for (column, data) in table.fill(source) {
+    for (column, data) in table.fill(context, rows) {
         let values = match data {
             Data::I64(v) => v.into_pyarray_bound(py).into_any(),
             Data::U64(v) => v.into_pyarray_bound(py).into_any(),

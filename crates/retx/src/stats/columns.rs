@@ -16,14 +16,13 @@
 //!     kind = "flow-list"
 //!     flows = [{ src = "h0", dst = "h1", size = "100KB" }]
 //! "#).unwrap();
-//! let table = FLOWS.fill(&out);
+//! let table = FLOWS.fill(&(), &out.flows);
 //! assert_eq!(table[0].0.name, "flow_id");
 //! assert!(matches!(&table[3].1, Data::I64(v) if v == &[100_000]));
 //! ```
 
 use crate::hw::memory::Footprint;
 use crate::stats::{FlowRecord, Sample};
-use crate::world::RunOutput;
 
 /// A column's element type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -48,27 +47,27 @@ impl Dtype {
     }
 }
 
-/// How a column's value comes from a row of type `R` within its source `S` (the whole run,
-/// e.g. for host names). The variant is the column's type, so a declaration cannot disagree
-/// with the values it produces.
-pub enum Get<S: ?Sized, R> {
-    I64(fn(&S, &R) -> i64),
-    U64(fn(&S, &R) -> u64),
-    F64(fn(&S, &R) -> f64),
-    Bool(fn(&S, &R) -> bool),
-    Str(for<'a> fn(&'a S, &'a R) -> &'a str),
+/// How a column's value comes from a row of type `R` and the table's context `C` (what rows
+/// refer to, e.g. host names by index; `()` when nothing). The variant is the column's type,
+/// so a declaration cannot disagree with the values it produces.
+pub enum Get<C: ?Sized, R> {
+    I64(fn(&C, &R) -> i64),
+    U64(fn(&C, &R) -> u64),
+    F64(fn(&C, &R) -> f64),
+    Bool(fn(&C, &R) -> bool),
+    Str(for<'a> fn(&'a C, &'a R) -> &'a str),
 }
 
 /// One column of a table.
-pub struct Column<S: ?Sized, R> {
+pub struct Column<C: ?Sized, R> {
     pub name: &'static str,
     /// "" for a dimensionless value.
     pub unit: &'static str,
     pub description: &'static str,
-    pub get: Get<S, R>,
+    pub get: Get<C, R>,
 }
 
-impl<S: ?Sized, R> Column<S, R> {
+impl<C: ?Sized, R> Column<C, R> {
     pub fn dtype(&self) -> Dtype {
         match self.get {
             Get::I64(_) => Dtype::I64,
@@ -93,7 +92,7 @@ pub struct ColumnSpec {
     pub description: &'static str,
 }
 
-/// A filled column; strings borrow from the source.
+/// A filled column; strings borrow from the rows or the context.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Data<'a> {
     I64(Vec<i64>),
@@ -118,30 +117,28 @@ impl Data<'_> {
     }
 }
 
-/// A table: its columns in output order and where its rows are in the source.
-pub struct Table<S: ?Sized + 'static, R: 'static> {
+/// A table of rows `R` (with context `C`): its columns in output order.
+pub struct Table<C: ?Sized + 'static, R: 'static> {
     pub name: &'static str,
-    pub columns: &'static [Column<S, R>],
-    pub rows: for<'a> fn(&'a S) -> &'a [R],
+    pub columns: &'static [Column<C, R>],
 }
 
-impl<S: ?Sized, R> Table<S, R> {
+impl<C: ?Sized, R> Table<C, R> {
     pub fn specs(&self) -> Vec<ColumnSpec> {
         self.columns.iter().map(Column::spec).collect()
     }
 
-    /// Every column, in order, filled from `source`.
-    pub fn fill<'a>(&self, source: &'a S) -> Vec<(&'static Column<S, R>, Data<'a>)> {
-        let rows = (self.rows)(source);
+    /// Every column, in order, filled from `rows`.
+    pub fn fill<'a>(&self, context: &'a C, rows: &'a [R]) -> Vec<(&'static Column<C, R>, Data<'a>)> {
         self.columns
             .iter()
             .map(|c| {
                 let data = match c.get {
-                    Get::I64(f) => Data::I64(rows.iter().map(|r| f(source, r)).collect()),
-                    Get::U64(f) => Data::U64(rows.iter().map(|r| f(source, r)).collect()),
-                    Get::F64(f) => Data::F64(rows.iter().map(|r| f(source, r)).collect()),
-                    Get::Bool(f) => Data::Bool(rows.iter().map(|r| f(source, r)).collect()),
-                    Get::Str(f) => Data::Str(rows.iter().map(|r| f(source, r)).collect()),
+                    Get::I64(f) => Data::I64(rows.iter().map(|r| f(context, r)).collect()),
+                    Get::U64(f) => Data::U64(rows.iter().map(|r| f(context, r)).collect()),
+                    Get::F64(f) => Data::F64(rows.iter().map(|r| f(context, r)).collect()),
+                    Get::Bool(f) => Data::Bool(rows.iter().map(|r| f(context, r)).collect()),
+                    Get::Str(f) => Data::Str(rows.iter().map(|r| f(context, r)).collect()),
                 };
                 (c, data)
             })
@@ -158,16 +155,14 @@ fn nan_or(t: Option<f64>) -> f64 {
     t.unwrap_or(f64::NAN)
 }
 
-type FlowColumn = Column<RunOutput, FlowRecord>;
-
-const fn col<S: ?Sized, R>(name: &'static str, unit: &'static str, description: &'static str, get: Get<S, R>) -> Column<S, R> {
+const fn col<C: ?Sized, R>(name: &'static str, unit: &'static str, description: &'static str, get: Get<C, R>) -> Column<C, R> {
     Column { name, unit, description, get }
 }
 
-/// One row per flow, in flow id order.
-pub static FLOWS: Table<RunOutput, FlowRecord> = Table { name: "flows", columns: FLOW_COLUMNS, rows: |o| &o.flows };
+/// One row per flow (`RunOutput::flows`), in flow id order; no context.
+pub static FLOWS: Table<(), FlowRecord> = Table { name: "flows", columns: FLOW_COLUMNS };
 
-static FLOW_COLUMNS: &[FlowColumn] = &[
+static FLOW_COLUMNS: &[Column<(), FlowRecord>] = &[
     col("flow_id", "", "the flow's index in the workload", Get::I64(|_, r| r.flow_id as i64)),
     col("src", "", "sending host", Get::Str(|_, r| r.src.as_str())),
     col("dst", "", "receiving host", Get::Str(|_, r| r.dst.as_str())),
@@ -225,21 +220,22 @@ static FLOW_COLUMNS: &[FlowColumn] = &[
     col("completed", "", "whether the flow finished before the run ended", Get::Bool(|_, r| r.finish.is_some())),
 ];
 
-/// One row per sampled receiving host and sample time.
-pub static TIMESERIES: Table<RunOutput, Sample> =
-    Table { name: "timeseries", columns: TIMESERIES_COLUMNS, rows: |o| &o.samples };
+/// One row per sampled receiving host and sample time (`RunOutput::samples`); the context is
+/// the host names (`RunOutput::host_names`) that `Sample::host` indexes.
+pub static TIMESERIES: Table<[String], Sample> = Table { name: "timeseries", columns: TIMESERIES_COLUMNS };
 
-static TIMESERIES_COLUMNS: &[Column<RunOutput, Sample>] = &[
+static TIMESERIES_COLUMNS: &[Column<[String], Sample>] = &[
     col("time_us", "us", "end of the sampling interval", Get::F64(|_, s| s.time.as_us_f64())),
-    col("host", "", "receiving host", Get::Str(|o, s| o.host_names[s.host as usize].as_str())),
+    col("host", "", "receiving host", Get::Str(|names, s| names[s.host as usize].as_str())),
     col("rx_gbps", "Gbps", "goodput delivered in order over the interval", Get::F64(|_, s| s.bps / 1e9)),
     col("rx_wire_gbps", "Gbps", "data arriving off the wire over the interval", Get::F64(|_, s| s.wire_bps / 1e9)),
 ];
 
-/// One row per loss recovery scheme: its on-chip memory for a NIC of a given sizing.
-pub static MEMORY: Table<[Footprint], Footprint> = Table { name: "memory", columns: MEMORY_COLUMNS, rows: |rows| rows };
+/// One row per loss recovery scheme: its on-chip memory for a NIC of a given sizing
+/// (`hw::memory::footprints`); no context.
+pub static MEMORY: Table<(), Footprint> = Table { name: "memory", columns: MEMORY_COLUMNS };
 
-static MEMORY_COLUMNS: &[Column<[Footprint], Footprint>] = &[
+static MEMORY_COLUMNS: &[Column<(), Footprint>] = &[
     col("scheme", "", "loss recovery scheme", Get::Str(|_, r| r.scheme)),
     col(
         "per_connection_bytes",
@@ -282,15 +278,15 @@ mod tests {
             "#,
         )
         .unwrap();
-        let flows = FLOWS.fill(&out);
+        let flows = FLOWS.fill(&(), &out.flows);
         assert_eq!(flows.len(), FLOW_COLUMNS.len());
         assert!(flows.iter().all(|(_, d)| d.len() == 2));
         assert!(matches!(&flows.last().unwrap().1, Data::Bool(v) if v == &[true, false]));
-        let ts = TIMESERIES.fill(&out);
+        let ts = TIMESERIES.fill(&out.host_names, &out.samples);
         assert!(!ts[0].1.is_empty());
         assert!(ts.iter().all(|(_, d)| d.len() == out.samples.len()));
         let memory = &out.memory.as_ref().unwrap().rows;
-        let table = MEMORY.fill(memory.as_slice());
+        let table = MEMORY.fill(&(), memory);
         assert!(table.iter().all(|(_, d)| d.len() == memory.len()));
         assert!(matches!(&table[0].1, Data::Str(v) if v.contains(&"melo")));
     }
