@@ -1,19 +1,61 @@
-# Type stubs for the compiled module built from crates/retx-py.
-from typing import Any, Callable, Optional
+# Type stubs for the compiled module built from crates/retx-py. tests/python/test_schema.py
+# checks every function here against the compiled one (names, parameters, defaults).
+#
+# Tables come back as {column name: values} in the order `schema()` lists them: numeric and
+# boolean columns as 1-D numpy arrays (dtype int64, uint64, float64 or bool), string columns
+# as lists of str. Unfinished values (e.g. fct_us of a flow still running) are NaN.
+from typing import Callable, Optional, TypedDict, Union
+
+import numpy as np
+import numpy.typing as npt
+
+Column = Union[npt.NDArray[np.int64], npt.NDArray[np.uint64], npt.NDArray[np.float64], npt.NDArray[np.bool_], list[str]]
+# (name, dtype, unit, description); dtype is "i64", "u64", "f64", "bool" or "str", unit "" when
+# the value has none.
+ColumnSpec = tuple[str, str, str, str]
+
+class RunResult(TypedDict):
+    flows: dict[str, Column]  # schema()["flows"]: one row per flow
+    timeseries: dict[str, Column]  # schema()["timeseries"]: one row per receiver per sample
+    # name, seed, sim_time_us, wall_seconds, events, events_per_sec, packet_hops,
+    # packets_created/consumed/in_flight, drops_loss/buffer/unroutable, ecn_marks, pfc_pauses,
+    # qp_swaps, bad_deliveries, the recovery scheme's own figures (e.g. melo_rx_pool_peak),
+    # sized_for_bandwidth_gbps, sized_for_rtt_us, onchip_per_connection/shared/total_bytes,
+    # flows, flows_completed.
+    summary: dict[str, Union[str, int, float]]
+    resolved: str  # the scenario as TOML with every default filled in
+    memory: dict[str, Column]  # schema()["memory"]: one row per loss recovery scheme
 
 class ScenarioError(ValueError):
     """A scenario failed validation; str() is one line naming the field."""
 
-def resolve(toml_text: str, base_dir: str) -> str:
-    """Validate a scenario and return it as TOML with every default filled."""
+def resolve(toml_text: str, base_dir: str = ".") -> str:
+    """Validate a scenario and return it as TOML with every default filled in. Relative paths
+    in it (e.g. workload.cdf) resolve against `base_dir`. Raises ScenarioError."""
 
 def run(
     toml_text: str,
-    base_dir: str,
-    progress: Optional[Callable[[float, float], None]] = None,
-) -> dict[str, Any]:
+    base_dir: str = ".",
+    progress: Optional[Callable[[float, float], object]] = None,
+) -> RunResult:
     """Simulate a scenario with the GIL released.
 
     `progress(sim_time_us, duration_us)` is called about every 0.2 s of wall time; an exception
-    it raises aborts the run. Returns {"flows", "timeseries", "summary", "resolved"}.
+    it raises aborts the run and is re-raised. Raises ScenarioError on a bad scenario.
     """
+
+def memory_table(
+    bandwidth: str = "100Gbps",
+    rtt: str = "200us",
+    mtu: int = 1024,
+    connections: int = 300,
+    pool_bits: int = 1024,
+    block_bits: int = 8,
+) -> dict[str, Union[Column, int]]:
+    """The on-chip memory table (schema()["memory"] columns) of every loss recovery scheme for
+    a NIC sized as given, plus "bdp_packets": int, the packets in one bandwidth-delay product.
+    Raises ScenarioError naming a bad argument."""
+
+def schema() -> dict[str, list[ColumnSpec]]:
+    """Every output table's columns as declared in Rust (retx::stats::columns):
+    {"flows" | "timeseries" | "memory": [(name, dtype, unit, description), ...]}."""

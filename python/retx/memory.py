@@ -5,6 +5,7 @@ from __future__ import annotations
 import polars as pl
 
 from retx import _native
+from retx.results import frame
 
 
 def memory_table(bandwidth: str = "100Gbps", rtt: str = "200us", mtu: int = 1024,
@@ -14,4 +15,4 @@ def memory_table(bandwidth: str = "100Gbps", rtt: str = "200us", mtu: int = 1024
     ScenarioError (one line naming the argument) on bad input."""
     columns = _native.memory_table(bandwidth, rtt, mtu, connections, pool_bits, block_bits)
     columns.pop("bdp_packets")
-    return pl.DataFrame(columns)
+    return frame(columns, "memory")

@@ -9,30 +9,38 @@ from typing import Any
 
 import polars as pl
 
-# Declared so that empty tables (no flow finished, no sample taken) still get the right types.
-FLOW_DTYPES: dict[str, pl.DataType] = {
-    "flow_id": pl.Int64,
-    "src": pl.String,
-    "dst": pl.String,
-    "size_bytes": pl.Int64,
-    "start_us": pl.Float64,
-    "finish_us": pl.Float64,
-    "fct_us": pl.Float64,
-    "ideal_fct_us": pl.Float64,
-    "slowdown": pl.Float64,
-    "goodput_gbps": pl.Float64,
-    "delivered_bytes": pl.Int64,
-    "sent_bytes": pl.Int64,
-    "retx_bytes": pl.Int64,
-    "naks": pl.Int64,
-    "timeouts": pl.Int64,
-    "completed": pl.Boolean,
+from retx import _native
+
+_SCHEMA = _native.schema()
+
+# Polars type of each column type the Rust schema (`retx::stats::columns`) declares.
+POLARS_DTYPES: dict[str, pl.DataType] = {
+    "i64": pl.Int64,
+    "u64": pl.UInt64,
+    "f64": pl.Float64,
+    "bool": pl.Boolean,
+    "str": pl.String,
 }
-TIMESERIES_DTYPES: dict[str, pl.DataType] = {
-    "time_us": pl.Float64,
-    "host": pl.String,
-    "rx_gbps": pl.Float64,
-}
+
+
+def table_schema(table: str) -> dict[str, pl.DataType]:
+    """{column: polars type} of an output table ("flows", "timeseries", "memory"), in column
+    order, as the Rust core declares it; empty tables get these types too."""
+    return {name: POLARS_DTYPES[dtype] for name, dtype, _unit, _description in _SCHEMA[table]}
+
+
+def describe(table: str) -> pl.DataFrame:
+    """The columns of an output table: name, type, unit and meaning."""
+    rows = _SCHEMA[table]
+    return pl.DataFrame(
+        {
+            "column": [r[0] for r in rows],
+            "dtype": [r[1] for r in rows],
+            "unit": [r[2] for r in rows],
+            "description": [r[3] for r in rows],
+        }
+    )
+
 
 FLOWS_FILE = "flows.parquet"
 TIMESERIES_FILE = "timeseries.parquet"
@@ -54,11 +62,11 @@ class Results:
     @classmethod
     def from_native(cls, raw: dict[str, Any]) -> Results:
         return cls(
-            flows=_frame(raw["flows"], FLOW_DTYPES),
-            timeseries=_frame(raw["timeseries"], TIMESERIES_DTYPES),
+            flows=frame(raw["flows"], "flows"),
+            timeseries=frame(raw["timeseries"], "timeseries"),
             summary=dict(raw["summary"]),
             resolved=raw["resolved"],
-            memory=pl.DataFrame(raw["memory"]),
+            memory=frame(raw["memory"], "memory"),
         )
 
     @property
@@ -87,6 +95,6 @@ class Results:
         )
 
 
-def _frame(columns: dict[str, list[Any]], dtypes: dict[str, pl.DataType]) -> pl.DataFrame:
-    known = {name: dtype for name, dtype in dtypes.items() if name in columns}
-    return pl.DataFrame(columns, schema_overrides=known)
+def frame(columns: dict[str, Any], table: str) -> pl.DataFrame:
+    """A table from the columns the native module returns (numpy arrays and lists of str)."""
+    return pl.DataFrame(columns, schema_overrides=table_schema(table))

@@ -1,11 +1,15 @@
-//! Python bindings: a scenario goes in as TOML text, columns come back. No simulation logic
-//! lives here.
+//! Python bindings: a scenario goes in as TOML text, columns come back as declared in
+//! `retx::stats::columns` (numbers as numpy arrays). No simulation logic lives here.
 
+use std::collections::HashMap;
+
+use numpy::IntoPyArray;
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyList, PyString};
 use retx::sim::units::Time;
+use retx::stats::columns::{Data, Table, FLOWS, MEMORY, TIMESERIES};
 use retx::{RunOutput, Scenario, ScenarioError as CoreError, Simulation};
 
 create_exception!(_native, ScenarioError, PyValueError, "A scenario failed validation; str() is one line naming the field.");
@@ -62,43 +66,10 @@ fn run(py: Python<'_>, toml_text: &str, base_dir: &str, progress: Option<PyObjec
     to_python(py, &out, &name, seed, wall_s, resolved)
 }
 
-fn nan_or(t: Option<f64>) -> f64 {
-    t.unwrap_or(f64::NAN)
-}
-
 fn to_python(py: Python<'_>, out: &RunOutput, name: &str, seed: u64, wall_s: f64, resolved: String) -> PyResult<PyObject> {
-    let flows = PyDict::new_bound(py);
     let f = &out.flows;
-    flows.set_item("flow_id", f.iter().map(|r| r.flow_id).collect::<Vec<_>>())?;
-    flows.set_item("src", f.iter().map(|r| r.src.as_str()).collect::<Vec<_>>())?;
-    flows.set_item("dst", f.iter().map(|r| r.dst.as_str()).collect::<Vec<_>>())?;
-    flows.set_item("size_bytes", f.iter().map(|r| r.size_bytes).collect::<Vec<_>>())?;
-    flows.set_item("start_us", f.iter().map(|r| r.start.as_us_f64()).collect::<Vec<_>>())?;
-    flows.set_item("finish_us", f.iter().map(|r| nan_or(r.finish.map(|t| t.as_us_f64()))).collect::<Vec<_>>())?;
-    flows.set_item("fct_us", f.iter().map(|r| nan_or(r.fct().map(|t| t.as_us_f64()))).collect::<Vec<_>>())?;
-    flows.set_item(
-        "ideal_fct_us",
-        f.iter().map(|r| if r.size_bytes == 0 { f64::NAN } else { r.ideal_fct.as_us_f64() }).collect::<Vec<_>>(),
-    )?;
-    flows.set_item("slowdown", f.iter().map(|r| nan_or(r.slowdown())).collect::<Vec<_>>())?;
-    flows.set_item("goodput_gbps", f.iter().map(|r| r.goodput_bps / 1e9).collect::<Vec<_>>())?;
-    flows.set_item("delivered_bytes", f.iter().map(|r| r.delivered_bytes).collect::<Vec<_>>())?;
-    flows.set_item("sent_bytes", f.iter().map(|r| r.sent_bytes).collect::<Vec<_>>())?;
-    flows.set_item("retx_bytes", f.iter().map(|r| r.retx_bytes).collect::<Vec<_>>())?;
-    flows.set_item("naks", f.iter().map(|r| r.naks).collect::<Vec<_>>())?;
-    flows.set_item("timeouts", f.iter().map(|r| r.timeouts).collect::<Vec<_>>())?;
-    flows.set_item("cnps", f.iter().map(|r| r.cnps).collect::<Vec<_>>())?;
-    flows.set_item("reorder_stored_bytes", f.iter().map(|r| r.reorder_stored_bytes).collect::<Vec<_>>())?;
-    flows.set_item("reorder_copied_bytes", f.iter().map(|r| r.reorder_copied_bytes).collect::<Vec<_>>())?;
-    flows.set_item("rx_dropped", f.iter().map(|r| r.rx_dropped).collect::<Vec<_>>())?;
-    flows.set_item("completed", f.iter().map(|r| r.finish.is_some()).collect::<Vec<_>>())?;
-
-    let ts = PyDict::new_bound(py);
-    let s = &out.samples;
-    ts.set_item("time_us", s.iter().map(|x| x.time.as_us_f64()).collect::<Vec<_>>())?;
-    ts.set_item("host", s.iter().map(|x| out.host_names[x.host as usize].as_str()).collect::<Vec<_>>())?;
-    ts.set_item("rx_gbps", s.iter().map(|x| x.bps / 1e9).collect::<Vec<_>>())?;
-    ts.set_item("rx_wire_gbps", s.iter().map(|x| x.wire_bps / 1e9).collect::<Vec<_>>())?;
+    let flows = columns(py, &FLOWS, &(), f)?;
+    let ts = columns(py, &TIMESERIES, &out.host_names, &out.samples)?;
 
     let c = &out.counters;
     let summary = PyDict::new_bound(py);
@@ -136,7 +107,7 @@ fn to_python(py: Python<'_>, out: &RunOutput, name: &str, seed: u64, wall_s: f64
     result.set_item("timeseries", ts)?;
     result.set_item("summary", summary)?;
     result.set_item("resolved", resolved)?;
-    result.set_item("memory", memory_columns(py, &memory.rows)?)?;
+    result.set_item("memory", columns(py, &MEMORY, &(), &memory.rows)?)?;
     Ok(result.into())
 }
 
@@ -154,21 +125,45 @@ fn memory_table(py: Python<'_>, bandwidth: &str, rtt: &str, mtu: u32, connection
         ));
     }
     let sizing = retx::hw::memory::Sizing { bandwidth, rtt, mtu, connections, pool_bits, block_bits };
-    let t = memory_columns(py, &retx::hw::memory::footprints(&sizing))?;
+    let t = columns(py, &MEMORY, &(), &retx::hw::memory::footprints(&sizing))?;
     t.set_item("bdp_packets", sizing.bdp_packets())?;
     Ok(t.into())
 }
 
-fn memory_columns<'py>(py: Python<'py>, rows: &[retx::hw::memory::Footprint]) -> PyResult<Bound<'py, PyDict>> {
-    let t = PyDict::new_bound(py);
-    t.set_item("scheme", rows.iter().map(|r| r.scheme).collect::<Vec<_>>())?;
-    t.set_item("per_connection_bytes", rows.iter().map(|r| r.per_connection).collect::<Vec<_>>())?;
-    t.set_item("shared_bytes", rows.iter().map(|r| r.shared).collect::<Vec<_>>())?;
-    t.set_item("average_bytes", rows.iter().map(|r| r.average).collect::<Vec<_>>())?;
-    t.set_item("pct_of_qpc", rows.iter().map(|r| r.pct_of_qpc).collect::<Vec<_>>())?;
-    t.set_item("total_bytes", rows.iter().map(|r| r.total).collect::<Vec<_>>())?;
-    t.set_item("breakdown", rows.iter().map(|r| r.breakdown.as_str()).collect::<Vec<_>>())?;
-    Ok(t)
+/// A table as {column name: values}, in schema order: numbers and booleans as numpy arrays that
+/// take over the Rust vectors (no Python object per value), strings as lists of str.
+fn columns<'py, C: ?Sized, R>(py: Python<'py>, table: &Table<C, R>, context: &C, rows: &[R]) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new_bound(py);
+    for (column, data) in table.fill(context, rows) {
+        let values = match data {
+            Data::I64(v) => v.into_pyarray_bound(py).into_any(),
+            Data::U64(v) => v.into_pyarray_bound(py).into_any(),
+            Data::F64(v) => v.into_pyarray_bound(py).into_any(),
+            Data::Bool(v) => v.into_pyarray_bound(py).into_any(),
+            Data::Str(v) => str_list(py, &v).into_any(),
+        };
+        dict.set_item(column.name, values)?;
+    }
+    Ok(dict)
+}
+
+/// A list of str with one Python string per distinct value (a host name repeats in every
+/// sample of the time series).
+fn str_list<'py>(py: Python<'py>, values: &[&str]) -> Bound<'py, PyList> {
+    let mut distinct: HashMap<&str, Bound<'py, PyString>> = HashMap::new();
+    PyList::new_bound(py, values.iter().map(|v| distinct.entry(v).or_insert_with(|| PyString::new_bound(py, v)).clone()))
+}
+
+/// Every output table's columns, as declared in `retx::stats::columns`:
+/// {table: [(name, dtype, unit, description), ...]}.
+#[pyfunction]
+fn schema(py: Python<'_>) -> PyResult<PyObject> {
+    let dict = PyDict::new_bound(py);
+    for (table, specs) in retx::stats::columns::schema() {
+        let specs: Vec<_> = specs.iter().map(|c| (c.name, c.dtype.name(), c.unit, c.description)).collect();
+        dict.set_item(table, specs)?;
+    }
+    Ok(dict.into())
 }
 
 #[pymodule]
@@ -177,5 +172,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(memory_table, m)?)?;
+    m.add_function(wrap_pyfunction!(schema, m)?)?;
     Ok(())
 }

@@ -1,5 +1,7 @@
 //! What a run reports: one record per flow, a receiver throughput time series, and totals.
 
+pub mod columns;
+
 use crate::sim::units::Time;
 
 /// One row of the flow table.

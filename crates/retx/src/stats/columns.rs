@@ -1,0 +1,293 @@
+//! The columns of every table a run outputs, declared once: name, type, unit, meaning, and how
+//! each value comes from the run. The Python bindings fill their arrays from these lists and
+//! hand the same lists to Python (`retx._native.schema()`), which types its tables from them.
+//!
+//! Integer columns are `I64` (polars `Int64`), as the tables have always been: counts and byte
+//! sizes stay far below 2^63, and differences of them stay signed.
+//!
+//! ```
+//! use retx::stats::columns::{Data, FLOWS};
+//! let out = retx::run_toml(r#"
+//!     name = "doc"
+//!     duration = "200us"
+//!     [topology]
+//!     kind = "single-switch"
+//!     [workload]
+//!     kind = "flow-list"
+//!     flows = [{ src = "h0", dst = "h1", size = "100KB" }]
+//! "#).unwrap();
+//! let table = FLOWS.fill(&(), &out.flows);
+//! assert_eq!(table[0].0.name, "flow_id");
+//! assert!(matches!(&table[3].1, Data::I64(v) if v == &[100_000]));
+//! ```
+
+use crate::hw::memory::Footprint;
+use crate::stats::{FlowRecord, Sample};
+
+/// A column's element type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Dtype {
+    I64,
+    U64,
+    F64,
+    Bool,
+    Str,
+}
+
+impl Dtype {
+    /// The name the Python side maps to a polars type: "i64", "u64", "f64", "bool", "str".
+    pub fn name(self) -> &'static str {
+        match self {
+            Dtype::I64 => "i64",
+            Dtype::U64 => "u64",
+            Dtype::F64 => "f64",
+            Dtype::Bool => "bool",
+            Dtype::Str => "str",
+        }
+    }
+}
+
+/// How a column's value comes from a row of type `R` and the table's context `C` (what rows
+/// refer to, e.g. host names by index; `()` when nothing). The variant is the column's type,
+/// so a declaration cannot disagree with the values it produces.
+pub enum Get<C: ?Sized, R> {
+    I64(fn(&C, &R) -> i64),
+    U64(fn(&C, &R) -> u64),
+    F64(fn(&C, &R) -> f64),
+    Bool(fn(&C, &R) -> bool),
+    Str(for<'a> fn(&'a C, &'a R) -> &'a str),
+}
+
+/// One column of a table.
+pub struct Column<C: ?Sized, R> {
+    pub name: &'static str,
+    /// "" for a dimensionless value.
+    pub unit: &'static str,
+    pub description: &'static str,
+    pub get: Get<C, R>,
+}
+
+impl<C: ?Sized, R> Column<C, R> {
+    pub fn dtype(&self) -> Dtype {
+        match self.get {
+            Get::I64(_) => Dtype::I64,
+            Get::U64(_) => Dtype::U64,
+            Get::F64(_) => Dtype::F64,
+            Get::Bool(_) => Dtype::Bool,
+            Get::Str(_) => Dtype::Str,
+        }
+    }
+
+    pub fn spec(&self) -> ColumnSpec {
+        ColumnSpec { name: self.name, dtype: self.dtype(), unit: self.unit, description: self.description }
+    }
+}
+
+/// A column without its accessor: what the schema says about it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ColumnSpec {
+    pub name: &'static str,
+    pub dtype: Dtype,
+    pub unit: &'static str,
+    pub description: &'static str,
+}
+
+/// A filled column; strings borrow from the rows or the context.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Data<'a> {
+    I64(Vec<i64>),
+    U64(Vec<u64>),
+    F64(Vec<f64>),
+    Bool(Vec<bool>),
+    Str(Vec<&'a str>),
+}
+
+impl Data<'_> {
+    pub fn len(&self) -> usize {
+        match self {
+            Data::I64(v) => v.len(),
+            Data::U64(v) => v.len(),
+            Data::F64(v) => v.len(),
+            Data::Bool(v) => v.len(),
+            Data::Str(v) => v.len(),
+        }
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A table of rows `R` (with context `C`): its columns in output order.
+pub struct Table<C: ?Sized + 'static, R: 'static> {
+    pub name: &'static str,
+    pub columns: &'static [Column<C, R>],
+}
+
+impl<C: ?Sized, R> Table<C, R> {
+    pub fn specs(&self) -> Vec<ColumnSpec> {
+        self.columns.iter().map(Column::spec).collect()
+    }
+
+    /// Every column, in order, filled from `rows`.
+    pub fn fill<'a>(&self, context: &'a C, rows: &'a [R]) -> Vec<(&'static Column<C, R>, Data<'a>)> {
+        self.columns
+            .iter()
+            .map(|c| {
+                let data = match c.get {
+                    Get::I64(f) => Data::I64(rows.iter().map(|r| f(context, r)).collect()),
+                    Get::U64(f) => Data::U64(rows.iter().map(|r| f(context, r)).collect()),
+                    Get::F64(f) => Data::F64(rows.iter().map(|r| f(context, r)).collect()),
+                    Get::Bool(f) => Data::Bool(rows.iter().map(|r| f(context, r)).collect()),
+                    Get::Str(f) => Data::Str(rows.iter().map(|r| f(context, r)).collect()),
+                };
+                (c, data)
+            })
+            .collect()
+    }
+}
+
+/// Every table's name and columns, in a fixed order: flows, timeseries, memory.
+pub fn schema() -> Vec<(&'static str, Vec<ColumnSpec>)> {
+    vec![(FLOWS.name, FLOWS.specs()), (TIMESERIES.name, TIMESERIES.specs()), (MEMORY.name, MEMORY.specs())]
+}
+
+fn nan_or(t: Option<f64>) -> f64 {
+    t.unwrap_or(f64::NAN)
+}
+
+const fn col<C: ?Sized, R>(name: &'static str, unit: &'static str, description: &'static str, get: Get<C, R>) -> Column<C, R> {
+    Column { name, unit, description, get }
+}
+
+/// One row per flow (`RunOutput::flows`), in flow id order; no context.
+pub static FLOWS: Table<(), FlowRecord> = Table { name: "flows", columns: FLOW_COLUMNS };
+
+static FLOW_COLUMNS: &[Column<(), FlowRecord>] = &[
+    col("flow_id", "", "the flow's index in the workload", Get::I64(|_, r| r.flow_id as i64)),
+    col("src", "", "sending host", Get::Str(|_, r| r.src.as_str())),
+    col("dst", "", "receiving host", Get::Str(|_, r| r.dst.as_str())),
+    col("size_bytes", "B", "payload bytes to send; 0 for an endless flow", Get::I64(|_, r| r.size_bytes as i64)),
+    col("start_us", "us", "when the flow started", Get::F64(|_, r| r.start.as_us_f64())),
+    col(
+        "finish_us",
+        "us",
+        "when the sender saw every byte acknowledged; NaN if it did not finish",
+        Get::F64(|_, r| nan_or(r.finish.map(|t| t.as_us_f64()))),
+    ),
+    col(
+        "fct_us",
+        "us",
+        "flow completion time, finish - start; NaN if unfinished",
+        Get::F64(|_, r| nan_or(r.fct().map(|t| t.as_us_f64()))),
+    ),
+    col(
+        "ideal_fct_us",
+        "us",
+        "completion time alone on an empty network over the best path; NaN for an endless flow",
+        Get::F64(|_, r| if r.size_bytes == 0 { f64::NAN } else { r.ideal_fct.as_us_f64() }),
+    ),
+    col("slowdown", "", "fct / ideal fct; NaN if unfinished", Get::F64(|_, r| nan_or(r.slowdown()))),
+    col(
+        "goodput_gbps",
+        "Gbps",
+        "bytes delivered in order to the application over the flow's active time",
+        Get::F64(|_, r| r.goodput_bps / 1e9),
+    ),
+    col("delivered_bytes", "B", "payload bytes delivered in order", Get::I64(|_, r| r.delivered_bytes as i64)),
+    col("sent_bytes", "B", "payload bytes sent, retransmissions included", Get::I64(|_, r| r.sent_bytes as i64)),
+    col("retx_bytes", "B", "payload bytes retransmitted", Get::I64(|_, r| r.retx_bytes as i64)),
+    col("naks", "", "NAKs the sender received", Get::I64(|_, r| r.naks as i64)),
+    col("timeouts", "", "retransmission timeouts at the sender", Get::I64(|_, r| r.timeouts as i64)),
+    col("cnps", "", "congestion notification packets the sender received", Get::I64(|_, r| r.cnps as i64)),
+    col(
+        "reorder_stored_bytes",
+        "B",
+        "bytes the receiver's reorder buffer stored out of order",
+        Get::I64(|_, r| r.reorder_stored_bytes as i64),
+    ),
+    col(
+        "reorder_copied_bytes",
+        "B",
+        "bytes later copied out of the reorder buffer",
+        Get::I64(|_, r| r.reorder_copied_bytes as i64),
+    ),
+    col(
+        "rx_dropped",
+        "",
+        "data packets the receiver dropped for lack of state (bitmap full, MELO middle block)",
+        Get::I64(|_, r| r.rx_dropped as i64),
+    ),
+    col("completed", "", "whether the flow finished before the run ended", Get::Bool(|_, r| r.finish.is_some())),
+];
+
+/// One row per sampled receiving host and sample time (`RunOutput::samples`); the context is
+/// the host names (`RunOutput::host_names`) that `Sample::host` indexes.
+pub static TIMESERIES: Table<[String], Sample> = Table { name: "timeseries", columns: TIMESERIES_COLUMNS };
+
+static TIMESERIES_COLUMNS: &[Column<[String], Sample>] = &[
+    col("time_us", "us", "end of the sampling interval", Get::F64(|_, s| s.time.as_us_f64())),
+    col("host", "", "receiving host", Get::Str(|names, s| names[s.host as usize].as_str())),
+    col("rx_gbps", "Gbps", "goodput delivered in order over the interval", Get::F64(|_, s| s.bps / 1e9)),
+    col("rx_wire_gbps", "Gbps", "data arriving off the wire over the interval", Get::F64(|_, s| s.wire_bps / 1e9)),
+];
+
+/// One row per loss recovery scheme: its on-chip memory for a NIC of a given sizing
+/// (`hw::memory::footprints`); no context.
+pub static MEMORY: Table<(), Footprint> = Table { name: "memory", columns: MEMORY_COLUMNS };
+
+static MEMORY_COLUMNS: &[Column<(), Footprint>] = &[
+    col("scheme", "", "loss recovery scheme", Get::Str(|_, r| r.scheme)),
+    col(
+        "per_connection_bytes",
+        "B",
+        "loss-recovery bytes each connection adds to its context",
+        Get::F64(|_, r| r.per_connection),
+    ),
+    col("shared_bytes", "B", "bytes shared by all connections of a NIC (sender + receiver)", Get::F64(|_, r| r.shared)),
+    col("average_bytes", "B", "per connection + shared / connections", Get::F64(|_, r| r.average)),
+    col("pct_of_qpc", "%", "average bytes as a share of a 248 B CX-3 Pro QPC", Get::F64(|_, r| r.pct_of_qpc)),
+    col("total_bytes", "B", "per connection x connections + shared", Get::F64(|_, r| r.total)),
+    col("breakdown", "", "what the bytes are", Get::Str(|_, r| r.breakdown.as_str())),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_within_a_table() {
+        for (table, specs) in schema() {
+            let mut names: Vec<_> = specs.iter().map(|s| s.name).collect();
+            names.sort_unstable();
+            names.dedup();
+            assert_eq!(names.len(), specs.len(), "{table} repeats a column name");
+        }
+    }
+
+    #[test]
+    fn every_column_has_as_many_values_as_rows() {
+        let out = crate::run_toml(
+            r#"
+            name = "columns"
+            duration = "300us"
+            [topology]
+            kind = "single-switch"
+            [workload]
+            kind = "flow-list"
+            flows = [{ src = "h0", dst = "h1", size = "100KB" }, { src = "h1", dst = "h0", size = "10MB" }]
+            "#,
+        )
+        .unwrap();
+        let flows = FLOWS.fill(&(), &out.flows);
+        assert_eq!(flows.len(), FLOW_COLUMNS.len());
+        assert!(flows.iter().all(|(_, d)| d.len() == 2));
+        assert!(matches!(&flows.last().unwrap().1, Data::Bool(v) if v == &[true, false]));
+        let ts = TIMESERIES.fill(&out.host_names, &out.samples);
+        assert!(!ts[0].1.is_empty());
+        assert!(ts.iter().all(|(_, d)| d.len() == out.samples.len()));
+        let memory = &out.memory.as_ref().unwrap().rows;
+        let table = MEMORY.fill(&(), memory);
+        assert!(table.iter().all(|(_, d)| d.len() == memory.len()));
+        assert!(matches!(&table[0].1, Data::Str(v) if v.contains(&"melo")));
+    }
+}
