@@ -88,6 +88,7 @@ pub fn build_with_observer<O: Observer>(mut s: Scenario, obs: O) -> Result<Simul
         mtu: s.nic.mtu,
         flows,
         int: s.switch.int,
+        rx_latency: s.nic.rx_latency.0,
         clock: HostClock { offset_ps: s.nic.clock_offset.0 .0 as i64, drift_ppb: (s.nic.clock_drift_ppm * 1000.0).round() as i64 },
     };
     let mut sim = Simulation::with_observer(parts, obs);

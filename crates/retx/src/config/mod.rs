@@ -260,11 +260,14 @@ pub struct NicCfg {
     pub clock_offset: Dur,
     /// Every host clock's rate error in ppm (a 0.0025 % crystal is 25 ppm); default perfect.
     pub clock_drift_ppm: f64,
+    /// The receive pipeline's time per packet: packets arriving faster wait in the NIC
+    /// (schemes may charge more per operation). Default 0: handled on arrival.
+    pub rx_latency: Dur,
 }
 
 impl Default for NicCfg {
     fn default() -> Self {
-        NicCfg { mtu: 1024, ack_interval: 1, clock_offset: Dur(Time::ZERO), clock_drift_ppm: 0.0 }
+        NicCfg { mtu: 1024, ack_interval: 1, clock_offset: Dur(Time::ZERO), clock_drift_ppm: 0.0, rx_latency: Dur(Time::ZERO) }
     }
 }
 

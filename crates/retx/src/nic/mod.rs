@@ -5,7 +5,9 @@ pub mod clock;
 pub mod qp_cache;
 pub mod scheduler;
 
+use crate::net::packet::Packet;
 use crate::sim::units::Time;
+use std::collections::VecDeque;
 use crate::transport::endpoint::Endpoint;
 use crate::transport::NicState;
 
@@ -24,6 +26,28 @@ pub struct Qp {
     pub timer_armed: Option<Time>,
     /// Its context is in the on-chip QP cache.
     pub on_chip: bool,
+    /// Its scheduling class (0: served first).
+    pub class: u8,
+}
+
+/// The NIC's receive pipeline: packets are handled one at a time, each taking the NIC's fixed
+/// per-packet time plus whatever its scheme charges (a bitmap swap, a table lookup); packets
+/// that arrive while it is busy wait in order. With no cost (the default) every packet is
+/// handled on arrival and the pipeline costs no event.
+#[derive(Default)]
+pub struct RxPipeline {
+    pub per_packet: Time,
+    pub busy_until: Time,
+    pub waiting: VecDeque<Packet>,
+    /// A "pipeline free" event is pending.
+    pub wake_pending: bool,
+}
+
+impl RxPipeline {
+    /// Whether a packet arriving at `now` must wait.
+    pub fn must_wait(&self, now: Time) -> bool {
+        now < self.busy_until || !self.waiting.is_empty()
+    }
 }
 
 /// One host's NIC.
@@ -43,10 +67,11 @@ pub struct Nic {
     pub clock: HostClock,
     /// This host's queue pairs, both requesters and responders, indexed by the scheduler.
     pub qps: Vec<Qp>,
+    pub rx: RxPipeline,
 }
 
 impl Nic {
     pub fn new(port: usize, state: NicState, qp_cache: QpCache, clock: HostClock) -> Nic {
-        Nic { port, scheduler: QpScheduler::default(), wake_at: None, rx_bytes: 0, rx_wire_bytes: 0, state, qp_cache, clock, qps: Vec::new() }
+        Nic { port, scheduler: QpScheduler::default(), wake_at: None, rx_bytes: 0, rx_wire_bytes: 0, state, qp_cache, clock, qps: Vec::new(), rx: RxPipeline::default() }
     }
 }

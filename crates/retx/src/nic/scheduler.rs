@@ -1,7 +1,7 @@
-//! The NIC's queue-pair scheduler: round robin over the connections that have something to
-//! send. A connection the transport holds back (pacing, window) is skipped, and the scheduler
-//! reports the earliest time one of them may send; one that has nothing at all leaves the list
-//! until the transport wakes it again.
+//! The NIC's queue-pair scheduler: strict priority across classes (0 first), round robin within
+//! a class over the queue pairs that have something to send. A queue pair the transport holds
+//! back (pacing, window) is skipped, and the scheduler reports the earliest time one of them may
+//! send; one that has nothing at all leaves its list until the transport wakes it again.
 
 use crate::sim::units::Time;
 
@@ -16,27 +16,62 @@ pub enum Offer<P> {
     Idle,
 }
 
-/// Round robin over active queue pairs (by their index in the NIC).
+/// Scheduling classes (priorities), as many as a port has queues at most.
+pub const CLASSES: usize = 8;
+
+/// Strict priority across classes, round robin within one, over active queue pairs (by their
+/// index in the NIC).
 #[derive(Clone, Debug, Default)]
 pub struct QpScheduler {
+    classes: [RoundRobin; CLASSES],
+    /// Active queue pairs in all classes.
+    len: usize,
+}
+
+#[derive(Clone, Debug, Default)]
+struct RoundRobin {
     active: Vec<u32>,
     next: usize,
 }
 
 impl QpScheduler {
-    pub fn push(&mut self, conn: u32) {
-        self.active.push(conn);
+    /// Adds queue pair `qp` to class `class` (0 is served first; higher classes are clamped).
+    pub fn push(&mut self, qp: u32, class: u8) {
+        self.classes[(class as usize).min(CLASSES - 1)].active.push(qp);
+        self.len += 1;
     }
 
     pub fn is_empty(&self) -> bool {
-        self.active.is_empty()
+        self.len == 0
     }
 
+    /// Offers the transmitter class by class, highest priority first: the first queue pair
+    /// that sends wins; held-back ones of every class count for the earliest wake-up.
+    pub fn pull<P>(&mut self, mut offer: impl FnMut(u32) -> Offer<P>) -> Result<(u32, P), Option<Time>> {
+        let mut earliest: Option<Time> = None;
+        for class in self.classes.iter_mut() {
+            if class.active.is_empty() {
+                continue;
+            }
+            let before = class.active.len();
+            let r = class.pull(&mut offer);
+            self.len -= before - class.active.len();
+            match r {
+                Ok(sent) => return Ok(sent),
+                Err(Some(t)) => earliest = Some(earliest.map_or(t, |e| e.min(t))),
+                Err(None) => {}
+            }
+        }
+        Err(earliest)
+    }
+}
+
+impl RoundRobin {
     /// Offers the transmitter to each active connection in turn until one sends:
     /// `Ok((conn, packet))`, or `Err(earliest)` when none can now (`earliest`: when the first
     /// held-back one may). `offer(conn)` asks the transport; a connection that answers
     /// [`Offer::Idle`] leaves the list.
-    pub fn pull<P>(&mut self, mut offer: impl FnMut(u32) -> Offer<P>) -> Result<(u32, P), Option<Time>> {
+    fn pull<P>(&mut self, offer: &mut impl FnMut(u32) -> Offer<P>) -> Result<(u32, P), Option<Time>> {
         let mut earliest: Option<Time> = None;
         let mut checked = 0;
         while checked < self.active.len() {
@@ -71,7 +106,7 @@ mod tests {
     fn serves_in_turn_skips_the_held_back_and_drops_the_idle() {
         let mut s = QpScheduler::default();
         for c in [1, 2, 3] {
-            s.push(c);
+            s.push(c, 0);
         }
         let mut asked = Vec::new();
         // 1 sends; next turn starts at 2, which waits; 3 is idle and leaves; 1 sends again.
@@ -95,5 +130,27 @@ mod tests {
         assert_eq!(r, Err(Some(Time(98))));
         asked.sort();
         assert_eq!(asked, vec![1, 2]);
+    }
+
+    #[test]
+    fn a_higher_class_is_served_first_and_a_held_back_one_lets_lower_ones_send() {
+        let mut s = QpScheduler::default();
+        s.push(10, 3);
+        s.push(20, 0);
+        s.push(21, 0);
+        // Both class-0 pairs send, in turn, before class 3 is asked.
+        let send = |c: u32| Offer::Send(c);
+        assert_eq!(s.pull(send).unwrap().0, 20);
+        assert_eq!(s.pull(send).unwrap().0, 21);
+        assert_eq!(s.pull(send).unwrap().0, 20);
+        // Class 0 held back until 70 and 80: class 3 sends meanwhile.
+        let r = s.pull(|c| if c < 10 { Offer::Send(c) } else if c >= 20 { Offer::WaitUntil(Time(c as u64 * 3 + 10)) } else { Offer::Send(c) });
+        assert_eq!(r.unwrap().0, 10);
+        // Nobody can send: the earliest wake-up over all classes.
+        let r = s.pull(|c| Offer::<u32>::WaitUntil(Time(100 + c as u64)));
+        assert_eq!(r, Err(Some(Time(110))));
+        // Idle pairs leave: the scheduler empties.
+        assert!(s.pull(|_| Offer::<u32>::Idle).is_err());
+        assert!(s.is_empty());
     }
 }

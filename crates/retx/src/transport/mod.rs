@@ -61,6 +61,9 @@ pub struct NicState {
     /// The INT records of the packet being handled, as the NIC's parser extracted them
     /// (empty without INT): congestion control reads them from the ACK sample.
     pub int_in: int::IntHops,
+    /// Receive-pipeline time the scheme charged while handling the current packet (a bitmap
+    /// swap, an off-chip access); the NIC adds it to its per-packet time.
+    pub charged: crate::sim::units::Time,
 }
 
 impl NicState {
@@ -69,7 +72,12 @@ impl NicState {
             RecoveryParams::Melo(p) => *p,
             _ => melo::MeloParams::default(),
         };
-        NicState { melo: melo::MeloPools::new(&melo), int_in: int::IntHops::default() }
+        NicState { melo: melo::MeloPools::new(&melo), int_in: int::IntHops::default(), charged: crate::sim::units::Time::ZERO }
+    }
+
+    /// Charges receive-pipeline time for an operation of the packet being handled.
+    pub fn charge(&mut self, t: crate::sim::units::Time) {
+        self.charged += t;
     }
 
     /// Figures the schemes report about their NIC-wide state over every NIC of a run:

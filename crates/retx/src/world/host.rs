@@ -16,7 +16,43 @@ use crate::transport::sender::Transmit;
 use crate::transport::{CONTROL_BYTES, DATA_HEADER_BYTES};
 
 impl<O: Observer> Simulation<O> {
+    /// A packet arrived at a host: into the NIC's receive pipeline, handled now if it is free.
     pub(super) fn host_receive(&mut self, node: usize, pkt: Packet) {
+        let nic = self.nic_of[node] as usize;
+        let rx = &mut self.nics[nic].rx;
+        if rx.must_wait(self.now) {
+            rx.waiting.push_back(pkt);
+            if !rx.wake_pending {
+                rx.wake_pending = true;
+                self.events.push(rx.busy_until.max(self.now), Event::NicRx(nic as u32));
+            }
+            return;
+        }
+        self.nic_handle(node, pkt);
+    }
+
+    /// The receive pipeline is free: the next waiting packet is handled.
+    pub(super) fn nic_rx(&mut self, nic: usize) {
+        let rx = &mut self.nics[nic].rx;
+        rx.wake_pending = false;
+        if self.now < rx.busy_until {
+            rx.wake_pending = true;
+            self.events.push(rx.busy_until, Event::NicRx(nic as u32));
+            return;
+        }
+        let Some(pkt) = rx.waiting.pop_front() else { return };
+        let host = self.ports[self.nics[nic].port].node;
+        self.nic_handle(host, pkt);
+        let rx = &mut self.nics[nic].rx;
+        if !rx.waiting.is_empty() && !rx.wake_pending {
+            rx.wake_pending = true;
+            self.events.push(rx.busy_until.max(self.now), Event::NicRx(nic as u32));
+        }
+    }
+
+    /// The NIC handles one packet: it is given to the endpoint it is addressed to, and the
+    /// pipeline is busy for the NIC's per-packet time plus what the scheme charged.
+    fn nic_handle(&mut self, node: usize, pkt: Packet) {
         self.c.packets_consumed += 1;
         self.live -= 1;
         let nic = self.nic_of[node] as usize;
@@ -45,6 +81,10 @@ impl<O: Observer> Simulation<O> {
         }
         ep.handle_packet(now, &pkt.seg, &mut n.state);
         n.state.int_in.clear();
+        let cost = n.rx.per_packet + std::mem::take(&mut n.state.charged);
+        if cost > crate::sim::units::Time::ZERO {
+            n.rx.busy_until = self.now + cost;
+        }
         let delivered = ep.delivered_bytes() - before;
         n.rx_bytes += delivered;
         if delivered > 0 {
@@ -126,7 +166,7 @@ impl<O: Observer> Simulation<O> {
         let n = &mut self.nics[nic];
         if !n.qps[qp].active {
             n.qps[qp].active = true;
-            n.scheduler.push(qp as u32);
+            n.scheduler.push(qp as u32, n.qps[qp].class);
         }
         self.rearm(nic, qp);
         let port = self.nics[nic].port;

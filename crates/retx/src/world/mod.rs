@@ -62,6 +62,8 @@ pub struct Parts {
     pub clock: HostClock,
     /// Switches stamp INT hop records on data packets; receivers echo them in ACKs.
     pub int: bool,
+    /// Every NIC's receive pipeline time per packet (schemes may charge more).
+    pub rx_latency: Time,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -77,6 +79,8 @@ enum Event {
     HostWake(u32),
     /// A queue pair's timer: (NIC, queue pair).
     QpTimer(u32, u32),
+    /// A NIC's receive pipeline is free for its next waiting packet.
+    NicRx(u32),
     FlowStart(u32),
     Sample,
 }
@@ -211,7 +215,9 @@ impl<O: Observer> Simulation<O> {
         for node in 0..n {
             if is_host[node] {
                 nic_of[node] = nics.len() as u32;
-                nics.push(Nic::new(node_ports[node][0], NicState::new(&p.transport), QpCache::new(p.transport.qp_cache()), p.clock));
+                let mut nic = Nic::new(node_ports[node][0], NicState::new(&p.transport), QpCache::new(p.transport.qp_cache()), p.clock);
+                nic.rx.per_packet = p.rx_latency;
+                nics.push(nic);
             }
         }
         let switches = (0..n)
@@ -426,6 +432,7 @@ impl<O: Observer> Simulation<O> {
                 }
             }
             Event::QpTimer(nic, qp) => self.qp_timer(nic as usize, qp as usize),
+            Event::NicRx(nic) => self.nic_rx(nic as usize),
             Event::FlowStart(f) => self.start_flow(f as usize),
             Event::Sample => self.sample(),
         }
@@ -438,7 +445,7 @@ impl<O: Observer> Simulation<O> {
         let (tx, rx) = self.template.endpoints(self.conns[f].spec, line, self.bdp_packets);
         let mut place = |nic: usize, endpoint: Endpoint| {
             let qps = &mut self.nics[nic].qps;
-            qps.push(Qp { conn: f as u32, endpoint, active: false, timer_armed: None, on_chip: false });
+            qps.push(Qp { conn: f as u32, endpoint, active: false, timer_armed: None, on_chip: false, class: 0 });
             End { nic: nic as u32, qp: (qps.len() - 1) as u32 }
         };
         let ends = [place(src, Endpoint::Requester(tx)), place(dst, Endpoint::Responder(rx))];
@@ -511,7 +518,8 @@ impl<O: Observer> Simulation<O> {
             counters: c,
             end,
             host_names: self.host_names,
-            packets_in_flight: self.ports.iter().map(|p| p.packets_held() as u64).sum(),
+            packets_in_flight: self.ports.iter().map(|p| p.packets_held() as u64).sum::<u64>()
+                + self.nics.iter().map(|n| n.rx.waiting.len() as u64).sum::<u64>(),
             pool_high_water: self.live_high_water,
         }
     }
