@@ -176,4 +176,29 @@ mod tests {
         assert_eq!(s.admit(&p, 8_500, false, 1_000), Ok(()));
         assert_eq!(s.buffer_used, 2_000);
     }
+
+    #[test]
+    fn pfc_pauses_at_xoff_once_and_resumes_at_xon() {
+        use crate::net::loss::PortLoss;
+        use crate::net::port::{Discipline, Port};
+        use crate::sim::units::Time;
+        let pfc = PfcThresholds { xoff: 3_000, xon: 1_000 };
+        let p = params(100_000, 1.0, Some(pfc));
+        let mut s = switch();
+        let loss = PortLoss::new(stream(1, Stream::LinkLoss, 0), stream(1, Stream::BurstLoss, 0));
+        let mut ingress = Port::new(0, Rate::gbps(10), Time::ZERO, 2, Discipline::StrictPriority, loss);
+        assert!(!s.charge_ingress(&p, &mut ingress, 1, 2_000));
+        assert!(s.charge_ingress(&p, &mut ingress, 1, 1_000), "3_000 bytes reach XOFF");
+        assert!(!s.charge_ingress(&p, &mut ingress, 1, 1_000), "one PAUSE per crossing");
+        assert_eq!((ingress.ingress_bytes[1], ingress.pause_sent, ingress.pauses_sent), (4_000, 0b10, 1));
+        assert_eq!(ingress.pfc_pending.iter().copied().collect::<Vec<_>>(), vec![Frame::Pause(1)]);
+        s.buffer_used = 4_000;
+        let d = s.depart(&p, Rate::gbps(10), 0, &mut ingress, 1, true, 2_000);
+        assert_eq!(d, Departure { mark: false, resume: false }, "2_000 left, above XON");
+        let d = s.depart(&p, Rate::gbps(10), 0, &mut ingress, 1, true, 1_000);
+        assert_eq!(d, Departure { mark: false, resume: true }, "1_000 left: at XON");
+        assert_eq!((ingress.ingress_bytes[1], ingress.pause_sent, s.buffer_used), (1_000, 0, 1_000));
+        // The pending PAUSE and the RESUME cancel out.
+        assert!(ingress.pfc_pending.is_empty());
+    }
 }
