@@ -234,4 +234,25 @@ mod tests {
         p.request_pfc(Frame::Resume(1));
         assert_eq!(p.pfc_pending.iter().copied().collect::<Vec<_>>(), vec![Frame::Pause(2)]);
     }
+
+    #[test]
+    fn a_paused_queue_is_not_sendable_data_under_either_discipline() {
+        for d in [Discipline::StrictPriority, Discipline::Drr { quantum: 1500 }] {
+            let mut p = port(3, d);
+            p.enqueue(0, 1, 60);
+            p.enqueue(2, 20, 1000);
+            p.paused = 1 << 2;
+            assert!(p.is_paused(2) && !p.is_paused(1));
+            // Control waiting in queue 0 is not data; the only data queue is paused.
+            assert!(!p.has_sendable_data(), "{d:?}");
+            assert_eq!(p.dequeue_data(), None, "{d:?}");
+            p.enqueue(1, 10, 1000);
+            assert!(p.has_sendable_data(), "{d:?}");
+            assert_eq!(p.dequeue_data(), Some((1, 10, 1000)), "{d:?}");
+            p.paused = 0;
+            assert!(p.has_sendable_data(), "{d:?}");
+            assert_eq!(p.dequeue_data(), Some((2, 20, 1000)), "{d:?}");
+            assert!(!p.has_sendable_data(), "{d:?}");
+        }
+    }
 }
