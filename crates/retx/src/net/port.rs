@@ -255,4 +255,33 @@ mod tests {
             assert!(!p.has_sendable_data(), "{d:?}");
         }
     }
+
+    #[test]
+    fn drr_never_serves_a_paused_queue_and_keeps_no_credit_for_an_empty_one() {
+        // Queue 1 paused with a backlog: DRR serves queue 2 only.
+        let mut p = port(3, Discipline::Drr { quantum: 1500 });
+        for i in 0..6 {
+            p.enqueue(1, 100 + i, 500);
+            p.enqueue(2, 200 + i, 500);
+        }
+        p.paused = 1 << 1;
+        let picks: Vec<u32> = std::iter::from_fn(|| p.dequeue_data()).map(|x| x.1).collect();
+        assert_eq!(picks, (200..206).collect::<Vec<_>>());
+        assert_eq!(p.queued_bytes, vec![0, 3_000, 0]);
+
+        // Queue 1 empty while queue 2 sends: it earns nothing, so once it has packets it gets
+        // one quantum (3 x 500 B) per turn, like queue 2, not a burst of saved-up credit.
+        let mut p = port(3, Discipline::Drr { quantum: 1500 });
+        for i in 0..12 {
+            p.enqueue(2, 200 + i, 500);
+        }
+        for i in 0..6 {
+            assert_eq!(p.dequeue_data(), Some((2, 200 + i, 500)));
+        }
+        for i in 0..10 {
+            p.enqueue(1, 100 + i, 500);
+        }
+        let queues: Vec<usize> = (0..12).map(|_| p.dequeue_data().unwrap().0).collect();
+        assert_eq!(queues, vec![1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2]);
+    }
 }
