@@ -284,4 +284,19 @@ mod tests {
         let queues: Vec<usize> = (0..12).map(|_| p.dequeue_data().unwrap().0).collect();
         assert_eq!(queues, vec![1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2]);
     }
+
+    #[test]
+    fn drr_moves_on_after_a_queue_empties_even_if_it_refills_at_once() {
+        // Queue 1 sends its only packet and gets another straight away: its turn is over, so
+        // queue 2 has its quantum (3 x 500 B) before queue 1 goes again.
+        let mut p = port(3, Discipline::Drr { quantum: 1500 });
+        p.enqueue(1, 100, 500);
+        for i in 0..6 {
+            p.enqueue(2, 200 + i, 500);
+        }
+        assert_eq!(p.dequeue_data(), Some((1, 100, 500)));
+        p.enqueue(1, 101, 500);
+        let ids: Vec<u32> = std::iter::from_fn(|| p.dequeue_data()).map(|x| x.1).collect();
+        assert_eq!(ids, vec![200, 201, 202, 101, 203, 204, 205]);
+    }
 }
