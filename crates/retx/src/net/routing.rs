@@ -248,6 +248,9 @@ mod tests {
         assert_eq!(r.candidates(0, 17), &[(17 - 1) * 2]);
         assert_eq!(r.candidates(5, 17), &[(5 - 1) * 2 + 1]);
         assert!(r.table_bytes() < 100_000, "{}", r.table_bytes());
+        // Exactly: spans 2001 x 1 x 8 B, one port per host 2000 x 4 B, group_of 2001 x 4 B,
+        // attach 2001 x 8 B.
+        assert_eq!(r.table_bytes(), 2001 * 8 + 2000 * 4 + 2001 * 4 + 2001 * 8);
     }
 
     /// Builds tables for `links` (node pairs; link i gives port 2i from a to b and 2i + 1 back).
@@ -279,5 +282,16 @@ mod tests {
         // and over C, B is 3 hops from R: only C is a next hop.
         let r = routes(6, &[(0, 1), (1, 2), (2, 3), (1, 4), (3, 4), (0, 5)], &[4, 5]);
         assert_eq!(r.candidates(3, 5), &[5]);
+    }
+
+    #[test]
+    fn a_gap_of_exactly_the_flowlet_timeout_keeps_the_port() {
+        let gap = Time::from_us(50);
+        let mut r = router(Policy::Flowlet { gap, entries: 1024 });
+        let c = [0, 1, 2, 3, 4, 5, 6, 7];
+        let first = r.pick(&c, 9, Time::ZERO);
+        // 100 packets exactly `gap` apart: one flowlet (a re-pick would leave port `first`
+        // with probability 7/8 each time).
+        assert!((1..=100).all(|k| r.pick(&c, 9, Time::from_us(50 * k)) == first));
     }
 }
