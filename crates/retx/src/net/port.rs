@@ -246,4 +246,69 @@ mod tests {
         p.request_pfc(Frame::Resume(1));
         assert_eq!(p.pfc_pending.iter().copied().collect::<Vec<_>>(), vec![Frame::Pause(2)]);
     }
+
+    #[test]
+    fn a_paused_queue_is_not_sendable_data_under_either_discipline() {
+        for d in [Discipline::StrictPriority, Discipline::Drr { quantum: 1500 }] {
+            let mut p = port(3, d);
+            p.enqueue(0, 1, 60);
+            p.enqueue(2, 20, 1000);
+            p.paused = 1 << 2;
+            assert!(p.is_paused(2) && !p.is_paused(1));
+            // Control waiting in queue 0 is not data; the only data queue is paused.
+            assert!(!p.has_sendable_data(), "{d:?}");
+            assert_eq!(p.dequeue_data(), None, "{d:?}");
+            p.enqueue(1, 10, 1000);
+            assert!(p.has_sendable_data(), "{d:?}");
+            assert_eq!(p.dequeue_data(), Some((1, 10, 1000)), "{d:?}");
+            p.paused = 0;
+            assert!(p.has_sendable_data(), "{d:?}");
+            assert_eq!(p.dequeue_data(), Some((2, 20, 1000)), "{d:?}");
+            assert!(!p.has_sendable_data(), "{d:?}");
+        }
+    }
+
+    #[test]
+    fn drr_never_serves_a_paused_queue_and_keeps_no_credit_for_an_empty_one() {
+        // Queue 1 paused with a backlog: DRR serves queue 2 only.
+        let mut p = port(3, Discipline::Drr { quantum: 1500 });
+        for i in 0..6 {
+            p.enqueue(1, 100 + i, 500);
+            p.enqueue(2, 200 + i, 500);
+        }
+        p.paused = 1 << 1;
+        let picks: Vec<u32> = std::iter::from_fn(|| p.dequeue_data()).map(|x| x.1).collect();
+        assert_eq!(picks, (200..206).collect::<Vec<_>>());
+        assert_eq!(p.queued_bytes, vec![0, 3_000, 0]);
+
+        // Queue 1 empty while queue 2 sends: it earns nothing, so once it has packets it gets
+        // one quantum (3 x 500 B) per turn, like queue 2, not a burst of saved-up credit.
+        let mut p = port(3, Discipline::Drr { quantum: 1500 });
+        for i in 0..12 {
+            p.enqueue(2, 200 + i, 500);
+        }
+        for i in 0..6 {
+            assert_eq!(p.dequeue_data(), Some((2, 200 + i, 500)));
+        }
+        for i in 0..10 {
+            p.enqueue(1, 100 + i, 500);
+        }
+        let queues: Vec<usize> = (0..12).map(|_| p.dequeue_data().unwrap().0).collect();
+        assert_eq!(queues, vec![1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2]);
+    }
+
+    #[test]
+    fn drr_moves_on_after_a_queue_empties_even_if_it_refills_at_once() {
+        // Queue 1 sends its only packet and gets another straight away: its turn is over, so
+        // queue 2 has its quantum (3 x 500 B) before queue 1 goes again.
+        let mut p = port(3, Discipline::Drr { quantum: 1500 });
+        p.enqueue(1, 100, 500);
+        for i in 0..6 {
+            p.enqueue(2, 200 + i, 500);
+        }
+        assert_eq!(p.dequeue_data(), Some((1, 100, 500)));
+        p.enqueue(1, 101, 500);
+        let ids: Vec<u32> = std::iter::from_fn(|| p.dequeue_data()).map(|x| x.1).collect();
+        assert_eq!(ids, vec![200, 201, 202, 101, 203, 204, 205]);
+    }
 }

@@ -248,5 +248,50 @@ mod tests {
         assert_eq!(r.candidates(0, 17), &[(17 - 1) * 2]);
         assert_eq!(r.candidates(5, 17), &[(5 - 1) * 2 + 1]);
         assert!(r.table_bytes() < 100_000, "{}", r.table_bytes());
+        // Exactly: spans 2001 x 1 x 8 B, one port per host 2000 x 4 B, group_of 2001 x 4 B,
+        // attach 2001 x 8 B.
+        assert_eq!(r.table_bytes(), 2001 * 8 + 2000 * 4 + 2001 * 4 + 2001 * 8);
+    }
+
+    /// Builds tables for `links` (node pairs; link i gives port 2i from a to b and 2i + 1 back).
+    fn routes(nodes: usize, links: &[(usize, usize)], hosts: &[usize]) -> Routes {
+        let mut node_ports = vec![Vec::new(); nodes];
+        let mut peer = Vec::new();
+        for &(a, b) in links {
+            node_ports[a].push(peer.len());
+            peer.push(b);
+            node_ports[b].push(peer.len());
+            peer.push(a);
+        }
+        let is_host: Vec<bool> = (0..nodes).map(|n| hosts.contains(&n)).collect();
+        Routes::build(&node_ports, &peer, &is_host)
+    }
+
+    #[test]
+    fn a_dual_homed_host_is_its_own_group_and_never_a_transit_hop() {
+        // Switches R 0, A 1, C 2, E 3, B 4; host H 5 linked to A and B; host D 6 under R.
+        // Through H, B would be 3 hops from R; over switches it is 4 (R A C E B).
+        let r = routes(7, &[(0, 1), (1, 2), (2, 3), (3, 4), (1, 5), (4, 5), (0, 6)], &[5, 6]);
+        assert_eq!(r.groups, 2, "R (for D) and H itself");
+        assert_eq!(r.candidates(4, 6), &[7], "B reaches D over E, not through H");
+        assert_eq!(r.candidates(2, 6), &[3]);
+        assert_eq!(r.candidates(4, 5), &[10], "B reaches H over its own link");
+        assert_eq!(r.candidates(1, 5), &[8]);
+        assert_eq!(r.candidates(5, 6), &[9], "H reaches D over A");
+        // Switches R 0, A 1, C 2, B 3; host H 4 linked to A and B; host D 5 under R. Through H
+        // and over C, B is 3 hops from R: only C is a next hop.
+        let r = routes(6, &[(0, 1), (1, 2), (2, 3), (1, 4), (3, 4), (0, 5)], &[4, 5]);
+        assert_eq!(r.candidates(3, 5), &[5]);
+    }
+
+    #[test]
+    fn a_gap_of_exactly_the_flowlet_timeout_keeps_the_port() {
+        let gap = Time::from_us(50);
+        let mut r = router(Policy::Flowlet { gap, entries: 1024 });
+        let c = [0, 1, 2, 3, 4, 5, 6, 7];
+        let first = r.pick(&c, 9, Time::ZERO);
+        // 100 packets exactly `gap` apart: one flowlet (a re-pick would leave port `first`
+        // with probability 7/8 each time).
+        assert!((1..=100).all(|k| r.pick(&c, 9, Time::from_us(50 * k)) == first));
     }
 }

@@ -135,3 +135,70 @@ impl Switch {
         d
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::rng::{stream, Stream};
+
+    fn switch() -> Switch {
+        Switch::new(stream(1, Stream::SwitchEcn, 0))
+    }
+
+    fn params(buffer: u64, dt_alpha: f64, pfc: Option<PfcThresholds>) -> SwitchParams {
+        SwitchParams { buffer, dt_alpha, pfc, ecn: None, ecn_by_rate: Vec::new() }
+    }
+
+    #[test]
+    fn the_shared_buffer_admits_up_to_exactly_full_and_refuses_one_byte_more() {
+        // PFC on: no dynamic threshold, only the buffer limit.
+        let p = params(10_000, 1.0, Some(PfcThresholds { xoff: 5_000, xon: 2_000 }));
+        let mut s = switch();
+        assert_eq!(s.admit(&p, 0, true, 9_000), Ok(()));
+        // 9_000 + 1_500 > 10_000: refused, nothing charged.
+        assert_eq!(s.admit(&p, 0, true, 1_500), Err(Refusal::BufferFull));
+        assert_eq!(s.buffer_used, 9_000);
+        // 9_000 + 1_000 = 10_000: fits exactly.
+        assert_eq!(s.admit(&p, 0, false, 1_000), Ok(()));
+        assert_eq!(s.buffer_used, 10_000);
+        assert_eq!(s.admit(&p, 0, false, 1), Err(Refusal::BufferFull));
+    }
+
+    #[test]
+    fn the_dynamic_threshold_admits_a_queue_up_to_exactly_alpha_times_the_free_buffer() {
+        // PFC off, alpha 1, empty buffer: a queue may hold up to the 10_000 free bytes.
+        let p = params(10_000, 1.0, None);
+        let mut s = switch();
+        assert_eq!(s.admit(&p, 9_000, true, 1_000), Ok(()));
+        // Now 9_000 bytes are free: a queue of 8_500 may not take 1_000 more (9_500 > 9_000),
+        // but control packets are exempt.
+        assert_eq!(s.admit(&p, 8_500, true, 1_000), Err(Refusal::OverThreshold));
+        assert_eq!(s.admit(&p, 8_500, false, 1_000), Ok(()));
+        assert_eq!(s.buffer_used, 2_000);
+    }
+
+    #[test]
+    fn pfc_pauses_at_xoff_once_and_resumes_at_xon() {
+        use crate::net::loss::PortLoss;
+        use crate::net::port::{Discipline, Port};
+        use crate::sim::units::Time;
+        let pfc = PfcThresholds { xoff: 3_000, xon: 1_000 };
+        let p = params(100_000, 1.0, Some(pfc));
+        let mut s = switch();
+        let loss = PortLoss::new(stream(1, Stream::LinkLoss, 0), stream(1, Stream::BurstLoss, 0));
+        let mut ingress = Port::new(0, Rate::gbps(10), Time::ZERO, 2, Discipline::StrictPriority, loss);
+        assert!(!s.charge_ingress(&p, &mut ingress, 1, 2_000));
+        assert!(s.charge_ingress(&p, &mut ingress, 1, 1_000), "3_000 bytes reach XOFF");
+        assert!(!s.charge_ingress(&p, &mut ingress, 1, 1_000), "one PAUSE per crossing");
+        assert_eq!((ingress.ingress_bytes[1], ingress.pause_sent, ingress.pauses_sent), (4_000, 0b10, 1));
+        assert_eq!(ingress.pfc_pending.iter().copied().collect::<Vec<_>>(), vec![Frame::Pause(1)]);
+        s.buffer_used = 4_000;
+        let d = s.depart(&p, Rate::gbps(10), 0, &mut ingress, 1, true, 2_000);
+        assert_eq!(d, Departure { mark: false, resume: false }, "2_000 left, above XON");
+        let d = s.depart(&p, Rate::gbps(10), 0, &mut ingress, 1, true, 1_000);
+        assert_eq!(d, Departure { mark: false, resume: true }, "1_000 left: at XON");
+        assert_eq!((ingress.ingress_bytes[1], ingress.pause_sent, s.buffer_used), (1_000, 0, 1_000));
+        // The pending PAUSE and the RESUME cancel out.
+        assert!(ingress.pfc_pending.is_empty());
+    }
+}
