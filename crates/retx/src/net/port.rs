@@ -198,6 +198,16 @@ mod tests {
         Packet { frame: Frame::Transport, seg, flow: id, dir: 0, src: 0, dst: 0, size, class: 1, in_port: 0, entropy: 0, int: crate::net::int::NO_INT }
     }
 
+    /// Queues a packet of `bytes` whose flow id stands for its identity.
+    fn put(p: &mut Port, q: usize, id: u32, bytes: u32) {
+        p.enqueue(q, pkt(id, bytes));
+    }
+
+    /// The next data packet as (queue, id, bytes).
+    fn take(p: &mut Port) -> Option<(usize, u32, u32)> {
+        p.dequeue_data().map(|(q, x)| (q, x.flow, x.size))
+    }
+
     fn port(queues: usize, d: Discipline) -> Port {
         let loss = PortLoss::new(stream(1, Stream::LinkLoss, 0), stream(1, Stream::BurstLoss, 0));
         Port::new(0, Rate::gbps(10), Time::ZERO, queues, d, loss)
@@ -251,19 +261,19 @@ mod tests {
     fn a_paused_queue_is_not_sendable_data_under_either_discipline() {
         for d in [Discipline::StrictPriority, Discipline::Drr { quantum: 1500 }] {
             let mut p = port(3, d);
-            p.enqueue(0, 1, 60);
-            p.enqueue(2, 20, 1000);
+            put(&mut p, 0, 1, 60);
+            put(&mut p, 2, 20, 1000);
             p.paused = 1 << 2;
             assert!(p.is_paused(2) && !p.is_paused(1));
             // Control waiting in queue 0 is not data; the only data queue is paused.
             assert!(!p.has_sendable_data(), "{d:?}");
-            assert_eq!(p.dequeue_data(), None, "{d:?}");
-            p.enqueue(1, 10, 1000);
+            assert_eq!(take(&mut p), None, "{d:?}");
+            put(&mut p, 1, 10, 1000);
             assert!(p.has_sendable_data(), "{d:?}");
-            assert_eq!(p.dequeue_data(), Some((1, 10, 1000)), "{d:?}");
+            assert_eq!(take(&mut p), Some((1, 10, 1000)), "{d:?}");
             p.paused = 0;
             assert!(p.has_sendable_data(), "{d:?}");
-            assert_eq!(p.dequeue_data(), Some((2, 20, 1000)), "{d:?}");
+            assert_eq!(take(&mut p), Some((2, 20, 1000)), "{d:?}");
             assert!(!p.has_sendable_data(), "{d:?}");
         }
     }
@@ -273,11 +283,11 @@ mod tests {
         // Queue 1 paused with a backlog: DRR serves queue 2 only.
         let mut p = port(3, Discipline::Drr { quantum: 1500 });
         for i in 0..6 {
-            p.enqueue(1, 100 + i, 500);
-            p.enqueue(2, 200 + i, 500);
+            put(&mut p, 1, 100 + i, 500);
+            put(&mut p, 2, 200 + i, 500);
         }
         p.paused = 1 << 1;
-        let picks: Vec<u32> = std::iter::from_fn(|| p.dequeue_data()).map(|x| x.1).collect();
+        let picks: Vec<u32> = std::iter::from_fn(|| take(&mut p)).map(|x| x.1).collect();
         assert_eq!(picks, (200..206).collect::<Vec<_>>());
         assert_eq!(p.queued_bytes, vec![0, 3_000, 0]);
 
@@ -285,15 +295,15 @@ mod tests {
         // one quantum (3 x 500 B) per turn, like queue 2, not a burst of saved-up credit.
         let mut p = port(3, Discipline::Drr { quantum: 1500 });
         for i in 0..12 {
-            p.enqueue(2, 200 + i, 500);
+            put(&mut p, 2, 200 + i, 500);
         }
         for i in 0..6 {
-            assert_eq!(p.dequeue_data(), Some((2, 200 + i, 500)));
+            assert_eq!(take(&mut p), Some((2, 200 + i, 500)));
         }
         for i in 0..10 {
-            p.enqueue(1, 100 + i, 500);
+            put(&mut p, 1, 100 + i, 500);
         }
-        let queues: Vec<usize> = (0..12).map(|_| p.dequeue_data().unwrap().0).collect();
+        let queues: Vec<usize> = (0..12).map(|_| take(&mut p).unwrap().0).collect();
         assert_eq!(queues, vec![1, 1, 1, 2, 2, 2, 1, 1, 1, 2, 2, 2]);
     }
 
@@ -302,13 +312,13 @@ mod tests {
         // Queue 1 sends its only packet and gets another straight away: its turn is over, so
         // queue 2 has its quantum (3 x 500 B) before queue 1 goes again.
         let mut p = port(3, Discipline::Drr { quantum: 1500 });
-        p.enqueue(1, 100, 500);
+        put(&mut p, 1, 100, 500);
         for i in 0..6 {
-            p.enqueue(2, 200 + i, 500);
+            put(&mut p, 2, 200 + i, 500);
         }
-        assert_eq!(p.dequeue_data(), Some((1, 100, 500)));
-        p.enqueue(1, 101, 500);
-        let ids: Vec<u32> = std::iter::from_fn(|| p.dequeue_data()).map(|x| x.1).collect();
+        assert_eq!(take(&mut p), Some((1, 100, 500)));
+        put(&mut p, 1, 101, 500);
+        let ids: Vec<u32> = std::iter::from_fn(|| take(&mut p)).map(|x| x.1).collect();
         assert_eq!(ids, vec![200, 201, 202, 101, 203, 204, 205]);
     }
 }
