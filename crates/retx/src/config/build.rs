@@ -1,12 +1,12 @@
 //! Builds a simulation from a validated scenario: the only place that knows both the scenario
 //! schema and the parts of the world. Every scheme's section maps to its parameters here.
 
-use super::{CcKind, DisciplineKind, EntropyKind, RecoveryKind, RoutingKind, Scenario, ScenarioError};
+use super::{CcKind, DisciplineKind, EntropyKind, PfcMode, RecoveryKind, RoutingKind, Scenario, ScenarioError};
 use crate::hw::memory::{MemoryReport, Sizing};
 use crate::net::ecn::RedProfile;
-use crate::net::port::Discipline;
+use crate::net::port::{Discipline, ShapedRate, ShaperSpec};
 use crate::net::routing::Policy;
-use crate::net::switch::{PfcThresholds, RateProfile, SwitchParams};
+use crate::net::switch::{ColourRule, DynamicPfc, Pfc, PfcThresholds, RateProfile, SwitchParams};
 use crate::nic::HostClock;
 use crate::observe::{Observer, Quiet};
 use crate::transport::{CcParams, RecoveryParams, Template};
@@ -37,13 +37,33 @@ pub fn switch(s: &Scenario) -> SwitchParams {
     SwitchParams {
         buffer: sw.buffer.0,
         dt_alpha: sw.dt_alpha,
-        pfc: sw.pfc.enabled.then_some(PfcThresholds { xoff: sw.pfc.xoff.0, xon: sw.pfc.xon.0 }),
+        pfc: sw.pfc.enabled.then_some(match sw.pfc.mode {
+            PfcMode::Fixed => Pfc::Fixed(PfcThresholds { xoff: sw.pfc.xoff.0, xon: sw.pfc.xon.0 }),
+            PfcMode::Dynamic => Pfc::Dynamic(DynamicPfc {
+                reserve: sw.pfc.reserve.0,
+                resume_offset: sw.pfc.resume_offset.0,
+                headroom: sw.pfc.headroom.map(|h| h.0),
+                shift: sw.pfc.shift,
+            }),
+        }),
         ecn: sw.ecn.enabled.then(|| red(sw.ecn.kmin.0, sw.ecn.kmax.0, sw.ecn.pmax)),
         ecn_by_rate: if sw.ecn.enabled {
             sw.ecn.per_link.iter().map(|e| RateProfile { rate: e.rate.0, red: red(e.kmin.0, e.kmax.0, e.pmax) }).collect()
         } else {
             Vec::new()
         },
+        colour: sw
+            .wred
+            .iter()
+            .map(|w| {
+                // Validation ensured threshold xor min/max/pmax.
+                let drop = match w.threshold {
+                    Some(t) => red(t.0, t.0, 1.0),
+                    None => red(w.min.map_or(0, |x| x.0), w.max.map_or(0, |x| x.0), w.pmax.unwrap_or(1.0)),
+                };
+                ColourRule { colour: w.colour, class: w.class, rate: w.rate.map(|r| r.0), drop }
+            })
+            .collect(),
     }
 }
 
@@ -78,6 +98,14 @@ pub fn build_with_observer<O: Observer>(mut s: Scenario, obs: O) -> Result<Simul
             DisciplineKind::StrictPriority => Discipline::StrictPriority,
             DisciplineKind::Drr => Discipline::Drr { quantum: s.switch.drr_quantum.0 as u32 },
         },
+        shaped: s.switch.shaped.as_ref().map(|x| ShaperSpec {
+            queue: x.queue as usize,
+            rate: match x.rate {
+                Some(r) => ShapedRate::Fixed(r.0),
+                None => ShapedRate::Share(x.share.unwrap_or(super::EXPRESSPASS_CREDIT_SHARE)),
+            },
+            buffer: x.buffer,
+        }),
         routing,
         entropy: match s.routing.entropy {
             EntropyKind::PerFlow => SourceEntropy::PerFlow,

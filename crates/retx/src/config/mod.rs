@@ -138,6 +138,63 @@ pub struct SwitchCfg {
     /// sent, time, link rate) to data packets at dequeue and receivers echo them in ACKs, for
     /// congestion control that reads them (HPCC).
     pub int: bool,
+    /// Drop profiles by packet colour (drop precedence), at enqueue: WRED, or a hard
+    /// threshold. The first rule that matches a packet applies. Default none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub wred: Vec<WredCfg>,
+    /// A shaped queue with a small buffer of its own on every switch port (ExpressPass's
+    /// credit queue). Default none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shaped: Option<ShapedCfg>,
+}
+
+/// `[switch] shaped`: egress queue `queue` of every switch port is served ahead of the other
+/// data queues at most at `share` of the link rate (or at `rate`), and holds at most `buffer`
+/// packets.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShapedCfg {
+    pub queue: u32,
+    /// A fraction of each port's link rate. Default (with no `rate`) 84 / (84 + 1538): the
+    /// share of ExpressPass's credits, an 84 B credit per 1538 B data frame (SIGCOMM '17).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share: Option<f64>,
+    /// Or an absolute rate, the same on every port.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Bw>,
+    /// Packets the queue holds; an arrival beyond is dropped. Default 8, a credit queue of a
+    /// few credits as in ExpressPass.
+    #[serde(default = "eight")]
+    pub buffer: u32,
+}
+
+fn eight() -> u32 {
+    8
+}
+
+/// ExpressPass's credit share of a link: 84 B credits per 84 + 1538 B (SIGCOMM '17, §3).
+pub const EXPRESSPASS_CREDIT_SHARE: f64 = 84.0 / (84.0 + 1538.0);
+
+/// One `[[switch.wred]]` rule: packets of `colour` (0 green, 1 yellow, 2 red) entering egress
+/// queue `class` (every data queue if absent) of ports of `rate` (every port if absent) are
+/// dropped above `threshold` bytes of queue ahead of them, or by WRED between `min` and `max`
+/// (probability rising to `pmax` at `max`, every packet above it).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WredCfg {
+    pub colour: u8,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Bw>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<Size>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<Size>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<Size>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pmax: Option<f64>,
 }
 
 impl Default for SwitchCfg {
@@ -151,6 +208,8 @@ impl Default for SwitchCfg {
             discipline: DisciplineKind::StrictPriority,
             drr_quantum: Size(1500),
             int: false,
+            wred: Vec::new(),
+            shaped: None,
         }
     }
 }
@@ -231,21 +290,53 @@ pub struct EcnLinkCfg {
     pub pmax: f64,
 }
 
-/// Priority flow control on the data class: per ingress queue XOFF/XON thresholds.
+/// Priority flow control on the data classes, per ingress queue: fixed XOFF/XON thresholds,
+/// or the dynamic threshold with reserve and headroom of the HPCC ns-3 switch MMU.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct PfcCfg {
     pub enabled: bool,
+    /// "fixed" (xoff/xon) or "dynamic" (reserve, headroom, shift, resume_offset).
+    pub mode: PfcMode,
     pub xoff: Size,
     pub xon: Size,
+    /// dynamic: bytes of every ingress (port, queue) not counted as shared. Default 4 KiB,
+    /// HPCC ns-3 `SwitchMmu::reserve`.
+    pub reserve: Size,
+    /// dynamic: RESUME once the shared bytes are this far below the threshold. Default 3 KiB,
+    /// HPCC ns-3 `SwitchMmu::resume_offset`.
+    pub resume_offset: Size,
+    /// dynamic: headroom of every switch port. Default (absent): 3 x link rate x delay per
+    /// port, HPCC ns-3 third.cc.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub headroom: Option<Size>,
+    /// dynamic: the threshold is (free buffer) >> shift at ports of the host link rate, one
+    /// less per doubling above it. Default 3 (1/8), HPCC ns-3 third.cc.
+    pub shift: u32,
 }
 
 impl Default for PfcCfg {
     fn default() -> Self {
         // Headroom for the bytes in flight after XOFF is the buffer above xoff; 256 KB per
         // ingress queue leaves room for 100 Gbps x 2 x 2 us of wire plus a few MTUs.
-        PfcCfg { enabled: false, xoff: Size(256_000), xon: Size(224_000) }
+        PfcCfg {
+            enabled: false,
+            mode: PfcMode::Fixed,
+            xoff: Size(256_000),
+            xon: Size(224_000),
+            reserve: Size(4 * 1024),
+            resume_offset: Size(3 * 1024),
+            headroom: None,
+            shift: 3,
+        }
     }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PfcMode {
+    Fixed,
+    Dynamic,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -525,6 +616,13 @@ pub struct FlowCfg {
     pub size: Size,
     #[serde(default)]
     pub start: Dur,
+    /// The egress queue of its data packets at every switch, 1..queues (default 1); a way
+    /// to put a flow into a queue of its own, e.g. the shaped queue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<u8>,
+    /// The colour (drop precedence) of its data packets, 0..=2 (default 0, green).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub colour: Option<u8>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

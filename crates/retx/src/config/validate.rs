@@ -102,6 +102,59 @@ pub fn loss_target(topo: &Topology, at: &str, field: &str) -> Result<LossTarget,
     }
 }
 
+/// Checks one `[[switch.wred]]` rule: a colour, an optional data queue, and either a
+/// threshold or a WRED ramp.
+fn wred_rule(w: &super::WredCfg, i: usize, queues: u32) -> Result<(), ScenarioError> {
+    let field = |name: &str| format!("switch.wred[{i}].{name}");
+    range_u32(&field("colour"), w.colour as u32, 0, 2)?;
+    if let Some(c) = w.class {
+        if queues < 2 {
+            return Err(err(field("class"), "with switch.queues = 1 there is no data queue to name; leave class out"));
+        }
+        range_u32(&field("class"), c as u32, 1, queues - 1)?;
+    }
+    match (w.threshold, w.min, w.max, w.pmax) {
+        (Some(_), None, None, None) => {}
+        (Some(_), ..) => return Err(err(field("threshold"), "give threshold, or min, max and pmax (WRED), not both")),
+        (None, Some(min), Some(max), Some(pmax)) => {
+            range_f64(&field("pmax"), pmax, 0.0, 1.0)?;
+            if min > max {
+                return Err(err(field("min"), "must not exceed max"));
+            }
+        }
+        (None, min, max, _) => {
+            let missing = if min.is_none() { "min" } else if max.is_none() { "max" } else { "pmax" };
+            return Err(err(field(missing), "a rule needs threshold = \"8KB\", or min, max and pmax (WRED)"));
+        }
+    }
+    Ok(())
+}
+
+/// Checks `[switch] pfc` in mode "dynamic": its ranges, and that every switch keeps some shared
+/// buffer after its ports' headroom and reserves.
+fn pfc_dynamic(sw: &super::SwitchCfg, topo: &Topology) -> Result<(), ScenarioError> {
+    let p = &sw.pfc;
+    if !p.enabled {
+        return Err(err("switch.pfc.mode", "\"dynamic\" needs enabled = true (allowed modes: \"fixed\", \"dynamic\")"));
+    }
+    range_u32("switch.pfc.shift", p.shift, 0, 16)?;
+    if p.resume_offset.0 > sw.buffer.0 {
+        return Err(err("switch.pfc.resume_offset", "must not exceed switch.buffer"));
+    }
+    let d = crate::net::switch::DynamicPfc { reserve: p.reserve.0, resume_offset: p.resume_offset.0, headroom: p.headroom.map(|h| h.0), shift: p.shift };
+    for (n, node) in topo.nodes.iter().enumerate() {
+        if node.kind != NodeKind::Switch {
+            continue;
+        }
+        let set_aside: u64 = topo.links.iter().filter(|l| l.a == n || l.b == n).map(|l| d.headroom_for(l.rate, l.delay) + d.reserve).sum();
+        if set_aside >= sw.buffer.0 {
+            let field = if p.headroom.is_some() { "switch.pfc.headroom" } else { "switch.pfc.reserve" };
+            return Err(err(field, format!("switch {:?} sets aside {set_aside} B of headroom and reserve for its ports, not less than switch.buffer ({} B)", node.name, sw.buffer.0)));
+        }
+    }
+    Ok(())
+}
+
 /// Fills defaults that depend on other fields, checks every range and name, and builds the
 /// topology.
 pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
@@ -125,6 +178,9 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
     }
     if sw.pfc.xon > sw.pfc.xoff {
         return Err(err("switch.pfc.xon", "must not exceed switch.pfc.xoff"));
+    }
+    if sw.pfc.mode == super::PfcMode::Dynamic {
+        pfc_dynamic(sw, &topo)?;
     }
     range_u32("nic.mtu", s.nic.mtu, 64, 9000)?;
     range_u32("nic.ack_interval", s.nic.ack_interval, 1, 1 << 16)?;
@@ -172,6 +228,22 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
         if e.kmin > e.kmax {
             return Err(err(format!("switch.ecn.per_link[{i}].kmin"), "must not exceed kmax"));
         }
+    }
+    if let Some(x) = &s.switch.shaped {
+        if s.switch.queues < 2 {
+            return Err(err("switch.shaped.queue", "a shaped queue needs switch.queues >= 2 (queue 0 is control)"));
+        }
+        range_u32("switch.shaped.queue", x.queue, 1, s.switch.queues - 1)?;
+        range_u32("switch.shaped.buffer", x.buffer, 1, 1 << 16)?;
+        match (x.share, x.rate) {
+            (Some(_), Some(_)) => return Err(err("switch.shaped.rate", "give share (a fraction of the link rate) or rate, not both")),
+            (Some(f), None) if !(f > 0.0 && f <= 1.0) => return Err(err("switch.shaped.share", format!("{f} is out of range (allowed above 0, up to 1)"))),
+            (None, Some(r)) if r.0.bps() == 0 => return Err(err("switch.shaped.rate", "must be greater than 0")),
+            _ => {}
+        }
+    }
+    for (i, w) in s.switch.wred.iter().enumerate() {
+        wred_rule(w, i, s.switch.queues)?;
     }
     let r = &s.routing;
     if !r.flowlet_entries.is_power_of_two() || r.flowlet_entries > 1 << 24 {
@@ -308,6 +380,15 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
                 }
                 if f.size.0 == 0 {
                     return Err(err(format!("workload.flows[{i}].size"), "must be at least 1 byte"));
+                }
+                if let Some(c) = f.class {
+                    if s.switch.queues < 2 {
+                        return Err(err(format!("workload.flows[{i}].class"), "with switch.queues = 1 data has no queue of its own; leave class out"));
+                    }
+                    range_u32(&format!("workload.flows[{i}].class"), c as u32, 1, s.switch.queues - 1)?;
+                }
+                if let Some(c) = f.colour {
+                    range_u32(&format!("workload.flows[{i}].colour"), c as u32, 0, 2)?;
                 }
             }
         }

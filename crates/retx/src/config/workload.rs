@@ -19,13 +19,13 @@ pub fn flows(cfg: &WorkloadCfg, topo: &Topology, seed: u64, base_dir: &Path) -> 
         WorkloadKind::LongFlows => cfg
             .pairs
             .iter()
-            .map(|(a, b)| FlowDef { src: node(a), dst: node(b), size: FlowSpec::ENDLESS, start: Time::ZERO })
+            .map(|(a, b)| FlowDef::new(node(a), node(b), FlowSpec::ENDLESS, Time::ZERO))
             .collect(),
         WorkloadKind::FlowList => cfg
             .flows
             .list()
             .iter()
-            .map(|f| FlowDef { src: node(&f.src), dst: node(&f.dst), size: f.size.0, start: f.start.0 })
+            .map(|f| FlowDef { class: f.class.unwrap_or(1), colour: f.colour.unwrap_or(0), ..FlowDef::new(node(&f.src), node(&f.dst), f.size.0, f.start.0) })
             .collect(),
         WorkloadKind::Poisson => {
             let cdf = poisson_cdf(cfg, base_dir)?;
@@ -42,7 +42,7 @@ pub fn flows(cfg: &WorkloadCfg, topo: &Topology, seed: u64, base_dir: &Path) -> 
         }
         WorkloadKind::HpccFlows => hpcc_flows(cfg, base_dir)?
             .into_iter()
-            .map(|f| FlowDef { src: f.src, dst: f.dst, size: f.size, start: f.start })
+            .map(|f| FlowDef::new(f.src, f.dst, f.size, f.start))
             .collect(),
         WorkloadKind::Incast => {
             let dst = node(cfg.receiver.as_deref().expect("validated receiver"));
@@ -52,7 +52,7 @@ pub fn flows(cfg: &WorkloadCfg, topo: &Topology, seed: u64, base_dir: &Path) -> 
             (0..cfg.rounds.unwrap_or(1) as u64)
                 .flat_map(|r| {
                     let t = start + Time(interval.0 * r);
-                    senders.iter().map(move |&src| FlowDef { src, dst, size, start: t })
+                    senders.iter().map(move |&src| FlowDef::new(src, dst, size, t))
                 })
                 .collect()
         }

@@ -25,6 +25,44 @@ pub enum Discipline {
     Drr { quantum: u32 },
 }
 
+/// A shaped queue with a small buffer of its own, as ExpressPass's credit queue (SIGCOMM '17):
+/// served ahead of the other data queues whenever its shaper allows, at most `rate` on
+/// average, holding at most `buffer` packets (an arrival beyond that is dropped). The shaper
+/// is a next-allowed time (a token bucket one packet deep): a packet of `s` bytes sent at `t`
+/// lets the next go at `t + s / rate`, so idle time earns no burst.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shaper {
+    pub queue: usize,
+    pub rate: Rate,
+    pub buffer: u32,
+}
+
+/// A run's shaped queue, the same on every switch port: its rate a share of each port's link
+/// rate or a fixed rate.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ShaperSpec {
+    pub queue: usize,
+    pub rate: ShapedRate,
+    pub buffer: u32,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ShapedRate {
+    Share(f64),
+    Fixed(Rate),
+}
+
+impl ShaperSpec {
+    /// The shaper of a port whose link runs at `link`.
+    pub fn at(&self, link: Rate) -> Shaper {
+        let rate = match self.rate {
+            ShapedRate::Share(f) => Rate((link.bps() as f64 * f).round() as u64),
+            ShapedRate::Fixed(r) => r,
+        };
+        Shaper { queue: self.queue, rate, buffer: self.buffer }
+    }
+}
+
 pub struct Port {
     pub node: usize,
     /// The port at the other end of the link and its node.
@@ -37,14 +75,19 @@ pub struct Port {
     pub queues: Vec<VecDeque<Packet>>,
     pub queued_bytes: Vec<u64>,
     pub discipline: Discipline,
+    /// The shaped queue, if any, and when its shaper lets the next packet go.
+    pub shaper: Option<Shaper>,
+    pub shaper_next: Time,
     deficit: [u32; MAX_QUEUES],
     drr_next: usize,
     /// The queue at `drr_next` has had its quantum for this turn.
     drr_turn: bool,
     /// The transmitter is serialising a packet until then.
     pub busy_until: Time,
-    /// A "transmitter free" event is pending (scheduled only when something waits for it).
+    /// A "transmitter free" event is pending for `wake_time` (scheduled only when something
+    /// waits for it).
     pub wake_pending: bool,
+    pub wake_time: Time,
     /// Data queues paused by a PFC PAUSE from the peer, as a bit mask by queue.
     pub paused: u8,
     /// PFC frames waiting for the transmitter (sent ahead of any queued packet).
@@ -54,6 +97,11 @@ pub struct Port {
     pub loss: PortLoss,
     /// Bytes buffered in this switch that arrived through this port, per queue (PFC ingress).
     pub ingress_bytes: [u64; MAX_QUEUES],
+    /// Dynamic PFC: bytes per queue held in this port's headroom (ns-3 `hdrm_bytes`), the
+    /// headroom's size, and the shift of this port's threshold.
+    pub hdrm_bytes: [u64; MAX_QUEUES],
+    pub pfc_headroom: u64,
+    pub pfc_shift: u32,
     /// Queues for which we have sent PAUSE to the peer and not yet RESUME, as a bit mask.
     pub pause_sent: u8,
     pub tx_bytes: u64,
@@ -73,16 +121,22 @@ impl Port {
             queues: (0..queues).map(|_| VecDeque::new()).collect(),
             queued_bytes: vec![0; queues],
             discipline,
+            shaper: None,
+            shaper_next: Time::ZERO,
             deficit: [0; MAX_QUEUES],
             drr_next: 1,
             drr_turn: false,
             busy_until: Time::ZERO,
             wake_pending: false,
+            wake_time: Time::ZERO,
             paused: 0,
             pfc_pending: VecDeque::new(),
             pipe: VecDeque::new(),
             loss,
             ingress_bytes: [0; MAX_QUEUES],
+            hdrm_bytes: [0; MAX_QUEUES],
+            pfc_headroom: 0,
+            pfc_shift: 0,
             pause_sent: 0,
             tx_bytes: 0,
             tx_packets: 0,
@@ -105,13 +159,37 @@ impl Port {
         self.queues.iter().map(|q| q.len()).sum::<usize>() + self.pipe.len()
     }
 
-    /// Whether any data queue (1..) holds a packet that is not paused.
+    /// Whether any data queue (1..) but the shaped one holds a packet that is not paused.
     pub fn has_sendable_data(&self) -> bool {
-        (1..self.queues.len()).any(|q| !self.queues[q].is_empty() && self.paused >> q & 1 == 0)
+        (1..self.queues.len()).any(|q| self.sendable(q) && !self.is_shaped(q))
+    }
+
+    fn sendable(&self, q: usize) -> bool {
+        !self.queues[q].is_empty() && self.paused >> q & 1 == 0
     }
 
     pub fn is_paused(&self, q: usize) -> bool {
         self.paused >> q & 1 == 1
+    }
+
+    /// Whether any data queue is paused (a host holds all its data then: it has one stream).
+    pub fn any_data_paused(&self) -> bool {
+        self.paused >> 1 != 0
+    }
+
+    pub fn is_shaped(&self, q: usize) -> bool {
+        self.shaper.is_some_and(|s| s.queue == q)
+    }
+
+    /// Whether queue `q` is the shaped queue and its buffer is full (an arrival is dropped).
+    pub fn shaped_full(&self, q: usize) -> bool {
+        self.shaper.is_some_and(|s| s.queue == q && self.queues[q].len() >= s.buffer as usize)
+    }
+
+    /// When the shaped queue may send next, if it holds a packet that is not paused.
+    pub fn shaper_wait(&self) -> Option<Time> {
+        let s = self.shaper?;
+        self.sendable(s.queue).then_some(self.shaper_next)
     }
 
     /// Takes the next control packet (queue 0).
@@ -121,16 +199,22 @@ impl Port {
         Some(pkt)
     }
 
-    /// Takes the next data packet as the discipline orders them, skipping paused queues:
-    /// (queue, packet).
-    pub fn dequeue_data(&mut self) -> Option<(usize, Packet)> {
+    /// Takes the next data packet at `now`: the shaped queue's if its shaper allows, else as
+    /// the discipline orders the others, skipping paused queues: (queue, packet).
+    pub fn dequeue_data(&mut self, now: Time) -> Option<(usize, Packet)> {
         let n = self.queues.len();
-        let q = match self.discipline {
-            Discipline::StrictPriority => (1..n).find(|&q| !self.queues[q].is_empty() && !self.is_paused(q))?,
-            Discipline::Drr { quantum } => self.drr_pick(quantum)?,
+        let q = match self.shaper {
+            Some(s) if self.sendable(s.queue) && self.shaper_next <= now => s.queue,
+            _ => match self.discipline {
+                Discipline::StrictPriority => (1..n).find(|&q| self.sendable(q) && !self.is_shaped(q))?,
+                Discipline::Drr { quantum } => self.drr_pick(quantum)?,
+            },
         };
         let pkt = self.queues[q].pop_front().expect("picked a non-empty queue");
         self.queued_bytes[q] -= pkt.size as u64;
+        if let Some(s) = self.shaper.filter(|s| s.queue == q) {
+            self.shaper_next = self.shaper_next.max(now) + s.rate.serialization(pkt.size as u64);
+        }
         Some((q, pkt))
     }
 
@@ -141,7 +225,7 @@ impl Port {
         let n = self.queues.len();
         loop {
             let q = self.drr_next;
-            let sendable = !self.queues[q].is_empty() && !self.is_paused(q);
+            let sendable = self.sendable(q) && !self.is_shaped(q);
             if !self.drr_turn {
                 if !sendable {
                     if self.queues[q].is_empty() {
@@ -205,7 +289,7 @@ mod tests {
 
     /// The next data packet as (queue, id, bytes).
     fn take(p: &mut Port) -> Option<(usize, u32, u32)> {
-        p.dequeue_data().map(|(q, x)| (q, x.flow, x.size))
+        p.dequeue_data(Time::ZERO).map(|(q, x)| (q, x.flow, x.size))
     }
 
     fn port(queues: usize, d: Discipline) -> Port {
@@ -222,10 +306,10 @@ mod tests {
         p.enqueue(0, pkt(1, 60));
         assert_eq!(p.dequeue_control().map(|x| (x.flow, x.size)), Some((1, 60)));
         p.paused = 1 << 2;
-        assert_eq!(p.dequeue_data().map(|(q, x)| (q, x.flow)), Some((3, 30)));
-        assert!(p.dequeue_data().is_none());
+        assert_eq!(p.dequeue_data(Time::ZERO).map(|(q, x)| (q, x.flow)), Some((3, 30)));
+        assert!(p.dequeue_data(Time::ZERO).is_none());
         p.paused = 0;
-        assert_eq!(p.dequeue_data().map(|x| x.1.flow), Some(20));
+        assert_eq!(p.dequeue_data(Time::ZERO).map(|x| x.1.flow), Some(20));
         assert_eq!(p.queued_bytes, vec![0, 0, 100, 0]);
     }
 
@@ -242,7 +326,7 @@ mod tests {
         }
         let mut bytes = [0u64; 3];
         for _ in 0..60 {
-            let (q, x) = p.dequeue_data().unwrap();
+            let (q, x) = p.dequeue_data(Time::ZERO).unwrap();
             bytes[q] += x.size as u64;
         }
         assert_eq!(bytes[1], bytes[2], "{bytes:?}");
@@ -320,5 +404,69 @@ mod tests {
         put(&mut p, 1, 101, 500);
         let ids: Vec<u32> = std::iter::from_fn(|| take(&mut p)).map(|x| x.1).collect();
         assert_eq!(ids, vec![200, 201, 202, 101, 203, 204, 205]);
+    }
+
+    /// A shaped queue 2 at 5 % of 10 Gbps (500 Mbps) with a buffer of 8: 84 B credits (an
+    /// ExpressPass credit frame) leave exactly 84 x 8 / 500e6 s = 1.344 us apart.
+    fn shaped(d: Discipline) -> Port {
+        let mut p = port(3, d);
+        p.shaper = Some(Shaper { queue: 2, rate: Rate::mbps(500), buffer: 8 });
+        p
+    }
+
+    const GAP: Time = Time(1_344_000);
+
+    #[test]
+    fn the_shaped_queue_sends_at_its_rate_and_holds_at_most_its_buffer() {
+        let mut p = shaped(Discipline::StrictPriority);
+        for i in 0..8 {
+            assert!(!p.shaped_full(2), "credit {i} fits");
+            put(&mut p, 2, i, 84);
+        }
+        assert!(p.shaped_full(2), "the 9th credit finds the buffer of 8 full");
+        assert!(!p.shaped_full(1), "other queues have no such limit");
+        // Credit k leaves at k x 1.344 us, not a picosecond earlier.
+        for k in 0..8u64 {
+            let t = Time(GAP.0 * k);
+            if k > 0 {
+                assert!(p.dequeue_data(Time(t.0 - 1)).is_none(), "credit {k} before its time");
+                assert_eq!(p.shaper_wait(), Some(t));
+            }
+            assert_eq!(p.dequeue_data(t).map(|(q, x)| (q, x.flow)), Some((2, k as u32)));
+        }
+        assert_eq!(p.shaper_wait(), None, "empty: nothing to wake for");
+        // 8 credits in 7 gaps: 7 x 84 B x 8 / 9.408 us = 500 Mbps.
+        assert_eq!(p.shaper_next, Time(GAP.0 * 8));
+        // An idle shaper earns no burst: two credits after a long pause still go one gap apart.
+        put(&mut p, 2, 100, 84);
+        put(&mut p, 2, 101, 84);
+        assert_eq!(p.dequeue_data(Time::from_us(100)).map(|x| x.1.flow), Some(100));
+        assert!(p.dequeue_data(Time::from_us(100)).is_none());
+        assert_eq!(p.shaper_wait(), Some(Time(Time::from_us(100).0 + GAP.0)));
+    }
+
+    #[test]
+    fn the_shaped_queue_goes_ahead_of_data_only_when_its_shaper_allows() {
+        for d in [Discipline::StrictPriority, Discipline::Drr { quantum: 1500 }] {
+            let mut p = shaped(d);
+            for i in 0..3 {
+                put(&mut p, 2, 20 + i, 84);
+                put(&mut p, 1, 10 + i, 1000);
+            }
+            assert!(p.has_sendable_data(), "{d:?}: queue 1");
+            let at = |p: &mut Port, ps: u64| p.dequeue_data(Time(ps)).map(|(q, x)| (q, x.flow));
+            assert_eq!(at(&mut p, 0), Some((2, 20)), "{d:?}");
+            assert_eq!(at(&mut p, 800_000), Some((1, 10)), "{d:?}: shaper closed, data goes");
+            assert_eq!(at(&mut p, 1_344_000), Some((2, 21)), "{d:?}: shaper open again, ahead of data");
+            assert_eq!(at(&mut p, 1_344_001), Some((1, 11)), "{d:?}");
+            assert_eq!(at(&mut p, 1_344_002), Some((1, 12)), "{d:?}");
+            assert_eq!(at(&mut p, 1_344_003), None, "{d:?}: only a shaped credit left, not yet");
+            assert!(!p.has_sendable_data(), "{d:?}: the shaped queue is not the discipline's");
+            assert_eq!(p.shaper_wait(), Some(Time(2 * 1_344_000)), "{d:?}");
+            // A paused shaped queue waits for nothing.
+            p.paused = 1 << 2;
+            assert_eq!(p.shaper_wait(), None, "{d:?}");
+            assert_eq!(at(&mut p, 10_000_000), None, "{d:?}");
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! An output-queued shared-buffer switch: admission into the shared buffer (dynamic threshold,
-//! PFC XOFF/XON per ingress queue), and the bookkeeping when a packet leaves an egress queue
-//! (buffer, RED/ECN marking with the egress port's profile, PFC resume).
+//! PFC per ingress queue: fixed XOFF/XON, or HPCC ns-3's dynamic threshold with reserve and
+//! headroom), and the bookkeeping when a packet leaves an egress queue (buffer, RED/ECN marking
+//! with the egress port's profile, PFC resume).
 //!
 //! The switch owns no ports: the network hands it the ports a packet touches, so that ports,
 //! wires and loss stay elements of their own ([`super::port`]).
@@ -9,7 +10,7 @@ use super::ecn::RedProfile;
 use super::packet::Frame;
 use super::port::Port;
 use crate::sim::rng::Rng;
-use crate::sim::units::Rate;
+use crate::sim::units::{Rate, Time};
 
 /// PFC thresholds on the bytes an ingress queue holds in the buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,11 +19,70 @@ pub struct PfcThresholds {
     pub xon: u64,
 }
 
+/// How an ingress queue decides to PAUSE and RESUME its peer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pfc {
+    /// Fixed XOFF/XON on the bytes the ingress queue holds.
+    Fixed(PfcThresholds),
+    /// HPCC ns-3's `SwitchMmu` (switch-mmu.cc): each ingress (port, queue) has `reserve` bytes
+    /// of its own, then shares the buffer up to a dynamic threshold, (buffer - every port's
+    /// headroom and reserve - shared bytes in use) >> shift; past it, bytes go to the port's
+    /// headroom and the queue pauses its peer. A packet is dropped only when both its headroom
+    /// and the threshold are exceeded.
+    Dynamic(DynamicPfc),
+}
+
+/// The dynamic PFC model's parameters (per switch; headroom and shift resolve per port).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DynamicPfc {
+    /// Bytes of every ingress (port, queue) that do not count as shared.
+    pub reserve: u64,
+    /// RESUME once the shared bytes are this far below the threshold.
+    pub resume_offset: u64,
+    /// Headroom of every port; None: 3 x the link's rate x delay, as HPCC ns-3's third.cc.
+    pub headroom: Option<u64>,
+    /// The threshold's shift at ports of the host link rate (3: 1/8 of the free buffer).
+    pub shift: u32,
+}
+
+impl DynamicPfc {
+    /// A port's headroom: given, or HPCC ns-3's `rate * delay / 8 / 1e9 * 3` (delay in whole
+    /// ns, integer arithmetic as there).
+    pub fn headroom_for(&self, rate: Rate, delay: Time) -> u64 {
+        self.headroom.unwrap_or_else(|| (rate.bps() as u128 * (delay.0 / 1000) as u128 / 8 / 1_000_000_000) as u64 * 3)
+    }
+
+    /// A port's shift: one less per doubling of its rate over the host link rate, down to 0,
+    /// so faster ports get a larger share (HPCC ns-3 third.cc, "proportional to link bw").
+    pub fn shift_for(&self, rate: Rate, host_rate: Rate) -> u32 {
+        let (mut shift, mut rate) = (self.shift, rate.bps());
+        while rate > host_rate.bps() && shift > 0 {
+            shift -= 1;
+            rate /= 2;
+        }
+        shift
+    }
+}
+
 /// A RED/ECN profile that applies to egress ports of one link rate.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RateProfile {
     pub rate: Rate,
     pub red: RedProfile,
+}
+
+/// A drop profile for packets of one colour (drop precedence): WRED, dropping with a
+/// probability that rises from 0 at `min` to `pmax` at `max` bytes of egress queue and every
+/// packet above `max`; with `min == max` a hard threshold (Aeolus's selective dropping of
+/// unscheduled packets sets both WRED thresholds to one value, SIGCOMM '20 §4.1).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ColourRule {
+    pub colour: u8,
+    /// Only this egress queue (None: every queue).
+    pub class: Option<u8>,
+    /// Only egress ports of this rate (None: every port).
+    pub rate: Option<Rate>,
+    pub drop: RedProfile,
 }
 
 /// What every switch of a run shares: its configuration.
@@ -33,11 +93,13 @@ pub struct SwitchParams {
     /// Egress dynamic threshold: a data queue may grow to alpha x the free shared buffer
     /// (applied when PFC is off, as in the HPCC ns-3 model).
     pub dt_alpha: f64,
-    pub pfc: Option<PfcThresholds>,
+    pub pfc: Option<Pfc>,
     /// The RED/ECN profile of ports whose rate has no entry in `ecn_by_rate` (None: no marking).
     pub ecn: Option<RedProfile>,
     /// Profiles by egress link rate (HPCC ns-3's `KMIN_MAP`/`KMAX_MAP`/`PMAX_MAP`).
     pub ecn_by_rate: Vec<RateProfile>,
+    /// Colour drop profiles, the first that matches a packet applies (none: no colour drops).
+    pub colour: Vec<ColourRule>,
 }
 
 impl SwitchParams {
@@ -48,6 +110,15 @@ impl SwitchParams {
             None => self.ecn,
         }
     }
+
+    /// The drop profile of a packet of `colour` entering egress queue `q` of a port of `rate`:
+    /// the first rule that matches all three.
+    pub fn colour_drop_for(&self, colour: u8, q: usize, rate: Rate) -> Option<RedProfile> {
+        self.colour
+            .iter()
+            .find(|r| r.colour == colour && r.class.is_none_or(|c| c as usize == q) && r.rate.is_none_or(|x| x == rate))
+            .map(|r| r.drop)
+    }
 }
 
 /// Why a switch refused a packet.
@@ -57,6 +128,10 @@ pub enum Refusal {
     BufferFull,
     /// The egress queue is over its dynamic threshold.
     OverThreshold,
+    /// Dynamic PFC: the ingress queue is over its threshold and its port's headroom is full.
+    HeadroomFull,
+    /// The packet's colour profile dropped it (a colour threshold, or WRED).
+    Colour,
 }
 
 /// What leaving an egress queue did.
@@ -71,18 +146,35 @@ pub struct Departure {
 /// The state of one switch.
 pub struct Switch {
     pub buffer_used: u64,
+    /// Dynamic PFC: bytes set aside, every port's headroom and reserve (ns-3's `total_hdrm +
+    /// total_rsrv`), and the shared bytes in use (`shared_used_bytes`).
+    pub pfc_reserved: u64,
+    pub shared_used: u64,
     ecn_rng: Rng,
+    /// WRED's draws, apart from ECN's so that colour rules leave marking as it was.
+    wred_rng: Rng,
 }
 
 impl Switch {
-    pub fn new(ecn_rng: Rng) -> Switch {
-        Switch { buffer_used: 0, ecn_rng }
+    pub fn new(ecn_rng: Rng, wred_rng: Rng) -> Switch {
+        Switch { buffer_used: 0, pfc_reserved: 0, shared_used: 0, ecn_rng, wred_rng }
+    }
+
+    /// Colour admission: a data packet of `colour` arriving at egress queue `q` of a port of
+    /// `rate` that holds `queued` bytes is dropped by its colour's profile (on the bytes ahead
+    /// of it, at enqueue, as WRED does), or passes. Randomness is drawn only on the ramp.
+    pub fn admit_colour(&mut self, p: &SwitchParams, colour: u8, q: usize, rate: Rate, queued: u64) -> Result<(), Refusal> {
+        match p.colour_drop_for(colour, q, rate) {
+            Some(red) if red.should_mark(queued, &mut self.wred_rng) => Err(Refusal::Colour),
+            _ => Ok(()),
+        }
     }
 
     /// Admits a packet of `bytes` into an egress queue that holds `queued` bytes, or says why
     /// not; `data`: a data packet (control packets are exempt from the dynamic threshold,
-    /// whatever queue they share). On success the bytes are charged to the buffer.
-    pub fn admit(&mut self, p: &SwitchParams, queued: u64, data: bool, bytes: u64) -> Result<(), Refusal> {
+    /// whatever queue they share); `ingress`: the port and queue it is charged to for PFC
+    /// (None for control). On success the bytes are charged to the buffer.
+    pub fn admit(&mut self, p: &SwitchParams, queued: u64, data: bool, bytes: u64, ingress: Option<(&Port, usize)>) -> Result<(), Refusal> {
         let used = self.buffer_used;
         if used + bytes > p.buffer {
             return Err(Refusal::BufferFull);
@@ -90,16 +182,46 @@ impl Switch {
         if data && p.pfc.is_none() && (queued + bytes) as f64 > p.dt_alpha * (p.buffer - used) as f64 {
             return Err(Refusal::OverThreshold);
         }
+        if let (Some(Pfc::Dynamic(d)), Some((port, q))) = (p.pfc, ingress) {
+            // ns-3 `CheckIngressAdmission`.
+            if bytes + port.hdrm_bytes[q] > port.pfc_headroom && bytes + shared_of(&d, port, q) > self.pfc_threshold(p, port) {
+                return Err(Refusal::HeadroomFull);
+            }
+        }
         self.buffer_used += bytes;
         Ok(())
     }
 
-    /// Charges a data packet to its ingress queue; true if that crossed XOFF and the ingress
-    /// port must send PAUSE.
+    /// Dynamic PFC: the shared bytes an ingress queue may use now (ns-3 `GetPfcThreshold`).
+    pub fn pfc_threshold(&self, p: &SwitchParams, port: &Port) -> u64 {
+        p.buffer.saturating_sub(self.pfc_reserved + self.shared_used) >> port.pfc_shift
+    }
+
+    /// Charges a data packet to its ingress queue; true if the ingress port must now send
+    /// PAUSE (fixed: the queue reached XOFF; dynamic: it spilled into headroom or reached
+    /// the threshold).
     pub fn charge_ingress(&mut self, p: &SwitchParams, ingress: &mut Port, q: usize, bytes: u64) -> bool {
-        let Some(pfc) = p.pfc else { return false };
-        ingress.ingress_bytes[q] += bytes;
-        if ingress.pause_sent >> q & 1 == 0 && ingress.ingress_bytes[q] >= pfc.xoff {
+        let pause = match p.pfc {
+            None => return false,
+            Some(Pfc::Fixed(pfc)) => {
+                ingress.ingress_bytes[q] += bytes;
+                ingress.ingress_bytes[q] >= pfc.xoff
+            }
+            Some(Pfc::Dynamic(d)) => {
+                // ns-3 `UpdateIngressAdmission`, then `CheckShouldPause`.
+                let new = ingress.ingress_bytes[q] + bytes;
+                if new <= d.reserve {
+                    ingress.ingress_bytes[q] += bytes;
+                } else if new - d.reserve > self.pfc_threshold(p, ingress) {
+                    ingress.hdrm_bytes[q] += bytes;
+                } else {
+                    ingress.ingress_bytes[q] += bytes;
+                    self.shared_used += bytes.min(new - d.reserve);
+                }
+                ingress.hdrm_bytes[q] > 0 || shared_of(&d, ingress, q) >= self.pfc_threshold(p, ingress)
+            }
+        };
+        if pause && ingress.pause_sent >> q & 1 == 0 {
             ingress.pause_sent |= 1 << q;
             ingress.pauses_sent += 1;
             ingress.request_pfc(Frame::Pause(q as u8));
@@ -111,7 +233,8 @@ impl Switch {
     /// A packet of `bytes` left egress queue `q` of a port of rate `out_rate`, leaving `left`
     /// bytes behind it, having entered through port `ingress`; `data`: a data packet. Only
     /// data is marked, and only data in a data queue (1..) is charged to PFC ingress queues:
-    /// with a single egress queue, data shares queue 0 with control and is still marked.
+    /// with a single egress queue, data shares queue 0 with control and is still marked (the
+    /// network passes 0 for the shaped queue too, which PFC does not protect).
     #[allow(clippy::too_many_arguments)]
     pub fn depart(&mut self, p: &SwitchParams, out_rate: Rate, left: u64, ingress: &mut Port, q: usize, data: bool, bytes: u64) -> Departure {
         self.buffer_used -= bytes;
@@ -124,16 +247,38 @@ impl Switch {
         if let Some(red) = p.red_for(out_rate) {
             d.mark = red.should_mark(left, &mut self.ecn_rng);
         }
-        if let (Some(pfc), true) = (p.pfc, q != 0) {
-            ingress.ingress_bytes[q] -= bytes;
-            if ingress.pause_sent >> q & 1 == 1 && ingress.ingress_bytes[q] <= pfc.xon {
-                ingress.pause_sent &= !(1 << q);
-                ingress.request_pfc(Frame::Resume(q as u8));
-                d.resume = true;
+        if q == 0 {
+            return d;
+        }
+        let resume = match p.pfc {
+            None => return d,
+            Some(Pfc::Fixed(pfc)) => {
+                ingress.ingress_bytes[q] -= bytes;
+                ingress.ingress_bytes[q] <= pfc.xon
             }
+            Some(Pfc::Dynamic(dy)) => {
+                // ns-3 `RemoveFromIngressAdmission`, then `CheckShouldResume`.
+                let from_hdrm = ingress.hdrm_bytes[q].min(bytes);
+                let from_shared = (bytes - from_hdrm).min(shared_of(&dy, ingress, q));
+                ingress.hdrm_bytes[q] -= from_hdrm;
+                ingress.ingress_bytes[q] -= bytes - from_hdrm;
+                self.shared_used -= from_shared;
+                let shared = shared_of(&dy, ingress, q);
+                ingress.hdrm_bytes[q] == 0 && (shared == 0 || shared + dy.resume_offset <= self.pfc_threshold(p, ingress))
+            }
+        };
+        if resume && ingress.pause_sent >> q & 1 == 1 {
+            ingress.pause_sent &= !(1 << q);
+            ingress.request_pfc(Frame::Resume(q as u8));
+            d.resume = true;
         }
         d
     }
+}
+
+/// Dynamic PFC: the bytes of an ingress queue beyond its reserve (ns-3 `GetSharedUsed`).
+fn shared_of(d: &DynamicPfc, port: &Port, q: usize) -> u64 {
+    port.ingress_bytes[q].saturating_sub(d.reserve)
 }
 
 #[cfg(test)]
@@ -142,11 +287,11 @@ mod tests {
     use crate::sim::rng::{stream, Stream};
 
     fn switch() -> Switch {
-        Switch::new(stream(1, Stream::SwitchEcn, 0))
+        Switch::new(stream(1, Stream::SwitchEcn, 0), stream(1, Stream::SwitchWred, 0))
     }
 
     fn params(buffer: u64, dt_alpha: f64, pfc: Option<PfcThresholds>) -> SwitchParams {
-        SwitchParams { buffer, dt_alpha, pfc, ecn: None, ecn_by_rate: Vec::new() }
+        SwitchParams { buffer, dt_alpha, pfc: pfc.map(Pfc::Fixed), ecn: None, ecn_by_rate: Vec::new(), colour: Vec::new() }
     }
 
     #[test]
@@ -154,14 +299,14 @@ mod tests {
         // PFC on: no dynamic threshold, only the buffer limit.
         let p = params(10_000, 1.0, Some(PfcThresholds { xoff: 5_000, xon: 2_000 }));
         let mut s = switch();
-        assert_eq!(s.admit(&p, 0, true, 9_000), Ok(()));
+        assert_eq!(s.admit(&p, 0, true, 9_000, None), Ok(()));
         // 9_000 + 1_500 > 10_000: refused, nothing charged.
-        assert_eq!(s.admit(&p, 0, true, 1_500), Err(Refusal::BufferFull));
+        assert_eq!(s.admit(&p, 0, true, 1_500, None), Err(Refusal::BufferFull));
         assert_eq!(s.buffer_used, 9_000);
         // 9_000 + 1_000 = 10_000: fits exactly.
-        assert_eq!(s.admit(&p, 0, false, 1_000), Ok(()));
+        assert_eq!(s.admit(&p, 0, false, 1_000, None), Ok(()));
         assert_eq!(s.buffer_used, 10_000);
-        assert_eq!(s.admit(&p, 0, false, 1), Err(Refusal::BufferFull));
+        assert_eq!(s.admit(&p, 0, false, 1, None), Err(Refusal::BufferFull));
     }
 
     #[test]
@@ -169,11 +314,11 @@ mod tests {
         // PFC off, alpha 1, empty buffer: a queue may hold up to the 10_000 free bytes.
         let p = params(10_000, 1.0, None);
         let mut s = switch();
-        assert_eq!(s.admit(&p, 9_000, true, 1_000), Ok(()));
+        assert_eq!(s.admit(&p, 9_000, true, 1_000, None), Ok(()));
         // Now 9_000 bytes are free: a queue of 8_500 may not take 1_000 more (9_500 > 9_000),
         // but control packets are exempt.
-        assert_eq!(s.admit(&p, 8_500, true, 1_000), Err(Refusal::OverThreshold));
-        assert_eq!(s.admit(&p, 8_500, false, 1_000), Ok(()));
+        assert_eq!(s.admit(&p, 8_500, true, 1_000, None), Err(Refusal::OverThreshold));
+        assert_eq!(s.admit(&p, 8_500, false, 1_000, None), Ok(()));
         assert_eq!(s.buffer_used, 2_000);
     }
 
@@ -200,5 +345,149 @@ mod tests {
         assert_eq!((ingress.ingress_bytes[1], ingress.pause_sent, s.buffer_used), (1_000, 0, 1_000));
         // The pending PAUSE and the RESUME cancel out.
         assert!(ingress.pfc_pending.is_empty());
+    }
+
+    fn dynamic(reserve: u64, resume_offset: u64) -> DynamicPfc {
+        DynamicPfc { reserve, resume_offset, headroom: None, shift: 3 }
+    }
+
+    #[test]
+    fn dynamic_pfc_headroom_and_shift_follow_hpcc_third_cc() {
+        let d = dynamic(4096, 3072);
+        // 100 Gbps x 1000 ns / 8 = 12_500 B, x 3; 40 Gbps x 2 us / 8 = 10_000 B, x 3.
+        assert_eq!(d.headroom_for(Rate::gbps(100), Time::from_us(1)), 37_500);
+        assert_eq!(d.headroom_for(Rate::gbps(40), Time::from_us(2)), 30_000);
+        // Delay in whole ns, as ns-3's time step: 1_999 ps counts as 1 ns.
+        assert_eq!(d.headroom_for(Rate::gbps(8), Time(1_999)), 3);
+        assert_eq!(DynamicPfc { headroom: Some(5_000), ..d }.headroom_for(Rate::gbps(100), Time::from_us(1)), 5_000);
+        // Hosts at 25 Gbps: 25 keeps 3; 100 is two doublings (2 x 50 > 25, then 50 > 25): 1;
+        // 400 would go to -1 and stops at 0; 30 Gbps is above 25 once: 2.
+        let host = Rate::gbps(25);
+        let shifts: Vec<u32> = [25, 30, 100, 400].iter().map(|&g| d.shift_for(Rate::gbps(g), host)).collect();
+        assert_eq!(shifts, vec![3, 2, 1, 0]);
+    }
+
+    /// The HPCC ns-3 MMU by hand: buffer 100_000, 36_000 set aside (headroom + reserves),
+    /// reserve 4_000, resume offset 3_000, shift 3, a port headroom of 3_000, 1_000 B packets.
+    /// Threshold = (100_000 - 36_000 - shared) >> 3.
+    #[test]
+    fn dynamic_pfc_pauses_at_the_dynamic_threshold_uses_headroom_and_resumes_at_the_offset() {
+        use crate::net::loss::PortLoss;
+        use crate::net::port::{Discipline, Port};
+        let p = SwitchParams { buffer: 100_000, dt_alpha: 1.0, pfc: Some(Pfc::Dynamic(dynamic(4_000, 3_000))), ecn: None, ecn_by_rate: Vec::new(), colour: Vec::new() };
+        let mut s = switch();
+        s.pfc_reserved = 36_000;
+        let loss = PortLoss::new(stream(1, Stream::LinkLoss, 0), stream(1, Stream::BurstLoss, 0));
+        let mut port = Port::new(0, Rate::gbps(10), Time::ZERO, 2, Discipline::StrictPriority, loss);
+        port.pfc_headroom = 3_000;
+        port.pfc_shift = 3;
+        assert_eq!(s.pfc_threshold(&p, &port), 8_000);
+        let arrive = |s: &mut Switch, port: &mut Port| {
+            s.admit(&p, 0, true, 1_000, Some((port, 1)))?;
+            Ok::<bool, Refusal>(s.charge_ingress(&p, port, 1, 1_000))
+        };
+        // 4 packets fill the reserve (nothing shared); 7 more are shared: after the 7th the
+        // threshold is (64_000 - 7_000) >> 3 = 7_125 > 7_000, no pause.
+        for i in 0..11 {
+            assert_eq!(arrive(&mut s, &mut port), Ok(false), "packet {i}");
+        }
+        assert_eq!((port.ingress_bytes[1], s.shared_used, s.pfc_threshold(&p, &port)), (11_000, 7_000, 7_125));
+        // The 12th would bring the shared bytes to 8_000 > 7_125: it goes to headroom, PAUSE.
+        assert_eq!(arrive(&mut s, &mut port), Ok(true));
+        assert_eq!((port.ingress_bytes[1], port.hdrm_bytes[1], s.shared_used, port.pause_sent), (11_000, 1_000, 7_000, 0b10));
+        // Two more fit the 3_000 B headroom (one PAUSE only); the next is dropped.
+        assert_eq!(arrive(&mut s, &mut port), Ok(false));
+        assert_eq!(arrive(&mut s, &mut port), Ok(false));
+        assert_eq!(arrive(&mut s, &mut port), Err(Refusal::HeadroomFull));
+        assert_eq!((port.hdrm_bytes[1], s.buffer_used, port.pauses_sent), (3_000, 14_000, 1));
+        // Departures drain headroom first (no RESUME while it holds bytes), then the shared
+        // bytes: shared 6_000 (threshold 7_250), 5_000 (7_375): 5_000 + 3_000 > 7_375; at
+        // 4_000 the threshold is 7_500 >= 4_000 + 3_000: RESUME, on the 6th departure.
+        let resumes: Vec<bool> = (0..6).map(|_| s.depart(&p, Rate::gbps(10), 0, &mut port, 1, true, 1_000).resume).collect();
+        assert_eq!(resumes, vec![false, false, false, false, false, true]);
+        assert_eq!((port.ingress_bytes[1], port.hdrm_bytes[1], s.shared_used, s.pfc_threshold(&p, &port)), (8_000, 0, 4_000, 7_500));
+        // Back below the reserve nothing is shared.
+        for _ in 0..8 {
+            s.depart(&p, Rate::gbps(10), 0, &mut port, 1, true, 1_000);
+        }
+        assert_eq!((port.ingress_bytes[1], s.shared_used, s.buffer_used, port.pause_sent), (0, 0, 0, 0));
+    }
+
+    #[test]
+    fn dynamic_pfc_admits_into_the_threshold_even_with_full_headroom() {
+        // ns-3 drops only when both the headroom and the threshold are exceeded.
+        use crate::net::loss::PortLoss;
+        use crate::net::port::{Discipline, Port};
+        let p = SwitchParams { buffer: 100_000, dt_alpha: 1.0, pfc: Some(Pfc::Dynamic(dynamic(0, 0))), ecn: None, ecn_by_rate: Vec::new(), colour: Vec::new() };
+        let mut s = switch();
+        let loss = PortLoss::new(stream(1, Stream::LinkLoss, 0), stream(1, Stream::BurstLoss, 0));
+        let mut port = Port::new(0, Rate::gbps(10), Time::ZERO, 2, Discipline::StrictPriority, loss);
+        port.pfc_shift = 1;
+        port.pfc_headroom = 0;
+        // No headroom, threshold 100_000 >> 1 = 50_000: a 50_000 B packet fits exactly; then
+        // the threshold is (100_000 - 50_000) >> 1 = 25_000 and one more byte is over both.
+        assert_eq!(s.admit(&p, 0, true, 50_000, Some((&port, 1))), Ok(()));
+        assert!(s.charge_ingress(&p, &mut port, 1, 50_000), "shared 50_000 >= threshold 25_000: PAUSE");
+        assert_eq!(s.admit(&p, 0, true, 1, Some((&port, 1))), Err(Refusal::HeadroomFull));
+        // Control (no ingress queue) is not held to it.
+        assert_eq!(s.admit(&p, 0, false, 1, None), Ok(()));
+    }
+
+    fn red(min: u64, max: u64, pmax: f64) -> RedProfile {
+        RedProfile { kmin: min, kmax: max, pmax }
+    }
+
+    #[test]
+    fn a_colour_threshold_drops_that_colour_only_above_it() {
+        // Aeolus-style: red (2) packets dropped once the queue ahead holds more than 8_000 B.
+        let mut p = params(1_000_000, 1.0, None);
+        p.colour = vec![ColourRule { colour: 2, class: None, rate: None, drop: red(8_000, 8_000, 1.0) }];
+        let mut s = switch();
+        let r = Rate::gbps(10);
+        assert_eq!(s.admit_colour(&p, 2, 1, r, 8_000), Ok(()), "at the threshold: admitted");
+        assert_eq!(s.admit_colour(&p, 2, 1, r, 8_001), Err(Refusal::Colour));
+        assert_eq!(s.admit_colour(&p, 0, 1, r, 8_001), Ok(()), "green has no rule");
+        assert_eq!(s.admit_colour(&p, 1, 1, r, 900_000), Ok(()), "nor has yellow");
+        // Nothing random on a hard threshold.
+        let mut fresh = switch();
+        assert_eq!(s.wred_rng.next_u64(), fresh.wred_rng.next_u64());
+    }
+
+    #[test]
+    fn colour_rules_select_by_class_and_rate_first_match_first() {
+        let mut p = params(1_000_000, 1.0, None);
+        p.colour = vec![
+            ColourRule { colour: 1, class: Some(2), rate: None, drop: red(1_000, 1_000, 1.0) },
+            ColourRule { colour: 1, class: None, rate: Some(Rate::gbps(100)), drop: red(5_000, 5_000, 1.0) },
+            ColourRule { colour: 1, class: None, rate: None, drop: red(20_000, 20_000, 1.0) },
+        ];
+        let (g10, g100) = (Rate::gbps(10), Rate::gbps(100));
+        assert_eq!(p.colour_drop_for(1, 2, g100).map(|r| r.kmax), Some(1_000), "queue 2 first");
+        assert_eq!(p.colour_drop_for(1, 1, g100).map(|r| r.kmax), Some(5_000), "100 Gbps ports");
+        assert_eq!(p.colour_drop_for(1, 1, g10).map(|r| r.kmax), Some(20_000), "everything else");
+        assert_eq!(p.colour_drop_for(0, 1, g10), None);
+        let mut s = switch();
+        assert_eq!(s.admit_colour(&p, 1, 1, g100, 5_001), Err(Refusal::Colour));
+        assert_eq!(s.admit_colour(&p, 1, 1, g10, 5_001), Ok(()));
+    }
+
+    /// WRED from 10_000 to 30_000 B with pmax 0.2: at 20_000 B ahead a yellow packet is
+    /// dropped with probability 0.1. Over 10_000 packets the drops are 1_000 within 4
+    /// binomial standard deviations (sqrt(10_000 x 0.1 x 0.9) = 30, so 880..=1_120); at or
+    /// below min none is dropped and above max all are.
+    #[test]
+    fn wred_drops_at_its_ramp_probability() {
+        let mut p = params(1_000_000, 1.0, None);
+        p.colour = vec![ColourRule { colour: 1, class: None, rate: None, drop: red(10_000, 30_000, 0.2) }];
+        let mut s = switch();
+        let r = Rate::gbps(10);
+        let drops = |s: &mut Switch, queued: u64| (0..10_000).filter(|_| s.admit_colour(&p, 1, 1, r, queued).is_err()).count();
+        let mid = drops(&mut s, 20_000);
+        assert!((880..=1_120).contains(&mid), "{mid} drops of 10_000 at p = 0.1");
+        assert_eq!(drops(&mut s, 10_000), 0);
+        assert_eq!(drops(&mut s, 30_001), 10_000);
+        // At exactly max the ramp gives pmax: 2_000 +- 4 x 40.
+        let at_max = drops(&mut s, 30_000);
+        assert!((1_840..=2_160).contains(&at_max), "{at_max} drops of 10_000 at p = 0.2");
     }
 }

@@ -22,6 +22,8 @@ pub enum Stream {
     BurstLoss = 8,
     /// Per-switch routing choices (random spraying, flowlet re-picks).
     Routing = 9,
+    /// Per-switch WRED drops by colour (kept apart from ECN marking).
+    SwitchWred = 10,
 }
 
 /// SplitMix64 finaliser: a fast, well-mixed 64-bit hash.

@@ -17,4 +17,15 @@ pub struct FlowDef {
     /// Bytes, or [`crate::transport::FlowSpec::ENDLESS`].
     pub size: u64,
     pub start: Time,
+    /// The egress queue of its data packets at every switch (1: the default data queue).
+    pub class: u8,
+    /// The drop precedence of its data packets (0 green, 1 yellow, 2 red).
+    pub colour: u8,
+}
+
+impl FlowDef {
+    /// A flow in the default data class, green.
+    pub fn new(src: usize, dst: usize, size: u64, start: Time) -> FlowDef {
+        FlowDef { src, dst, size, start, class: crate::net::packet::CLASS_DATA as u8, colour: 0 }
+    }
 }

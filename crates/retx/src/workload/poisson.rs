@@ -118,7 +118,7 @@ impl Gen<'_> {
     fn flow(&mut self, cdf: &FlowSizeCdf) -> FlowDef {
         let size = cdf.sample(&mut self.sizes);
         let k = if self.dsts.len() == 1 { 0 } else { ((self.dests.uniform() * self.dsts.len() as f64) as usize).min(self.dsts.len() - 1) };
-        FlowDef { src: self.src, dst: self.dsts[k], size, start: self.next }
+        FlowDef::new(self.src, self.dsts[k], size, self.next)
     }
 }
 

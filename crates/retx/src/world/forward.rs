@@ -20,16 +20,28 @@ impl<O: Observer> Simulation<O> {
         }
         if self.transmit_next(p) && self.has_backlog(p) {
             self.wake_when_free(p);
+        } else if let Some(t) = self.ports[p].shaper_wait() {
+            // Only the shaped queue waits: wake when its shaper opens.
+            self.wake_at(p, t.max(self.ports[p].busy_until));
         }
     }
 
     /// A "transmitter free" event, unless one is pending. Only ports with something waiting
     /// get one, so an idle port costs no event per packet.
     fn wake_when_free(&mut self, p: usize) {
+        self.wake_at(p, self.ports[p].busy_until);
+    }
+
+    /// A wake-up of port `p` at `t`, unless one is pending no later. Without a shaper every
+    /// request is for `busy_until`, which only grows, so a port has one wake-up at a time; a
+    /// shaper's later wake-up may be overtaken by an earlier one, and is then ignored when
+    /// it fires (see `Event::TxDone`).
+    fn wake_at(&mut self, p: usize, t: crate::sim::units::Time) {
         let port = &mut self.ports[p];
-        if !port.wake_pending {
+        if !port.wake_pending || t < port.wake_time {
             port.wake_pending = true;
-            self.events.push(port.busy_until, Event::TxDone(p as u32));
+            port.wake_time = t;
+            self.events.push(t, Event::TxDone(p as u32));
         }
     }
 
@@ -37,7 +49,7 @@ impl<O: Observer> Simulation<O> {
     fn has_backlog(&self, p: usize) -> bool {
         let port = &self.ports[p];
         let data_waiting = if self.is_host[port.node] {
-            !port.is_paused(crate::net::packet::CLASS_DATA) && !self.nics[self.nic_of[port.node] as usize].scheduler.is_empty()
+            !port.any_data_paused() && !self.nics[self.nic_of[port.node] as usize].scheduler.is_empty()
         } else {
             port.has_sendable_data()
         };
@@ -72,14 +84,14 @@ impl<O: Observer> Simulation<O> {
             return true;
         }
         if self.is_host[node] {
-            if self.ports[p].is_paused(crate::net::packet::CLASS_DATA) {
+            if self.ports[p].any_data_paused() {
                 return false;
             }
             let Some(pkt) = self.nic_pull(self.nic_of[node] as usize) else { return false };
             self.put_on_wire(p, pkt);
             return true;
         }
-        let Some((q, mut pkt)) = self.ports[p].dequeue_data() else { return false };
+        let Some((q, mut pkt)) = self.ports[p].dequeue_data(self.now) else { return false };
         self.dequeued(p, &mut pkt, q);
         self.put_on_wire(p, pkt);
         true
@@ -105,7 +117,9 @@ impl<O: Observer> Simulation<O> {
         let Some((sw, _)) = self.switches[node].as_mut() else { return };
         let (rate, left) = (self.ports[p].rate, self.ports[p].queued_bytes[q]);
         let (ip, data) = (pkt.in_port as usize, pkt.class as usize != CLASS_CONTROL);
-        let d = sw.depart(&self.switch_params, rate, left, &mut self.ports[ip], q, data, pkt.size as u64);
+        // The shaped queue is not PFC-protected: nothing was charged to an ingress queue.
+        let charged = if self.ports[p].is_shaped(q) { CLASS_CONTROL } else { q };
+        let d = sw.depart(&self.switch_params, rate, left, &mut self.ports[ip], charged, data, pkt.size as u64);
         if data && pkt.int != NO_INT {
             // INT is stamped on data as it leaves the egress queue (HPCC's switch); the ACK
             // that echoes the records crosses switches unstamped.
@@ -191,13 +205,25 @@ impl<O: Observer> Simulation<O> {
         let out = router.pick(candidates, pkt.entropy, self.now);
         let size = pkt.size as u64;
         let q = (pkt.class as usize).min(self.ports[out].queue_count() - 1);
-        if let Err(why) = sw.admit(&self.switch_params, self.ports[out].queued_bytes[q], pkt.class as usize != CLASS_CONTROL, size) {
-            debug_assert!(matches!(why, Refusal::BufferFull | Refusal::OverThreshold));
+        let data = pkt.class as usize != CLASS_CONTROL;
+        let queued = self.ports[out].queued_bytes[q];
+        let shaped = self.ports[out].is_shaped(q);
+        if shaped && self.ports[out].shaped_full(q) {
+            // The shaped queue's own small buffer is full (ExpressPass drops excess credits).
+            self.c.drops_buffer += 1;
+            return self.drop_packet(out, &pkt, DropCause::Buffer);
+        }
+        let lossless = q != CLASS_CONTROL && !shaped;
+        let ingress = lossless.then_some((&self.ports[in_port], q));
+        // Colour drops (WRED, thresholds) are buffer management: counted with buffer drops.
+        let colour_ok = !data || self.switch_params.colour.is_empty() || sw.admit_colour(&self.switch_params, pkt.seg.colour, q, self.ports[out].rate, queued).is_ok();
+        if let Err(why) = if colour_ok { sw.admit(&self.switch_params, queued, data, size, ingress) } else { Err(Refusal::Colour) } {
+            debug_assert!(matches!(why, Refusal::BufferFull | Refusal::OverThreshold | Refusal::HeadroomFull | Refusal::Colour));
             self.c.drops_buffer += 1;
             return self.drop_packet(out, &pkt, DropCause::Buffer);
         }
         pkt.in_port = in_port as u32;
-        if q != CLASS_CONTROL && sw.charge_ingress(&self.switch_params, &mut self.ports[in_port], q, size) {
+        if lossless && sw.charge_ingress(&self.switch_params, &mut self.ports[in_port], q, size) {
             self.c.pfc_pauses += 1;
             self.try_transmit(in_port);
         }

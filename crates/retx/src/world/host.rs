@@ -5,7 +5,7 @@
 
 use super::{Event, Simulation, SourceEntropy};
 use crate::net::int::NO_INT;
-use crate::net::packet::{Frame, Packet, CLASS_CONTROL, CLASS_DATA};
+use crate::net::packet::{Frame, Packet, CLASS_CONTROL};
 use crate::nic::qp_cache::Touch;
 use crate::nic::scheduler::Offer;
 use crate::observe::Observer;
@@ -219,9 +219,13 @@ impl<O: Observer> Simulation<O> {
             }
         });
         match picked {
-            Ok((qp, seg)) => {
+            Ok((qp, mut seg)) => {
                 let conn_id = self.nics[nic].qps[qp as usize].conn;
                 let conn = &self.conns[conn_id as usize];
+                let data = seg.kind == SegKind::Data;
+                if data {
+                    seg.colour = conn.def.colour;
+                }
                 let dir = (conn.ends[1] == super::End { nic: nic as u32, qp }) as u8;
                 let (src, dst) = if dir == 0 { (conn.def.src, conn.def.dst) } else { (conn.def.dst, conn.def.src) };
                 let entropy = match self.entropy {
@@ -236,7 +240,7 @@ impl<O: Observer> Simulation<O> {
                     src: src as u32,
                     dst: dst as u32,
                     size: seg.payload + DATA_HEADER_BYTES,
-                    class: if seg.kind == SegKind::Data { CLASS_DATA as u8 } else { CLASS_CONTROL as u8 },
+                    class: if data { conn.def.class } else { CLASS_CONTROL as u8 },
                     in_port: 0,
                     entropy,
                     int: if self.int_enabled && seg.kind == SegKind::Data { self.int.alloc() } else { NO_INT },

@@ -14,9 +14,9 @@ use crate::hw::memory::MemoryReport;
 use crate::net::int::IntTable;
 use crate::net::loss::{KindMask, LossRule, PortLoss};
 use crate::net::path;
-use crate::net::port::{Discipline, Port};
+use crate::net::port::{Discipline, Port, ShaperSpec};
 use crate::net::routing::{Policy, Router, Routes};
-use crate::net::switch::{Switch, SwitchParams};
+use crate::net::switch::{Pfc, Switch, SwitchParams};
 use crate::net::topology::{NodeKind, Topology};
 use crate::nic::{HostClock, Nic, QpCache};
 use crate::observe::{Observer, Quiet};
@@ -51,6 +51,8 @@ pub struct Parts {
     /// Egress queues per port (queue 0: control) and how data queues share the port.
     pub queues: usize,
     pub discipline: Discipline,
+    /// A shaped queue on every switch port (ExpressPass's credit queue), if any.
+    pub shaped: Option<ShaperSpec>,
     pub routing: Policy,
     pub entropy: SourceEntropy,
     /// Loss rules, applied to every port they target, in order.
@@ -201,6 +203,11 @@ impl<O: Observer> Simulation<O> {
             ports[pb].peer = pa;
             ports[pb].peer_node = l.a;
         }
+        if let Some(spec) = p.shaped {
+            for port in ports.iter_mut().filter(|x| !is_host[x.node]) {
+                port.shaper = Some(spec.at(port.rate));
+            }
+        }
         for rule in &p.loss {
             for port in ports.iter_mut() {
                 if rule.target.applies(port.node, port.peer_node) {
@@ -220,14 +227,28 @@ impl<O: Observer> Simulation<O> {
                 nics.push(nic);
             }
         }
-        let switches = (0..n)
+        let mut switches: Vec<Option<(Switch, Router)>> = (0..n)
             .map(|i| {
                 (!is_host[i]).then(|| {
                     let salt = rng::stream(p.seed, Stream::EcmpSalt, i as u64).next_u64();
-                    (Switch::new(rng::stream(p.seed, Stream::SwitchEcn, i as u64)), Router::new(p.routing, salt, rng::stream(p.seed, Stream::Routing, i as u64)))
+                    (Switch::new(rng::stream(p.seed, Stream::SwitchEcn, i as u64), rng::stream(p.seed, Stream::SwitchWred, i as u64)), Router::new(p.routing, salt, rng::stream(p.seed, Stream::Routing, i as u64)))
                 })
             })
             .collect();
+        if let Some(Pfc::Dynamic(d)) = p.switch.pfc {
+            // HPCC ns-3 third.cc: headroom and shift per switch port; the switch sets aside
+            // every port's headroom and one reserve per port (`ConfigNPort`).
+            let host_rate = (0..n).find(|&h| is_host[h]).map(|h| ports[node_ports[h][0]].rate).expect("at least one host");
+            for (node, sw) in switches.iter_mut().enumerate() {
+                let Some((sw, _)) = sw else { continue };
+                for &id in &node_ports[node] {
+                    let port = &mut ports[id];
+                    port.pfc_headroom = d.headroom_for(port.rate, port.delay);
+                    port.pfc_shift = d.shift_for(port.rate, host_rate);
+                    sw.pfc_reserved += port.pfc_headroom + d.reserve;
+                }
+            }
+        }
 
         let mut sim = Simulation {
             now: Time::ZERO,
@@ -418,8 +439,12 @@ impl<O: Observer> Simulation<O> {
     fn handle(&mut self, ev: Event) {
         match ev {
             Event::TxDone(p) => {
-                self.ports[p as usize].wake_pending = false;
-                self.try_transmit(p as usize);
+                let port = &mut self.ports[p as usize];
+                // A wake-up overtaken by an earlier one (a shaper's) is stale.
+                if port.wake_pending && port.wake_time == self.now {
+                    port.wake_pending = false;
+                    self.try_transmit(p as usize);
+                }
             }
             Event::Arrive(p) => self.arrive(p as usize),
             Event::TryTx(p) => self.try_transmit(p as usize),
