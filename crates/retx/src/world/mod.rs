@@ -81,6 +81,8 @@ enum Event {
     QpTimer(u32, u32),
     /// A NIC's receive pipeline is free for its next waiting packet.
     NicRx(u32),
+    /// A NIC's scheme state has a deadline (NIC-wide timer).
+    NicTimer(u32),
     FlowStart(u32),
     Sample,
 }
@@ -165,6 +167,8 @@ pub struct Simulation<O: Observer = Quiet> {
     bdp_packets: u32,
     host_names: Vec<String>,
     memory: Option<MemoryReport>,
+    /// Queue pairs a NIC-wide timeout woke (reused, so waking allocates nothing).
+    woken: Vec<u32>,
     obs: O,
 }
 
@@ -257,6 +261,7 @@ impl<O: Observer> Simulation<O> {
             bdp_packets: 1,
             host_names: topo.nodes.iter().map(|n| n.name.clone()).collect(),
             memory: None,
+            woken: Vec::new(),
             obs,
         };
         sim.bdp_packets = sim.compute_bdp_packets(p.mtu);
@@ -433,6 +438,7 @@ impl<O: Observer> Simulation<O> {
             }
             Event::QpTimer(nic, qp) => self.qp_timer(nic as usize, qp as usize),
             Event::NicRx(nic) => self.nic_rx(nic as usize),
+            Event::NicTimer(nic) => self.nic_timer(nic as usize),
             Event::FlowStart(f) => self.start_flow(f as usize),
             Event::Sample => self.sample(),
         }
