@@ -31,15 +31,16 @@ impl<O: Observer> Simulation<O> {
 
     /// The receive pipeline is free: the next waiting packet is handled.
     pub(super) fn nic_rx(&mut self, nic: usize) {
+        let host = self.ports[self.nics[nic].port].node;
+        let origin = Self::node_origin(host);
         let rx = &mut self.nics[nic].rx;
         rx.wake_pending = false;
         if self.now < rx.busy_until {
             rx.wake_pending = true;
-            self.events.push(rx.busy_until, Event::NicRx(nic as u32));
+            self.events.push(rx.busy_until, origin, Event::NicRx(nic as u32));
             return;
         }
         let Some(pkt) = rx.waiting.pop_front() else { return };
-        let host = self.ports[self.nics[nic].port].node;
         self.nic_handle(host, pkt);
         if !self.nics[nic].rx.waiting.is_empty() {
             self.rx_wake(nic);
@@ -105,10 +106,11 @@ impl<O: Observer> Simulation<O> {
 
     /// A "pipeline free" event for the waiting packets, unless one is pending.
     fn rx_wake(&mut self, nic: usize) {
+        let origin = self.nic_origin(nic);
         let rx = &mut self.nics[nic].rx;
         if !rx.wake_pending {
             rx.wake_pending = true;
-            self.events.push(rx.busy_until.max(self.now), Event::NicRx(nic as u32));
+            self.events.push(rx.busy_until.max(self.now), origin, Event::NicRx(nic as u32));
         }
     }
 
@@ -210,13 +212,14 @@ impl<O: Observer> Simulation<O> {
 
     /// Makes sure an event is pending no later than the endpoint's next deadline.
     fn rearm(&mut self, nic: usize, qp: usize) {
+        let origin = self.nic_origin(nic);
         let n = &mut self.nics[nic];
         let Some(local) = n.qps[qp].endpoint.poll_timeout() else { return };
         let t = n.clock.global(local).max(self.now);
         let q = &mut n.qps[qp];
         if q.timer_armed.is_none_or(|a| t < a) {
             q.timer_armed = Some(t);
-            self.events.push(t, Event::QpTimer(nic as u32, qp as u32));
+            self.events.push(t, origin, Event::QpTimer(nic as u32, qp as u32));
         }
     }
 
@@ -239,12 +242,13 @@ impl<O: Observer> Simulation<O> {
     /// no scheme keeps a NIC-wide timer `poll_timeout` is None and this costs nothing.
     #[inline]
     fn rearm_nic(&mut self, nic: usize) {
+        let Some(local) = self.nics[nic].state.poll_timeout() else { return };
+        let origin = self.nic_origin(nic);
         let n = &mut self.nics[nic];
-        let Some(local) = n.state.poll_timeout() else { return };
         let t = n.clock.global(local).max(self.now);
         if n.timer_at.is_none_or(|a| t < a) {
             n.timer_at = Some(t);
-            self.events.push(t, Event::NicTimer(nic as u32));
+            self.events.push(t, origin, Event::NicTimer(nic as u32));
         }
     }
 
@@ -333,11 +337,12 @@ impl<O: Observer> Simulation<O> {
             }
             Err(earliest) => {
                 if let Some(local) = earliest {
+                    let origin = self.nic_origin(nic);
                     let n = &mut self.nics[nic];
                     let t = n.clock.global(local);
                     if n.wake_at.is_none_or(|w| t < w || w < real_now) {
                         n.wake_at = Some(t);
-                        self.events.push(t, Event::HostWake(nic as u32));
+                        self.events.push(t, origin, Event::HostWake(nic as u32));
                     }
                 }
                 None
