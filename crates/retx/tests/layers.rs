@@ -5,14 +5,29 @@
 //! sim < hw < transport < net < nic < observe < stats < workload < world < config
 //!
 //! Checked on the source text: each `crate::name` outside comments and outside `#[cfg(test)]`
-//! code must name a lower layer.
+//! modules must name a lower layer.
 
 use std::path::Path;
 
 const ORDER: [&str; 10] = ["sim", "hw", "transport", "net", "nic", "observe", "stats", "workload", "world", "config"];
 
+/// The file up to its test module (a `#[cfg(test)]` that opens a `mod`); a `#[cfg(test)]` on
+/// a field or a statement does not end the checked code.
+fn non_test_code(text: &str) -> &str {
+    let mut from = 0;
+    while let Some(i) = text[from..].find("#[cfg(test)]") {
+        let at = from + i;
+        let next = text[at + 12..].trim_start();
+        if next.starts_with("mod ") || next.starts_with("pub mod ") {
+            return &text[..at];
+        }
+        from = at + 12;
+    }
+    text
+}
+
 fn uses(text: &str) -> Vec<String> {
-    let code = text.split("#[cfg(test)]").next().unwrap_or("");
+    let code = non_test_code(text);
     let mut out = Vec::new();
     for line in code.lines() {
         let line = line.split("//").next().unwrap_or("");

@@ -9,7 +9,7 @@ use crate::net::routing::Policy;
 use crate::net::switch::{ColourRule, DynamicPfc, Pfc, PfcThresholds, RateProfile, SwitchParams};
 use crate::nic::HostClock;
 use crate::observe::{Observer, Quiet};
-use crate::transport::{CcParams, RecoveryParams, Template};
+use crate::transport::{CcParams, RecoveryParams, SwapCost, Template};
 use crate::world::{Parts, SourceEntropy};
 use crate::world::Simulation;
 
@@ -27,7 +27,8 @@ pub fn transport(s: &Scenario) -> Template {
         CcKind::Dcqcn => CcParams::Dcqcn(s.cc.dcqcn),
         CcKind::Dctcp => CcParams::Dctcp(s.cc.dctcp),
     };
-    Template { recovery, cc, ack_interval: s.nic.ack_interval }
+    let qp_swap = SwapCost { per_context: s.nic.qp_swap_time.0, per_block: s.nic.qp_swap_per_block.0 };
+    Template { recovery, cc, ack_interval: s.nic.ack_interval, qp_swap }
 }
 
 /// The switches' configuration from `[switch]`.

@@ -354,11 +354,18 @@ pub struct NicCfg {
     /// The receive pipeline's time per packet: packets arriving faster wait in the NIC
     /// (schemes may charge more per operation). Default 0: handled on arrival.
     pub rx_latency: Dur,
+    /// Receive pipeline time to move one connection context into or out of the on-chip QP
+    /// cache (a miss that evicts moves two), before the packet that missed is handled.
+    /// Matters only with a QP cache (today `recovery.melo.qp_cache`). Default 0: free.
+    pub qp_swap_time: Dur,
+    /// Added per bitmap block the moved context carries (LEFT: 5 ns per block). Default 0.
+    pub qp_swap_per_block: Dur,
 }
 
 impl Default for NicCfg {
     fn default() -> Self {
-        NicCfg { mtu: 1024, ack_interval: 1, clock_offset: Dur(Time::ZERO), clock_drift_ppm: 0.0, rx_latency: Dur(Time::ZERO) }
+        let zero = Dur(Time::ZERO);
+        NicCfg { mtu: 1024, ack_interval: 1, clock_offset: zero, clock_drift_ppm: 0.0, rx_latency: zero, qp_swap_time: zero, qp_swap_per_block: zero }
     }
 }
 

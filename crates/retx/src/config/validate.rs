@@ -252,8 +252,10 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
     if r.flowlet_gap.0 .0 == 0 {
         return Err(err("routing.flowlet_gap", "must be greater than 0"));
     }
-    if s.nic.rx_latency.0 > Time::from_ms(1) {
-        return Err(err("nic.rx_latency", format!("{} is out of range (allowed 0ps..=1ms)", s.nic.rx_latency.0)));
+    for (field, t) in [("nic.rx_latency", s.nic.rx_latency.0), ("nic.qp_swap_time", s.nic.qp_swap_time.0), ("nic.qp_swap_per_block", s.nic.qp_swap_per_block.0)] {
+        if t > Time::from_ms(1) {
+            return Err(err(field, format!("{t} is out of range (allowed 0ps..=1ms)")));
+        }
     }
     if s.nic.clock_drift_ppm.is_nan() || s.nic.clock_drift_ppm.abs() > 1000.0 {
         return Err(err("nic.clock_drift_ppm", format!("{} is out of range (allowed -1000..=1000)", s.nic.clock_drift_ppm)));

@@ -1,5 +1,6 @@
 //! The host NIC: its queue-pair scheduler, an on-chip cache of connection contexts, the host's
-//! clock, the state its connections share, and its receive counters.
+//! clock, the state its connections share (with its NIC-wide timer), its receive pipeline and
+//! its receive counters.
 
 pub mod clock;
 pub mod qp_cache;
@@ -33,7 +34,8 @@ pub struct Qp {
 /// The NIC's receive pipeline: packets are handled one at a time, each taking the NIC's fixed
 /// per-packet time plus whatever its scheme charges (a bitmap swap, a table lookup); packets
 /// that arrive while it is busy wait in order. With no cost (the default) every packet is
-/// handled on arrival and the pipeline costs no event.
+/// handled on arrival and the pipeline costs no event. A packet whose connection context must
+/// first be swapped into the QP cache at a cost waits that long before it is handled.
 #[derive(Default)]
 pub struct RxPipeline {
     pub per_packet: Time,
@@ -57,6 +59,8 @@ pub struct Nic {
     pub scheduler: QpScheduler,
     /// A "the scheduler may send" event is pending for this time.
     pub wake_at: Option<Time>,
+    /// A NIC-wide timer event (the scheme state's deadline) is pending for this time.
+    pub timer_at: Option<Time>,
     /// In-order payload bytes delivered to applications, and data bytes arriving off the wire
     /// (duplicates and discarded packets included).
     pub rx_bytes: u64,
@@ -72,6 +76,6 @@ pub struct Nic {
 
 impl Nic {
     pub fn new(port: usize, state: NicState, qp_cache: QpCache, clock: HostClock) -> Nic {
-        Nic { port, scheduler: QpScheduler::default(), wake_at: None, rx_bytes: 0, rx_wire_bytes: 0, state, qp_cache, clock, qps: Vec::new(), rx: RxPipeline::default() }
+        Nic { port, scheduler: QpScheduler::default(), wake_at: None, timer_at: None, rx_bytes: 0, rx_wire_bytes: 0, state, qp_cache, clock, qps: Vec::new(), rx: RxPipeline::default() }
     }
 }

@@ -3,9 +3,16 @@
 //!
 //! # Ordering contract
 //! - Events pop in non-decreasing time order.
-//! - Events with equal time pop in the order they were pushed (FIFO), so a run never depends
-//!   on the queue's internals and the same inputs always give the same order: the key is
-//!   (time, insertion sequence), exactly as a binary heap on that key would give.
+//! - Events with equal time pop by their *origin* (the element that scheduled them: a node, a
+//!   wire, or the run itself), then in the order that origin pushed them. The key is
+//!   (time, origin, origin-local sequence), as in nexosim: it never depends on the queue's
+//!   internals, and it never depends on how elements interleave with one another, only on
+//!   what each one did. A run split into partitions that each own some origins therefore
+//!   orders its events exactly as the serial run does.
+//! - An origin that never has two events at one time (a wire: its arrivals are strictly
+//!   increasing) may push with [`EventQueue::push_unique`], which takes no sequence number, so
+//!   that whoever pushes for it (the sender, or the receiver draining the wire) gives the same
+//!   key.
 //! - Nothing is ever removed early: a component that no longer wants an event it scheduled
 //!   remembers what it expects (e.g. the deadline it armed) and ignores stale events when they
 //!   pop ("lazy cancellation").
@@ -25,6 +32,11 @@ use std::collections::BinaryHeap;
 
 /// log2 of a bucket's width in picoseconds (8.192 ns).
 const BUCKET_BITS: u32 = 13;
+/// Bits of the origin-local sequence in a key; the origin takes the bits above.
+const SEQ_BITS: u32 = 40;
+/// The most origins a queue can key (2^24).
+pub const MAX_ORIGINS: usize = 1 << (64 - SEQ_BITS);
+
 /// Buckets in the calendar: it covers 2^10 x 8.192 ns = 8.4 us ahead of the current bucket.
 const BUCKETS: usize = 1 << 10;
 const MASK: u64 = BUCKETS as u64 - 1;
@@ -41,12 +53,14 @@ pub struct EventQueue<E> {
     in_wheel: usize,
     /// Entries beyond the calendar's span.
     far: BinaryHeap<Entry<E>>,
-    next_seq: u64,
+    /// Per origin: the sequence number its next push takes.
+    next_seq: Vec<u64>,
     last_popped: Time,
 }
 
 struct Entry<E> {
     time: Time,
+    /// Origin (high bits) and its sequence number (low [`SEQ_BITS`]).
     seq: u64,
     event: E,
 }
@@ -75,18 +89,14 @@ impl<E> Ord for Entry<E> {
     }
 }
 
-impl<E> Default for EventQueue<E> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 fn bucket(t: Time) -> u64 {
     t.0 >> BUCKET_BITS
 }
 
 impl<E> EventQueue<E> {
-    pub fn new() -> Self {
+    /// A queue for events from origins `0..origins` (at most [`MAX_ORIGINS`]).
+    pub fn new(origins: usize) -> Self {
+        assert!(origins <= MAX_ORIGINS, "{origins} event origins; at most {MAX_ORIGINS}");
         EventQueue {
             current: Vec::with_capacity(64),
             cur: 0,
@@ -94,20 +104,34 @@ impl<E> EventQueue<E> {
             occupied: vec![0; BUCKETS / 64],
             in_wheel: 0,
             far: BinaryHeap::new(),
-            next_seq: 0,
+            next_seq: vec![0; origins],
             last_popped: Time::ZERO,
         }
     }
 
-    pub fn push(&mut self, time: Time, event: E) {
-        debug_assert!(time >= self.last_popped, "event scheduled in the past");
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        let e = Entry { time, seq, event };
-        let b = bucket(time);
+    /// Schedules `event` at `time` on behalf of `origin`.
+    #[inline]
+    pub fn push(&mut self, time: Time, origin: u32, event: E) {
+        let n = &mut self.next_seq[origin as usize];
+        let seq = *n;
+        *n += 1;
+        debug_assert!(seq < 1 << SEQ_BITS, "origin {origin} pushed 2^{SEQ_BITS} events");
+        self.insert(Entry { time, seq: (origin as u64) << SEQ_BITS | seq, event });
+    }
+
+    /// Schedules `event` at `time` for an origin that never has two events at one time: its
+    /// key is (time, origin), whoever pushes it.
+    #[inline]
+    pub fn push_unique(&mut self, time: Time, origin: u32, event: E) {
+        debug_assert!((origin as usize) < self.next_seq.len());
+        self.insert(Entry { time, seq: (origin as u64) << SEQ_BITS, event });
+    }
+
+    fn insert(&mut self, e: Entry<E>) {
+        debug_assert!(e.time >= self.last_popped, "event scheduled in the past");
+        let b = bucket(e.time);
         if b <= self.cur {
-            // The bucket being drained: keep it sorted, next last. The new entry has the
-            // largest sequence number, so it goes before every entry of equal or later time.
+            // The bucket being drained: keep it sorted, next last.
             let at = self.current.partition_point(|x| x.key() > e.key());
             self.current.insert(at, e);
         } else if b - self.cur < BUCKETS as u64 {
@@ -201,33 +225,57 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pops_by_time_then_insertion_order() {
-        let mut q = EventQueue::new();
-        q.push(Time(30), "c");
-        q.push(Time(10), "a1");
-        q.push(Time(20), "b");
-        q.push(Time(10), "a2");
-        q.push(Time(10), "a3");
+    fn pops_by_time_then_insertion_order_within_an_origin() {
+        let mut q = EventQueue::new(1);
+        q.push(Time(30), 0, "c");
+        q.push(Time(10), 0, "a1");
+        q.push(Time(20), 0, "b");
+        q.push(Time(10), 0, "a2");
+        q.push(Time(10), 0, "a3");
         let order: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
         assert_eq!(order, ["a1", "a2", "a3", "b", "c"]);
     }
 
-    /// Interleaves pushes and pops, many at equal times, near and far (beyond the calendar,
-    /// across its wrap), never into the past; the queue must match a sort by (time, seq).
+    #[test]
+    fn equal_times_pop_by_origin_whatever_the_interleaving_of_pushes() {
+        // Two origins push the same events in their own order; how their pushes interleave
+        // (as in a serial run, or two partitions) must not change the order of pops.
+        let a = [(10, "a0"), (10, "a1"), (5, "a2")];
+        let b = [(10, "b0"), (5, "b1"), (10, "b2")];
+        let run = |interleave: &[(u32, usize)]| {
+            let mut q = EventQueue::new(3);
+            for &(origin, i) in interleave {
+                let (t, e) = if origin == 1 { a[i] } else { b[i] };
+                q.push(Time(t), origin, e);
+            }
+            q.push_unique(Time(10), 0, "wire");
+            std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect::<Vec<_>>()
+        };
+        let serial = run(&[(1, 0), (1, 1), (1, 2), (2, 0), (2, 1), (2, 2)]);
+        let mixed = run(&[(2, 0), (1, 0), (2, 1), (2, 2), (1, 1), (1, 2)]);
+        assert_eq!(serial, ["a2", "b1", "wire", "a0", "a1", "b0", "b2"]);
+        assert_eq!(mixed, serial);
+    }
+
+    /// Interleaves pushes and pops from several origins, many at equal times, near and far
+    /// (beyond the calendar, across its wrap), never into the past; the queue must match a
+    /// sort by (time, origin, origin's sequence).
     fn matches_a_sort(spread: u64, far_every: u64, seed: u64) {
         let mut rng = crate::sim::rng::stream(seed, crate::sim::rng::Stream::Workload, 0);
-        let mut q = EventQueue::new();
+        let mut q = EventQueue::new(5);
         let mut expected = Vec::new();
         let mut now = 0;
         for i in 0..40_000u64 {
             let r = rng.next_u64();
             let ahead = if far_every > 0 && r.is_multiple_of(far_every) { rng.next_u64() % (spread * 10_000) } else { rng.next_u64() % spread };
             let t = now + ahead;
-            q.push(Time(t), i);
-            expected.push((t, i));
+            // i grows, so within one origin it orders pushes as the origin's sequence does.
+            let origin = (rng.next_u64() % 5) as u32;
+            q.push(Time(t), origin, i);
+            expected.push((t, origin, i));
             if rng.next_u64().is_multiple_of(2) {
                 expected.sort();
-                let (t0, i0) = expected.remove(0);
+                let (t0, _, i0) = expected.remove(0);
                 assert_eq!(q.peek_time(), Some(Time(t0)));
                 assert_eq!(q.pop(), Some((Time(t0), i0)));
                 now = t0;
@@ -236,7 +284,7 @@ mod tests {
         }
         expected.sort();
         let rest: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(t, i)| (t.0, i)).collect();
-        assert_eq!(rest, expected);
+        assert_eq!(rest, expected.iter().map(|&(t, _, i)| (t, i)).collect::<Vec<_>>());
         assert!(q.is_empty());
     }
 

@@ -3,7 +3,7 @@
 //! when pulled:
 //!
 //! - `handle_packet(now, &seg, &mut NicState)`: a packet addressed to this endpoint arrived;
-//! - `handle_timeout(now, &mut NicState)`: its deadline passed;
+//! - `handle_timeout(now, &mut NicState)`: its deadline passed (or NIC-wide state woke it);
 //! - `poll_transmit(now, &mut NicState, want) -> Send(seg) | WaitUntil(t) | Idle`;
 //! - `poll_timeout() -> Option<Time>`: when to call `handle_timeout` next.
 //!
@@ -13,6 +13,22 @@
 //! NAKs, CNPs, never held back) into the NIC's priority queue; when the NIC scheduler offers
 //! the wire it asks for anything (`Want::Any`), which the endpoint gates by pacing, window and
 //! credits.
+//!
+//! State shared by the queue pairs of a NIC lives in [`NicState`], which has a timer of its own
+//! with the same shape: `NicState::poll_timeout() -> Option<Time>` and
+//! `NicState::handle_timeout(now, &mut wake)`, on the host clock, one pending event per NIC.
+//! During every endpoint call `NicState::qp` holds the calling queue pair's number; NIC-wide
+//! state that queues work for a queue pair (a gather FIFO holding its packets) notes it, and
+//! when a NIC-wide timeout completes that work it pushes the number to `wake`. The engine then
+//! calls that endpoint's `handle_timeout` and collects its output as after any input. So
+//! `handle_timeout` means "your deadline passed, or NIC-wide state has news for you": an
+//! endpoint checks its own deadlines against `now` (an early call changes nothing) and reads
+//! the news from `NicState`.
+//!
+//! A scheme with an on-chip QP-context cache declares what moving a context costs
+//! ([`super::SwapCost`], from `Template::qp_swap`); `swap_out`/`swap_in` charge it to the
+//! NIC's receive pipeline, and the engine delays the packet that missed by it (and, waiting in
+//! order, the packets behind it).
 
 use super::receiver::Receiver;
 use super::sender::{Sender, Transmit};
@@ -102,17 +118,24 @@ impl Endpoint {
         }
     }
 
-    /// Leaves / rejoins the NIC's on-chip context cache (see [`Receiver::swap_out`]).
+    /// Leaves the NIC's on-chip context cache (see [`Receiver::swap_out`]), charging the
+    /// receive pipeline what the scheme declared a swap costs ([`NicState::swap_cost`]).
     pub fn swap_out(&mut self, nic: &mut NicState) {
-        if let Endpoint::Responder(r) = self {
-            r.swap_out(nic);
-        }
+        let blocks = match self {
+            Endpoint::Responder(r) => r.swap_out(nic),
+            Endpoint::Requester(_) => 0,
+        };
+        nic.charge(nic.swap_cost.of(blocks));
     }
 
+    /// Rejoins it, charged likewise. False if the scheme cannot bring its state back on chip
+    /// (MELO: no free blocks); the failed attempt still costs one context's fixed time.
     pub fn swap_in(&mut self, nic: &mut NicState) -> bool {
-        match self {
+        let moved = match self {
             Endpoint::Responder(r) => r.swap_in(nic),
-            Endpoint::Requester(_) => true,
-        }
+            Endpoint::Requester(_) => Some(0),
+        };
+        nic.charge(nic.swap_cost.of(moved.unwrap_or(0)));
+        moved.is_some()
     }
 }

@@ -218,23 +218,27 @@ impl MeloReceiver {
     }
 
     /// Leaves the on-chip cache: the bitmap goes off chip and its blocks back to the pool.
-    pub fn swap_out(&mut self, pool: &mut BitsPool) {
+    /// Returns the blocks written off chip.
+    pub fn swap_out(&mut self, pool: &mut BitsPool) -> u32 {
+        let blocks = self.bitmap.blocks();
         if !self.bitmap.is_empty() {
             self.off_chip = Some(self.bitmap.export(pool));
             self.bitmap.release_all(pool);
         }
+        blocks
     }
 
-    /// Comes back on chip: the bitmap needs its blocks again. False (and still off chip) if
-    /// the pool cannot supply them; the packet that asked must then be dropped.
-    pub fn swap_in(&mut self, pool: &mut BitsPool) -> bool {
-        let Some((base, bits)) = self.off_chip.take() else { return true };
+    /// Comes back on chip: the bitmap needs its blocks again. Returns the blocks read back, or
+    /// None (and still off chip) if the pool cannot supply them; the packet that asked must
+    /// then be dropped.
+    pub fn swap_in(&mut self, pool: &mut BitsPool) -> Option<u32> {
+        let Some((base, bits)) = self.off_chip.take() else { return Some(0) };
         if self.bitmap.import(pool, base, &bits) {
-            true
+            Some(bits.len() as u32)
         } else {
             self.swap_in_failures += 1;
             self.off_chip = Some((base, bits));
-            false
+            None
         }
     }
 

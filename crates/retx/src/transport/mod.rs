@@ -16,7 +16,7 @@ pub mod receiver;
 pub mod segment;
 pub mod sender;
 
-use crate::sim::units::Rate;
+use crate::sim::units::{Rate, Time};
 /// Data packet bytes on the wire beyond the payload: Ethernet 14 + IPv4 20 + UDP 8 + 6 of
 /// sequence/priority header, as in the HPCC ns-3 model (`CustomHeader`), so FCTs compare with it.
 pub const DATA_HEADER_BYTES: u32 = 48;
@@ -54,7 +54,11 @@ impl FlowSpec {
 }
 
 /// NIC-wide state that every queue pair of a host shares: one field per scheme that keeps
-/// any (MELO's bits pools).
+/// any (MELO's bits pools), and the NIC's side of the contract with its schemes.
+///
+/// Like an endpoint it is sans-IO: NIC-wide timers (LEFT's gather FIFOs flush on a count *or*
+/// a timeout, across connections) are a deadline pulled with [`NicState::poll_timeout`] and
+/// handled by [`NicState::handle_timeout`], on the host's clock.
 #[derive(Clone, Debug)]
 pub struct NicState {
     pub melo: melo::MeloPools,
@@ -63,7 +67,15 @@ pub struct NicState {
     pub int_in: int::IntHops,
     /// Receive-pipeline time the scheme charged while handling the current packet (a bitmap
     /// swap, an off-chip access); the NIC adds it to its per-packet time.
-    pub charged: crate::sim::units::Time,
+    pub charged: Time,
+    /// The queue pair the engine is calling into (its number on this NIC), set before every
+    /// endpoint call: NIC-wide state notes it to wake that queue pair from a timeout later.
+    pub qp: u32,
+    /// What the scheme declared moving a context in or out of the on-chip QP cache costs.
+    pub swap_cost: SwapCost,
+    /// A NIC-wide timer the engine's unit tests arm (no scheme keeps one yet).
+    #[cfg(test)]
+    pub probe: probe::TimerProbe,
 }
 
 impl NicState {
@@ -72,18 +84,65 @@ impl NicState {
             RecoveryParams::Melo(p) => *p,
             _ => melo::MeloParams::default(),
         };
-        NicState { melo: melo::MeloPools::new(&melo), int_in: int::IntHops::default(), charged: crate::sim::units::Time::ZERO }
+        NicState {
+            melo: melo::MeloPools::new(&melo),
+            int_in: int::IntHops::default(),
+            charged: Time::ZERO,
+            qp: 0,
+            swap_cost: t.qp_swap,
+            #[cfg(test)]
+            probe: probe::TimerProbe::default(),
+        }
     }
 
     /// Charges receive-pipeline time for an operation of the packet being handled.
-    pub fn charge(&mut self, t: crate::sim::units::Time) {
+    pub fn charge(&mut self, t: Time) {
         self.charged += t;
+    }
+
+    /// When the NIC-wide state next needs [`NicState::handle_timeout`], on the host's clock:
+    /// the earliest deadline of the schemes' NIC-wide timers. None for every scheme today, so
+    /// the engine schedules nothing.
+    #[inline]
+    pub fn poll_timeout(&self) -> Option<Time> {
+        #[cfg(test)]
+        if let Some(t) = self.probe.at {
+            return Some(t);
+        }
+        None
+    }
+
+    /// A NIC-wide deadline passed (`now`: the host's clock, at or after
+    /// [`NicState::poll_timeout`]). Queue pairs the timeout gave work to (a flush made their
+    /// ACKs due) are pushed to `wake` by their number ([`NicState::qp`] when they queued it);
+    /// the engine then calls each one's `handle_timeout` and collects its output, as after
+    /// any input.
+    pub fn handle_timeout(&mut self, now: Time, wake: &mut Vec<u32>) {
+        #[cfg(test)]
+        self.probe.fire(now, wake);
+        let _ = (now, wake);
     }
 
     /// Figures the schemes report about their NIC-wide state over every NIC of a run:
     /// (name, value), e.g. the peak share of MELO's pools.
     pub fn report<'a>(nics: impl Iterator<Item = &'a NicState>) -> Vec<(&'static str, f64)> {
         melo::MeloPools::report(nics.map(|n| &n.melo))
+    }
+}
+
+/// What moving one connection context between the on-chip QP cache and off-chip memory costs
+/// the NIC's receive pipeline, as a scheme declares it: a fixed time per context moved plus a
+/// time per bitmap block it carries (LEFT moves a block in 5 ns). Default 0: swaps are free.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SwapCost {
+    pub per_context: Time,
+    pub per_block: Time,
+}
+
+impl SwapCost {
+    /// The cost of moving one context that carries `blocks` bitmap blocks.
+    pub fn of(&self, blocks: u32) -> Time {
+        Time(self.per_context.0 + self.per_block.0 * blocks as u64)
     }
 }
 
@@ -112,6 +171,8 @@ pub struct Template {
     pub cc: CcParams,
     /// Receiver ACK coalescing: one ACK per this many in-order data packets.
     pub ack_interval: u32,
+    /// What a QP-cache swap costs the receive pipeline (default free).
+    pub qp_swap: SwapCost,
 }
 
 impl Template {
@@ -157,5 +218,29 @@ impl Template {
             CcParams::Dcqcn(p) => (cc::Cc::Dcqcn(dcqcn::DcqcnRp::new(*p, line)), Some(dcqcn::DcqcnNp::new(p.cnp_interval.0))),
         };
         (sender::Sender::new(spec, tx, cc, line, DATA_HEADER_BYTES), receiver::Receiver::new(spec, rx, np))
+    }
+}
+
+#[cfg(test)]
+pub mod probe {
+    use crate::sim::units::Time;
+
+    /// A NIC-wide timer for the engine's tests: due at `at` (host clock), it records the host
+    /// time it fired at, disarms, and wakes the queue pairs in `wake`.
+    #[derive(Clone, Debug, Default)]
+    pub struct TimerProbe {
+        pub at: Option<Time>,
+        pub fired: Vec<Time>,
+        pub wake: Vec<u32>,
+    }
+
+    impl TimerProbe {
+        pub fn fire(&mut self, now: Time, wake: &mut Vec<u32>) {
+            if self.at.is_some_and(|t| t <= now) {
+                self.at = None;
+                self.fired.push(now);
+                wake.extend_from_slice(&self.wake);
+            }
+        }
     }
 }

@@ -112,17 +112,20 @@ impl Receiver {
     }
 
     /// For MELO receivers: leave / rejoin the NIC's on-chip QP cache (see
-    /// [`MeloReceiver::swap_out`]). Other schemes keep everything on chip.
-    pub fn swap_out(&mut self, shared: &mut NicState) {
-        if let RxRecovery::Melo(r) = &mut self.recovery {
-            r.swap_out(&mut shared.melo.rx);
+    /// [`MeloReceiver::swap_out`]), returning the bitmap blocks moved. Other schemes keep no
+    /// bitmap in a shared pool: nothing to move.
+    pub fn swap_out(&mut self, shared: &mut NicState) -> u32 {
+        match &mut self.recovery {
+            RxRecovery::Melo(r) => r.swap_out(&mut shared.melo.rx),
+            _ => 0,
         }
     }
 
-    pub fn swap_in(&mut self, shared: &mut NicState) -> bool {
+    /// None if the state cannot come back on chip.
+    pub fn swap_in(&mut self, shared: &mut NicState) -> Option<u32> {
         match &mut self.recovery {
             RxRecovery::Melo(r) => r.swap_in(&mut shared.melo.rx),
-            _ => true,
+            _ => Some(0),
         }
     }
 

@@ -41,7 +41,7 @@ impl<O: Observer> Simulation<O> {
         if !port.wake_pending || t < port.wake_time {
             port.wake_pending = true;
             port.wake_time = t;
-            self.events.push(t, Event::TxDone(p as u32));
+            self.events.push(t, Self::node_origin(port.node), Event::TxDone(p as u32));
         }
     }
 
@@ -133,7 +133,7 @@ impl<O: Observer> Simulation<O> {
             self.c.ecn_marks += 1;
         }
         if d.resume {
-            self.events.push(self.now, Event::TryTx(ip as u32));
+            self.events.push(self.now, Self::node_origin(node), Event::TryTx(ip as u32));
         }
     }
 
@@ -157,9 +157,11 @@ impl<O: Observer> Simulation<O> {
             return;
         }
         let arrival = now + ser + port.delay;
+        // Arrivals off one wire are strictly increasing in time: one key per (time, wire).
+        debug_assert!(port.pipe.back().is_none_or(|&(t, _)| t < arrival));
         port.pipe.push_back((arrival, pkt));
         if port.pipe.len() == 1 {
-            self.events.push(arrival, Event::Arrive(p as u32));
+            self.events.push_unique(arrival, self.wire_origins + p as u32, Event::Arrive(p as u32));
         }
     }
 
@@ -167,7 +169,7 @@ impl<O: Observer> Simulation<O> {
         let (t, pkt) = self.ports[p].pipe.pop_front().expect("arrival event with an empty wire");
         debug_assert_eq!(t, self.now);
         if let Some(&(next, _)) = self.ports[p].pipe.front() {
-            self.events.push(next, Event::Arrive(p as u32));
+            self.events.push_unique(next, self.wire_origins + p as u32, Event::Arrive(p as u32));
         }
         let in_port = self.ports[p].peer;
         let node = self.ports[in_port].node;

@@ -31,6 +31,11 @@ use crate::workload::FlowDef;
 
 const PFC_FRAME_BYTES: u32 = 64;
 
+/// The origin of events the run itself schedules (flow starts, samples). Node `n` is origin
+/// `1 + n` and the wire of port `p` is origin `1 + nodes + p`: see [`crate::sim::queue`] for
+/// why events are keyed by origin.
+const RUN_ORIGIN: u32 = 0;
+
 /// Where a data packet's path entropy comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SourceEntropy {
@@ -83,6 +88,8 @@ enum Event {
     QpTimer(u32, u32),
     /// A NIC's receive pipeline is free for its next waiting packet.
     NicRx(u32),
+    /// A NIC's scheme state has a deadline (NIC-wide timer).
+    NicTimer(u32),
     FlowStart(u32),
     Sample,
 }
@@ -141,6 +148,8 @@ pub struct Simulation<O: Observer = Quiet> {
     stop_when_done: bool,
     sample_interval: Time,
     events: EventQueue<Event>,
+    /// The first wire's event origin (after the run's and the nodes').
+    wire_origins: u32,
     /// Packets alive (created, not yet consumed or dropped) and the most ever at once.
     live: u64,
     live_high_water: u64,
@@ -167,6 +176,8 @@ pub struct Simulation<O: Observer = Quiet> {
     bdp_packets: u32,
     host_names: Vec<String>,
     memory: Option<MemoryReport>,
+    /// Queue pairs a NIC-wide timeout woke (reused, so waking allocates nothing).
+    woken: Vec<u32>,
     obs: O,
 }
 
@@ -255,7 +266,8 @@ impl<O: Observer> Simulation<O> {
             end: p.duration,
             stop_when_done: p.stop_when_done,
             sample_interval: p.sample_interval,
-            events: EventQueue::new(),
+            events: EventQueue::new(1 + n + ports.len()),
+            wire_origins: 1 + n as u32,
             live: 0,
             live_high_water: 0,
             int_enabled: p.int,
@@ -278,16 +290,27 @@ impl<O: Observer> Simulation<O> {
             bdp_packets: 1,
             host_names: topo.nodes.iter().map(|n| n.name.clone()).collect(),
             memory: None,
+            woken: Vec::new(),
             obs,
         };
         sim.bdp_packets = sim.compute_bdp_packets(p.mtu);
         sim.add_flows(p.flows, p.seed, p.mtu);
-        sim.events.push(sim.sample_interval, Event::Sample);
+        sim.events.push(sim.sample_interval, RUN_ORIGIN, Event::Sample);
         sim
     }
 
     fn hosts(&self) -> impl Iterator<Item = usize> + '_ {
         (0..self.is_host.len()).filter(|&n| self.is_host[n])
+    }
+
+    /// The event origin of node `node`.
+    fn node_origin(node: usize) -> u32 {
+        1 + node as u32
+    }
+
+    /// The event origin of NIC `nic`: its host.
+    fn nic_origin(&self, nic: usize) -> u32 {
+        Self::node_origin(self.ports[self.nics[nic].port].node)
     }
 
     fn host_port(&self, host: usize) -> usize {
@@ -375,7 +398,7 @@ impl<O: Observer> Simulation<O> {
             });
             if def.size == FlowSpec::ENDLESS { self.endless += 1 } else { self.finite_left += 1 }
             receivers.insert(def.dst);
-            self.events.push(def.start, Event::FlowStart(i as u32));
+            self.events.push(def.start, RUN_ORIGIN, Event::FlowStart(i as u32));
         }
         self.sampled = receivers.into_iter().map(|h| (self.nic_of[h] as usize, h, 0, 0)).collect();
     }
@@ -458,6 +481,7 @@ impl<O: Observer> Simulation<O> {
             }
             Event::QpTimer(nic, qp) => self.qp_timer(nic as usize, qp as usize),
             Event::NicRx(nic) => self.nic_rx(nic as usize),
+            Event::NicTimer(nic) => self.nic_timer(nic as usize),
             Event::FlowStart(f) => self.start_flow(f as usize),
             Event::Sample => self.sample(),
         }
@@ -493,7 +517,7 @@ impl<O: Observer> Simulation<O> {
         }
         let next = self.now + dt;
         if next <= self.end {
-            self.events.push(next, Event::Sample);
+            self.events.push(next, RUN_ORIGIN, Event::Sample);
         }
     }
 
