@@ -518,8 +518,8 @@ mod tests {
     #[test]
     fn ns3_preset_follows_the_mellanox_model_step_by_step() {
         let p = DcqcnParams::preset(DcqcnPreset::Ns3);
-        let line = 100e9;
-        let g = 1.0 / 256.0;
+        let line: f64 = 100e9;
+        let g: f64 = 1.0 / 256.0;
         let mut rp = DcqcnRp::new(p, Rate::gbps(100));
         let ns = |x: u64| Time(x * 1_000);
         rp.on_cnp(Time::from_us(10));
