@@ -28,9 +28,6 @@ def short_config(tmp_path: Path) -> Path:
     text = text.replace("TOPOLOGY_FILE mix/fat.txt", f"TOPOLOGY_FILE {PEERS / 'fat.txt'}")
     text = text.replace("FLOW_FILE mix/flow_ws_320_l30_0.005.txt", "FLOW_FILE mix/flows.txt")
     text = text.replace("FCT_OUTPUT_FILE mix/fct_fat_flow_ws_320_l30_0.005_dcqcn_nomon.txt", "FCT_OUTPUT_FILE fct.txt")
-    # retx's DCQCN always lowers the target rate on a cut (ns-3's CLAMP_TARGET_RATE 1); the
-    # shared config's 0 is an error until retx has ns-3's variant.
-    text = text.replace("CLAMP_TARGET_RATE 0", "CLAMP_TARGET_RATE 1")
     config = tmp_path / "config.txt"
     config.write_text(text)
     return config

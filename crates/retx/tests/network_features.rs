@@ -1,6 +1,7 @@
 //! Whole simulations of the network features the scenario file exposes: Gilbert-Elliott burst
 //! loss and per-kind loss rules, packet spraying and flowlets, egress queues and DRR, per-link
-//! ECN profiles, host clocks, the observation hook, and routing tables at 10,000 hosts.
+//! ECN profiles, host clocks, the observation hook, routing tables at 10,000 hosts and on a
+//! k = 32 fat-tree, and ECMP and delivery on a k = 4 fat-tree.
 //!
 //! Where a test needs to see individual packets it runs the scenario with an [`Observer`]
 //! (`retx::config::build_with_observer`) that tallies the engine's events; ports are named by
@@ -760,4 +761,109 @@ flows = [{ src = "h0", dst = "h9999", size = "10KB" }]
     assert!(built < 10.0, "build took {built} s");
     assert!(bytes < 200_000_000, "{bytes} B of routing tables");
     assert_all_delivered(&out, &[10_000]);
+}
+
+/// A k = 32 fat-tree (8,192 hosts, 1,280 switches) builds in a few seconds with routing tables
+/// under 150 MB (one table per ToR, 512 of them), the whole process stays under 1 GB, and a
+/// short flow from pod 0 to pod 31 runs.
+#[test]
+fn a_k32_fat_tree_builds_fast_with_small_routing_tables() {
+    let text = r#"
+name = "scale-fat-tree"
+duration = "50us"
+[topology]
+kind = "fat-tree"
+k = 32
+host_link = "100Gbps"
+link_delay = "1us"
+[transport]
+recovery = "irn"
+cc = "dcqcn"
+[workload]
+kind = "flow-list"
+flows = [{ src = "h0", dst = "h8191", size = "10KB" }]
+"#;
+    let wall = std::time::Instant::now();
+    let sim = retx::config::build(scenario(text)).expect("builds");
+    let built = wall.elapsed().as_secs_f64();
+    let bytes = sim.routing_table_bytes();
+    let out = sim.run(&mut |_, _| true).expect("no abort");
+    let total = wall.elapsed().as_secs_f64();
+    // Peak resident memory of this test process (every test in it included): Linux only.
+    let peak_kb = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok()));
+    println!("k = 32 fat-tree: built in {built:.2} s, routing tables {:.2} MB, run done at {total:.2} s, peak RSS {peak_kb:?} kB", bytes as f64 / 1e6);
+    assert!(built < 10.0, "build took {built} s");
+    assert!(bytes < 150_000_000, "{bytes} B of routing tables");
+    if let Some(kb) = peak_kb {
+        assert!(kb < 1_000_000, "peak RSS {kb} kB");
+    }
+    assert_all_delivered(&out, &[10_000]);
+}
+
+/// A k = 4 fat-tree of 40 Gbps links, 1 us; `flows` is the workload's flow list.
+fn fat_tree_k4(flows: &str, transport: &str) -> String {
+    format!(
+        r#"
+name = "fat-tree"
+seed = 5
+duration = "20ms"
+[topology]
+kind = "fat-tree"
+k = 4
+host_link = "40Gbps"
+link_delay = "1us"
+[transport]
+{transport}
+[workload]
+kind = "flow-list"
+flows = [{flows}]
+"#
+    )
+}
+
+/// ECMP on a k = 4 fat-tree: 64 flows from pod 0 (h0..h3) to pods 2 and 3 (h8..h15), each with
+/// its own 5-tuple, keep one core each and together use all (k/2)² = 4 cores, each for at
+/// least 6 of them (the mean is 16; 6 is 3 binomial sd below).
+#[test]
+fn ecmp_spreads_flows_between_pods_over_every_core_of_a_fat_tree() {
+    let flows: Vec<String> = (0..64).map(|i| format!("{{ src = \"h{}\", dst = \"h{}\", size = \"8KB\", start = \"{i}us\" }}", i % 4, 8 + i % 8)).collect();
+    let text = fat_tree_k4(&flows.join(", "), "recovery = \"irn\"\ncc = \"none\"");
+    let topo = topology(&text);
+    let (out, t) = run_observed(&text, None);
+    assert_all_delivered(&out, &[8_000; 64]);
+    let mut flows_per_core = [0u32; 4];
+    for flow in 0..64u32 {
+        let mut cores = Vec::new();
+        for (i, l) in topo.links.iter().enumerate() {
+            let core = topo.nodes[l.b].name.strip_prefix("core").and_then(|c| c.parse::<usize>().ok());
+            // Port 2i is the link's `a` end, the aggregation switch: data going up.
+            if let (Some(c), Some(_)) = (core, t.data_wire.get(&(2 * i, flow))) {
+                cores.push(c);
+            }
+        }
+        cores.sort_unstable();
+        cores.dedup();
+        assert_eq!(cores.len(), 1, "flow {flow} went up to cores {cores:?}");
+        flows_per_core[cores[0]] += 1;
+    }
+    println!("flows per core: {flows_per_core:?}");
+    assert!(flows_per_core.iter().all(|&n| n >= 6), "{flows_per_core:?}");
+}
+
+/// A small run on a k = 4 fat-tree delivers every byte of every flow, once: a 6-to-1 incast
+/// into h15 across pods under DCQCN with go-back-N, and cross-pod, intra-pod and same-ToR
+/// flows alongside.
+#[test]
+fn a_fat_tree_run_delivers_every_byte() {
+    let mut flows: Vec<String> = [0, 2, 4, 6, 8, 10].iter().map(|s| format!("{{ src = \"h{s}\", dst = \"h15\", size = \"300KB\" }}")).collect();
+    for (s, d) in [(1, 9), (3, 2), (5, 7), (7, 12), (9, 13), (11, 0), (13, 4), (14, 3)] {
+        flows.push(format!("{{ src = \"h{s}\", dst = \"h{d}\", size = \"500KB\", start = \"3us\" }}"));
+    }
+    let out = run(&fat_tree_k4(&flows.join(", "), "recovery = \"gbn\"\ncc = \"dcqcn\""));
+    let mut sizes = vec![300_000; 6];
+    sizes.extend([500_000; 8]);
+    println!("end {}, drops buffer {}, ecn {}", out.end, out.counters.drops_buffer, out.counters.ecn_marks);
+    assert_all_delivered(&out, &sizes);
 }

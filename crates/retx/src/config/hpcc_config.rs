@@ -10,6 +10,7 @@
 
 use super::{CcKind, Dur, EcnLinkCfg, FctTxtCfg, LossCfg, LossModel, PfcMode, RecoveryKind, Scenario, ScenarioError, Size};
 use crate::sim::units::{parse_rate, Bw, Rate, Time};
+use crate::transport::dcqcn::{DcqcnParams, DcqcnPreset};
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -208,6 +209,11 @@ pub fn parse(text: &str, dir: &Path, name: &str) -> Result<Scenario, ScenarioErr
         m => return Err(err("CC_MODE", format!("{m} is not a mode of ns-3 (supported: 1 DCQCN, 8 DCTCP)"))),
     };
     let dcqcn = cc == 1;
+    if dcqcn {
+        // The HPCC model's DCQCN ("Mlx" functions): periodic alpha updates and rate-cut
+        // checks, every ECN mark echoed, no byte counter, constant hyper steps.
+        s.cc.dcqcn = DcqcnParams::preset(DcqcnPreset::Ns3);
+    }
     // DCQCN (ns-3 "mlx" version). EwmaGain: alpha's gain (DCTCP's too).
     let g: f64 = if dcqcn || k.0.contains_key("EWMA_GAIN") { k.required("EWMA_GAIN")? } else { s.cc.dctcp.g };
     let d = &mut s.cc.dcqcn;
@@ -235,9 +241,9 @@ pub fn parse(text: &str, dir: &Path, name: &str) -> Result<Scenario, ScenarioErr
     let min_rate = ns3_rate("MIN_RATE", &k.one("MIN_RATE", Some("100Mb/s"))?.expect("defaulted"))?;
     d.min_rate = Bw(min_rate);
     s.cc.dctcp.min_rate = Bw(min_rate);
-    // ClampTargetRate: 1 lowers the target rate to the current rate on every cut, as retx's
-    // DCQCN always does; ns-3's DCQCN runs use 0.
-    k.only("CLAMP_TARGET_RATE", Some("0"), "1", "0 keeps the target rate on a cut, which retx's DCQCN does not do yet")?;
+    // ClampTargetRate: 1 lowers the target rate to the current rate on every cut; 0 only when
+    // the rate was increased since the last cut.
+    d.clamp_target = k.num::<u32>("CLAMP_TARGET_RATE", Some("0"))?.expect("defaulted") != 0;
     // DctcpRateAI: DCTCP's additive increase per window.
     s.cc.dctcp.rate_ai = Bw(ns3_rate("DCTCP_RATE_AI", &k.one("DCTCP_RATE_AI", Some("1000Mb/s"))?.expect("defaulted"))?);
     // FastReact: HPCC's reaction on every ACK; DCQCN and DCTCP ignore it.
@@ -307,7 +313,7 @@ mod tests {
 
     const GOOD: &str = "ENABLE_QCN 1\nUSE_DYNAMIC_PFC_THRESHOLD 1\nPACKET_PAYLOAD_SIZE 1000\n\
         TOPOLOGY_FILE mix/topo.txt\nFLOW_FILE mix/flows.txt\nFCT_OUTPUT_FILE mix/fct.txt\nPFC_OUTPUT_FILE mix/pfc.txt\n\
-        SIMULATOR_STOP_TIME 4.00\nCC_MODE 1\nALPHA_RESUME_INTERVAL 1\nRATE_DECREASE_INTERVAL 4\nCLAMP_TARGET_RATE 1\n\
+        SIMULATOR_STOP_TIME 4.00\nCC_MODE 1\nALPHA_RESUME_INTERVAL 1\nRATE_DECREASE_INTERVAL 4\nCLAMP_TARGET_RATE 0\n\
         RP_TIMER 300\nEWMA_GAIN 0.00390625\nFAST_RECOVERY_TIMES 1\nRATE_AI 20Mb/s\nRATE_HAI 200Mb/s\nMIN_RATE 1000Mb/s\n\
         DCTCP_RATE_AI 1000Mb/s\nERROR_RATE_PER_LINK 0.0000\nL2_CHUNK_SIZE 4000\nL2_ACK_INTERVAL 1\nL2_BACK_TO_ZERO 0\n\
         HAS_WIN 0\nGLOBAL_T 1\nVAR_WIN 0\nFAST_REACT 0\nU_TARGET 0.95\nMI_THRESH 0\nINT_MULTI 1\nRATE_BOUND 1\n\
@@ -332,6 +338,7 @@ mod tests {
         assert_eq!((d.g, d.fast_recovery_steps), (1.0 / 256.0, 1));
         assert_eq!((d.alpha_interval.0, d.decrease_interval.0, d.increase_interval.0), (Time::from_us(1), Time::from_us(4), Time::from_us(300)));
         assert_eq!((d.rate_ai.0, d.rate_hai.0, d.min_rate.0), (Rate::mbps(20), Rate::mbps(200), Rate::mbps(1000)));
+        assert_eq!((d.preset, d.clamp_target, d.use_byte_counter), (DcqcnPreset::Ns3, false, false));
         assert!(matches!(&s.output.fct_txt, Some(FctTxtCfg::Path(p)) if p == "mix/fct.txt"));
         // It validates, and its TOML parses back.
         let mut again = Scenario::from_toml(&s.to_toml()).unwrap();
@@ -369,8 +376,7 @@ mod tests {
         if !path.exists() {
             return; // the shared peer inputs are not on every machine
         }
-        let e = read(&path).map(|s| s.name);
-        // CLAMP_TARGET_RATE 0 needs the DCQCN variant of ns-3, or reads when it exists.
-        assert!(e.as_ref().map_or_else(|e| e.field == "CLAMP_TARGET_RATE", |n| n == "config_fat_flow_ws_320_l30_0.005_dcqcn_nomon"), "{e:?}");
+        let s = read(&path).unwrap();
+        assert_eq!((s.name.as_str(), s.cc.dcqcn.preset, s.cc.dcqcn.clamp_target), ("config_fat_flow_ws_320_l30_0.005_dcqcn_nomon", DcqcnPreset::Ns3, false));
     }
 }

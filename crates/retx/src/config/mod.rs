@@ -93,6 +93,16 @@ pub enum TopologyKind {
     MeloFig4,
     /// A topology file in the HPCC ns-3 format (`file`).
     HpccFile,
+    /// The k-ary fat-tree (`k`): a three-tier Clos with k pods.
+    FatTree,
+    /// A general three-tier Clos: pods of ToRs and aggregation switches, cores in stripes.
+    Clos,
+    /// The HPCC paper's 320-server network (HPCC ns-3 `mix/fat.txt`): a Clos preset.
+    #[serde(rename = "hpcc-320")]
+    Hpcc320,
+    /// STRIDE's 256-host fat-tree (OMNeT++ evaluation): a Clos preset.
+    #[serde(rename = "stride-256")]
+    Stride256,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -116,6 +126,32 @@ pub struct TopologyCfg {
     pub fabric_link: Option<Bw>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub link_delay: Option<Dur>,
+    /// fat-tree: the switch radix (even).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub k: Option<u32>,
+    /// clos (and its presets): the counts of each tier.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pods: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tors_per_pod: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aggs_per_pod: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cores: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hosts_per_tor: Option<u32>,
+    /// fat-tree, clos: ToR-aggregation and aggregation-core rates (default `fabric_link`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tor_agg_link: Option<Bw>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agg_core_link: Option<Bw>,
+    /// fat-tree, clos: per-tier propagation delays (default `link_delay`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_delay: Option<Dur>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tor_agg_delay: Option<Dur>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agg_core_delay: Option<Dur>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

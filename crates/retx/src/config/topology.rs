@@ -1,7 +1,7 @@
 //! The `[topology]` section: defaults, ranges, and building the network it names.
 
 use super::{Bw, Dur, ScenarioError, TopologyCfg, TopologyKind};
-use crate::net::topology::Topology;
+use crate::net::topology::{Clos, Topology};
 use crate::sim::units::{Rate, Time};
 
 /// The MELO (APNet'17) Fig. 4 network: 4 spines, 32 leaves, 10 hosts per leaf, 40 Gbps host
@@ -16,23 +16,106 @@ pub fn melo_fig4_defaults(cfg: &mut TopologyCfg) {
     cfg.link_delay.get_or_insert(Dur(Time::from_us(2)));
 }
 
+/// The HPCC paper's 320-server network (SIGCOMM '19, §5; HPCC ns-3 `mix/fat.txt`): 5 pods of
+/// 4 ToRs and 4 aggregation switches, 16 cores (aggregation switch i of each pod to cores
+/// 4i..4i+3), 16 hosts per ToR, 100 Gbps host links, 400 Gbps fabric, 1 us links. Built with
+/// the file's node ids and link order. Its 32 MB switch buffer is a `[switch]` setting.
+pub fn hpcc_320_defaults(cfg: &mut TopologyCfg) {
+    cfg.pods.get_or_insert(5);
+    cfg.tors_per_pod.get_or_insert(4);
+    cfg.aggs_per_pod.get_or_insert(4);
+    cfg.cores.get_or_insert(16);
+    cfg.hosts_per_tor.get_or_insert(16);
+    cfg.host_link.get_or_insert(Bw(Rate::gbps(100)));
+    cfg.fabric_link.get_or_insert(Bw(Rate::gbps(400)));
+    cfg.link_delay.get_or_insert(Dur(Time::from_us(1)));
+}
+
+/// STRIDE's 256-host fat-tree (its §V.B simulates "256 hosts in FatTree based topology [27]",
+/// Al-Fares et al., in OMNeT++, and gives nothing more). A k-ary fat-tree holds k³/4 hosts,
+/// never 256, so this is the k = 8 switch fabric (8 pods of 4 ToRs and 4 aggregation switches,
+/// 16 cores) with 8 hosts per ToR: the smallest fat-tree fabric that holds 256 hosts on equal
+/// ToRs, 2:1 oversubscribed at the ToRs. Rates and delays are not given either: 10 Gbps
+/// everywhere, the fastest port of its FPGA testbed (§V.A: 1 and 10 GigE) and the rate of the
+/// DCTCP evaluations it compares with, and 1 us per link. Every value may be overridden.
+pub fn stride_256_defaults(cfg: &mut TopologyCfg) {
+    cfg.pods.get_or_insert(8);
+    cfg.tors_per_pod.get_or_insert(4);
+    cfg.aggs_per_pod.get_or_insert(4);
+    cfg.cores.get_or_insert(16);
+    cfg.hosts_per_tor.get_or_insert(8);
+    cfg.host_link.get_or_insert(Bw(Rate::gbps(10)));
+    cfg.fabric_link.get_or_insert(Bw(Rate::gbps(10)));
+    cfg.link_delay.get_or_insert(Dur(Time::from_us(1)));
+}
+
+fn kind_name(k: TopologyKind) -> &'static str {
+    match k {
+        TopologyKind::SingleSwitch => "single-switch",
+        TopologyKind::LeafSpine => "leaf-spine",
+        TopologyKind::MeloFig4 => "melo-fig4",
+        TopologyKind::HpccFile => "hpcc-file",
+        TopologyKind::FatTree => "fat-tree",
+        TopologyKind::Clos => "clos",
+        TopologyKind::Hpcc320 => "hpcc-320",
+        TopologyKind::Stride256 => "stride-256",
+    }
+}
+
+/// Rejects a field the kind does not use, naming the fields it does use.
+fn check_fields(cfg: &TopologyCfg) -> Result<(), ScenarioError> {
+    use TopologyKind::*;
+    const ALL_BUT_FILE: &[TopologyKind] = &[SingleSwitch, LeafSpine, MeloFig4, FatTree, Clos, Hpcc320, Stride256];
+    const LEAF_SPINE: &[TopologyKind] = &[LeafSpine, MeloFig4];
+    const CLOS: &[TopologyKind] = &[Clos, Hpcc320, Stride256];
+    const THREE_TIER: &[TopologyKind] = &[FatTree, Clos, Hpcc320, Stride256];
+    const FABRIC: &[TopologyKind] = &[LeafSpine, MeloFig4, FatTree, Clos, Hpcc320, Stride256];
+    let given: [(&str, bool, &[TopologyKind]); 19] = [
+        ("hosts", cfg.hosts.is_some(), &[SingleSwitch]),
+        ("spines", cfg.spines.is_some(), LEAF_SPINE),
+        ("leaves", cfg.leaves.is_some(), LEAF_SPINE),
+        ("hosts_per_leaf", cfg.hosts_per_leaf.is_some(), LEAF_SPINE),
+        ("host_link", cfg.host_link.is_some(), ALL_BUT_FILE),
+        ("fabric_link", cfg.fabric_link.is_some(), FABRIC),
+        ("link_delay", cfg.link_delay.is_some(), ALL_BUT_FILE),
+        ("k", cfg.k.is_some(), &[FatTree]),
+        ("pods", cfg.pods.is_some(), CLOS),
+        ("tors_per_pod", cfg.tors_per_pod.is_some(), CLOS),
+        ("aggs_per_pod", cfg.aggs_per_pod.is_some(), CLOS),
+        ("cores", cfg.cores.is_some(), CLOS),
+        ("hosts_per_tor", cfg.hosts_per_tor.is_some(), CLOS),
+        ("tor_agg_link", cfg.tor_agg_link.is_some(), THREE_TIER),
+        ("agg_core_link", cfg.agg_core_link.is_some(), THREE_TIER),
+        ("host_delay", cfg.host_delay.is_some(), THREE_TIER),
+        ("tor_agg_delay", cfg.tor_agg_delay.is_some(), THREE_TIER),
+        ("agg_core_delay", cfg.agg_core_delay.is_some(), THREE_TIER),
+        ("file", cfg.file.is_some(), &[HpccFile]),
+    ];
+    for (field, present, kinds) in given {
+        if present && !kinds.contains(&cfg.kind) {
+            let name = kind_name(cfg.kind);
+            let msg = if cfg.kind == HpccFile {
+                format!("is not used by kind = {name:?} (the file gives every link)")
+            } else if field == "file" {
+                "is only used with kind = \"hpcc-file\"".to_string()
+            } else {
+                let used: Vec<&str> = given.iter().filter(|(_, _, k)| k.contains(&cfg.kind)).map(|(f, _, _)| *f).collect();
+                format!("is not used by kind = {name:?} (its fields: {})", used.join(", "))
+            };
+            return Err(ScenarioError::new(format!("topology.{field}"), msg));
+        }
+    }
+    Ok(())
+}
+
 /// Fills the defaults of a topology section and checks its ranges.
 pub fn resolve(cfg: &mut TopologyCfg) -> Result<(), ScenarioError> {
-    let file_only = cfg.kind == TopologyKind::HpccFile;
-    if file_only != cfg.file.is_some() {
-        return Err(ScenarioError::new("topology.file", if file_only { "kind = \"hpcc-file\" needs file = \"topology.txt\"" } else { "is only used with kind = \"hpcc-file\"" }));
+    if cfg.kind == TopologyKind::HpccFile && cfg.file.is_none() {
+        return Err(ScenarioError::new("topology.file", "kind = \"hpcc-file\" needs file = \"topology.txt\""));
     }
-    if file_only {
-        let given = [("hosts", cfg.hosts.is_some()), ("spines", cfg.spines.is_some()), ("leaves", cfg.leaves.is_some()),
-            ("hosts_per_leaf", cfg.hosts_per_leaf.is_some()), ("host_link", cfg.host_link.is_some()),
-            ("fabric_link", cfg.fabric_link.is_some()), ("link_delay", cfg.link_delay.is_some())];
-        if let Some((field, _)) = given.iter().find(|(_, present)| *present) {
-            return Err(ScenarioError::new(format!("topology.{field}"), "is not used by kind = \"hpcc-file\" (the file gives every link)"));
-        }
-        return Ok(());
-    }
+    check_fields(cfg)?;
     match cfg.kind {
-        TopologyKind::HpccFile => unreachable!("handled above"),
+        TopologyKind::HpccFile => return Ok(()),
         TopologyKind::MeloFig4 => melo_fig4_defaults(cfg),
         TopologyKind::SingleSwitch => {
             cfg.hosts.get_or_insert(2);
@@ -43,9 +126,34 @@ pub fn resolve(cfg: &mut TopologyCfg) -> Result<(), ScenarioError> {
             cfg.hosts_per_leaf.get_or_insert(2);
             cfg.fabric_link.get_or_insert(Bw(Rate::gbps(100)));
         }
+        TopologyKind::FatTree => match cfg.k {
+            None => return Err(ScenarioError::new("topology.k", "fat-tree needs k = 4 (the switch radix: an even number in 2..=64)")),
+            Some(k) if k < 2 || k > 64 || k % 2 != 0 => {
+                return Err(ScenarioError::new("topology.k", format!("{k} is not allowed (an even number in 2..=64)")));
+            }
+            Some(_) => {}
+        },
+        TopologyKind::Clos => {
+            cfg.pods.get_or_insert(4);
+            cfg.tors_per_pod.get_or_insert(2);
+            cfg.aggs_per_pod.get_or_insert(2);
+            cfg.cores.get_or_insert(4);
+            cfg.hosts_per_tor.get_or_insert(2);
+        }
+        TopologyKind::Hpcc320 => hpcc_320_defaults(cfg),
+        TopologyKind::Stride256 => stride_256_defaults(cfg),
     }
     cfg.host_link.get_or_insert(Bw(Rate::gbps(40)));
     cfg.link_delay.get_or_insert(Dur(Time::from_us(1)));
+    if matches!(cfg.kind, TopologyKind::FatTree | TopologyKind::Clos | TopologyKind::Hpcc320 | TopologyKind::Stride256) {
+        let fabric = *cfg.fabric_link.get_or_insert(cfg.host_link.expect("set above"));
+        cfg.tor_agg_link.get_or_insert(fabric);
+        cfg.agg_core_link.get_or_insert(fabric);
+        let delay = cfg.link_delay.expect("set above");
+        cfg.host_delay.get_or_insert(delay);
+        cfg.tor_agg_delay.get_or_insert(delay);
+        cfg.agg_core_delay.get_or_insert(delay);
+    }
     let check = |field: &str, v: Option<u32>, lo: u32, hi: u32| match v {
         Some(x) if x < lo || x > hi => Err(ScenarioError::new(format!("topology.{field}"), format!("{x} is out of range (allowed {lo}..={hi})"))),
         _ => Ok(()),
@@ -54,14 +162,62 @@ pub fn resolve(cfg: &mut TopologyCfg) -> Result<(), ScenarioError> {
     check("spines", cfg.spines, 1, 1_000)?;
     check("leaves", cfg.leaves, 1, 10_000)?;
     check("hosts_per_leaf", cfg.hosts_per_leaf, 1, 10_000)?;
-    for (field, bw) in [("host_link", cfg.host_link), ("fabric_link", cfg.fabric_link)] {
+    check("pods", cfg.pods, 1, 1_000)?;
+    check("tors_per_pod", cfg.tors_per_pod, 1, 1_000)?;
+    check("aggs_per_pod", cfg.aggs_per_pod, 1, 1_000)?;
+    check("cores", cfg.cores, 1, 100_000)?;
+    check("hosts_per_tor", cfg.hosts_per_tor, 1, 10_000)?;
+    for (field, bw) in [
+        ("host_link", cfg.host_link),
+        ("fabric_link", cfg.fabric_link),
+        ("tor_agg_link", cfg.tor_agg_link),
+        ("agg_core_link", cfg.agg_core_link),
+    ] {
         if let Some(Bw(r)) = bw {
             if r.0 < 1_000_000 {
                 return Err(ScenarioError::new(format!("topology.{field}"), format!("{r} is too slow (at least 1Mbps)")));
             }
         }
     }
+    if let Some(c) = clos(cfg) {
+        c.validate().map_err(|(field, msg)| ScenarioError::new(format!("topology.{field}"), msg))?;
+        let hosts = c.hosts();
+        if !(2..=100_000).contains(&hosts) {
+            let field = if cfg.kind == TopologyKind::FatTree { "k" } else { "hosts_per_tor" };
+            return Err(ScenarioError::new(
+                format!("topology.{field}"),
+                format!("{hosts} hosts (pods x tors_per_pod x hosts_per_tor) is out of range (allowed 2..=100000)"),
+            ));
+        }
+    }
     Ok(())
+}
+
+/// The three-tier Clos a resolved section describes (fat-tree, clos and their presets).
+pub fn clos(cfg: &TopologyCfg) -> Option<Clos> {
+    let (pods, tors_per_pod, aggs_per_pod, cores, hosts_per_tor) = match cfg.kind {
+        TopologyKind::FatTree => {
+            let half = cfg.k? / 2;
+            (2 * half, half, half, half * half, half)
+        }
+        TopologyKind::Clos | TopologyKind::Hpcc320 | TopologyKind::Stride256 => {
+            (cfg.pods?, cfg.tors_per_pod?, cfg.aggs_per_pod?, cfg.cores?, cfg.hosts_per_tor?)
+        }
+        TopologyKind::SingleSwitch | TopologyKind::LeafSpine | TopologyKind::MeloFig4 | TopologyKind::HpccFile => return None,
+    };
+    Some(Clos {
+        pods,
+        tors_per_pod,
+        aggs_per_pod,
+        cores,
+        hosts_per_tor,
+        host_link: cfg.host_link?.0,
+        tor_agg_link: cfg.tor_agg_link?.0,
+        agg_core_link: cfg.agg_core_link?.0,
+        host_delay: cfg.host_delay?.0,
+        tor_agg_delay: cfg.tor_agg_delay?.0,
+        agg_core_delay: cfg.agg_core_delay?.0,
+    })
 }
 
 /// Builds a resolved topology section; a file is read relative to `base_dir`.
@@ -79,11 +235,15 @@ pub fn build(cfg: &TopologyCfg, base_dir: &std::path::Path) -> Result<Topology, 
 }
 
 fn build_preset(cfg: &TopologyCfg) -> Topology {
+    if let Some(c) = clos(cfg) {
+        return c.build();
+    }
     let host = cfg.host_link.expect("resolved").0;
     let delay = cfg.link_delay.expect("resolved").0;
     match cfg.kind {
         TopologyKind::SingleSwitch => Topology::single_switch(cfg.hosts.expect("resolved"), host, delay),
         TopologyKind::HpccFile => unreachable!("built from its file"),
+        TopologyKind::FatTree | TopologyKind::Clos | TopologyKind::Hpcc320 | TopologyKind::Stride256 => unreachable!("built as a Clos"),
         TopologyKind::LeafSpine | TopologyKind::MeloFig4 => Topology::leaf_spine(
             cfg.spines.expect("resolved"),
             cfg.leaves.expect("resolved"),

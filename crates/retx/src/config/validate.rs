@@ -197,6 +197,9 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
     range_f64("cc.dctcp.g", s.cc.dctcp.g, 0.0, 1.0)?;
     let d = &s.cc.dcqcn;
     range_f64("cc.dcqcn.g", d.g, 0.0, 1.0)?;
+    if d.rate_cut == crate::transport::dcqcn::Cadence::Periodic && d.decrease_interval.0 .0 == 0 {
+        return Err(err("cc.dcqcn.decrease_interval", "must be greater than 0 with rate_cut = \"periodic\" (it is the period of the cut checks)"));
+    }
     for (field, t) in [
         ("recovery.gbn.nak_interval", s.recovery.gbn.nak_interval.0),
         ("recovery.gbn.rto", s.recovery.gbn.rto.0),

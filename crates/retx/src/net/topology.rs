@@ -1,4 +1,9 @@
 //! Topologies: named nodes and full-duplex links, built from a scenario's `[topology]`.
+//!
+//! Builders: one switch, a two-tier leaf-spine, and a three-tier Clos ([`Clos`]) of which the
+//! k-ary fat-tree is a case. Node ids follow the HPCC ns-3 files: hosts first (`h0..`), then
+//! the switches tier by tier, so a host's id is its index and a flow file written for the same
+//! network names the same hosts.
 
 use crate::sim::units::{Rate, Time};
 
@@ -79,3 +84,135 @@ impl Topology {
     }
 }
 
+
+/// A three-tier Clos: `pods` pods of `tors_per_pod` ToRs and `aggs_per_pod` aggregation
+/// switches, `cores` core switches, `hosts_per_tor` hosts under each ToR. Every ToR connects to
+/// every aggregation switch of its pod. The cores are cut into `aggs_per_pod` stripes of
+/// `cores / aggs_per_pod` consecutive cores: aggregation switch i of every pod connects to
+/// every core of stripe i (cores i·m .. i·m + m − 1, m = cores / aggs_per_pod), as the k-ary
+/// fat-tree of Al-Fares et al. (2008) and htsim's `FatTreeTopology` do, so each core has one
+/// link to every pod. `cores` must be a multiple of `aggs_per_pod` ([`Clos::validate`]).
+///
+/// Numbering (the HPCC ns-3 files' order): hosts `h0..` ToR by ToR, then ToRs `tor0..` pod by
+/// pod, then aggregation switches `agg0..` pod by pod, then cores `core0..`; node ids in that
+/// order. Links: each host to its ToR, then each ToR to its pod's aggregation switches, then
+/// each aggregation switch to its stripe of cores, the lower tier at the link's `a` end.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Clos {
+    pub pods: u32,
+    pub tors_per_pod: u32,
+    pub aggs_per_pod: u32,
+    pub cores: u32,
+    pub hosts_per_tor: u32,
+    pub host_link: Rate,
+    pub tor_agg_link: Rate,
+    pub agg_core_link: Rate,
+    pub host_delay: Time,
+    pub tor_agg_delay: Time,
+    pub agg_core_delay: Time,
+}
+
+impl Clos {
+    /// The k-ary fat-tree: k pods of k/2 ToRs and k/2 aggregation switches, (k/2)² cores,
+    /// k/2 hosts per ToR (k³/4 hosts); every switch has k ports.
+    pub fn fat_tree(k: u32, host_link: Rate, fabric_link: Rate, delay: Time) -> Clos {
+        let half = k / 2;
+        Clos {
+            pods: k,
+            tors_per_pod: half,
+            aggs_per_pod: half,
+            cores: half * half,
+            hosts_per_tor: half,
+            host_link,
+            tor_agg_link: fabric_link,
+            agg_core_link: fabric_link,
+            host_delay: delay,
+            tor_agg_delay: delay,
+            agg_core_delay: delay,
+        }
+    }
+
+    pub fn hosts(&self) -> u64 {
+        self.pods as u64 * self.tors_per_pod as u64 * self.hosts_per_tor as u64
+    }
+
+    pub fn tors(&self) -> u64 {
+        self.pods as u64 * self.tors_per_pod as u64
+    }
+
+    pub fn aggs(&self) -> u64 {
+        self.pods as u64 * self.aggs_per_pod as u64
+    }
+
+    /// Cores each aggregation switch connects to.
+    pub fn cores_per_agg(&self) -> u32 {
+        self.cores / self.aggs_per_pod
+    }
+
+    /// The ToR oversubscription: host bandwidth under a ToR over its uplink bandwidth (1 is
+    /// full bisection at the ToRs, 2 means 2:1).
+    pub fn oversubscription(&self) -> f64 {
+        let down = self.hosts_per_tor as f64 * self.host_link.bps() as f64;
+        let up = self.aggs_per_pod as f64 * self.tor_agg_link.bps() as f64;
+        down / up
+    }
+
+    /// The aggregation tier's oversubscription: an aggregation switch's ToR bandwidth over its
+    /// core bandwidth.
+    pub fn agg_oversubscription(&self) -> f64 {
+        let down = self.tors_per_pod as f64 * self.tor_agg_link.bps() as f64;
+        let up = self.cores_per_agg() as f64 * self.agg_core_link.bps() as f64;
+        down / up
+    }
+
+    /// Why these counts cannot be wired: (the count at fault, what is allowed).
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        if self.aggs_per_pod == 0 || self.cores % self.aggs_per_pod != 0 || self.cores == 0 {
+            let a = self.aggs_per_pod.max(1);
+            return Err((
+                "cores",
+                format!(
+                    "{} cannot be split evenly over aggs_per_pod = {} (each aggregation switch connects to cores / aggs_per_pod cores; allowed: a multiple of {a}: {a}, {}, {}, ...)",
+                    self.cores, self.aggs_per_pod, 2 * a, 3 * a
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The network, numbered as the type's documentation says. Counts must pass
+    /// [`Clos::validate`].
+    pub fn build(&self) -> Topology {
+        let mut t = Topology::default();
+        let hosts = self.hosts() as usize;
+        let (tors, aggs, cores) = (self.tors() as usize, self.aggs() as usize, self.cores as usize);
+        t.nodes.reserve(hosts + tors + aggs + cores);
+        for h in 0..hosts {
+            t.add(format!("h{h}"), NodeKind::Host);
+        }
+        for (prefix, n) in [("tor", tors), ("agg", aggs), ("core", cores)] {
+            for i in 0..n {
+                t.add(format!("{prefix}{i}"), NodeKind::Switch);
+            }
+        }
+        let (tor0, agg0, core0) = (hosts, hosts + tors, hosts + tors + aggs);
+        let (hpt, tpp, app, cpa) = (self.hosts_per_tor as usize, self.tors_per_pod as usize, self.aggs_per_pod as usize, self.cores_per_agg() as usize);
+        t.links.reserve(hosts + tors * app + aggs * cpa);
+        for h in 0..hosts {
+            t.link(h, tor0 + h / hpt, self.host_link, self.host_delay);
+        }
+        for tor in 0..tors {
+            let pod = tor / tpp;
+            for a in 0..app {
+                t.link(tor0 + tor, agg0 + pod * app + a, self.tor_agg_link, self.tor_agg_delay);
+            }
+        }
+        for agg in 0..aggs {
+            let stripe = agg % app;
+            for c in 0..cpa {
+                t.link(agg0 + agg, core0 + stripe * cpa + c, self.agg_core_link, self.agg_core_delay);
+            }
+        }
+        t
+    }
+}

@@ -4,7 +4,7 @@
 //! an enum (static dispatch, as smoltcp's `AnyController`); adding one is its own file, one
 //! line here and its config section.
 
-use super::dcqcn::DcqcnRp;
+use super::dcqcn::{CnpMode, DcqcnRp};
 use super::dctcp::Dctcp;
 use crate::sim::units::{Rate, Time};
 
@@ -60,10 +60,18 @@ impl Cc {
         }
     }
 
-    pub fn on_ack(&mut self, _now: Time, s: &AckSample) {
-        if let Cc::Dctcp(d) = self {
-            d.on_ack(s.cum, s.ece, s.snd_nxt);
+    /// An acknowledgement arrived; returns whether the controller took its ECN echo as a
+    /// congestion notification (DCQCN with `cnp = "per-mark"`), for the flow's CNP count.
+    pub fn on_ack(&mut self, now: Time, s: &AckSample) -> bool {
+        match self {
+            Cc::Dctcp(d) => d.on_ack(s.cum, s.ece, s.snd_nxt),
+            Cc::Dcqcn(rp) if s.ece && rp.params().cnp == CnpMode::PerMark => {
+                rp.on_cnp(now);
+                return true;
+            }
+            _ => {}
         }
+        false
     }
 
     /// The loss recovery scheme learned of a loss (a NAK, NACK or RACK).

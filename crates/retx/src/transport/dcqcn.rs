@@ -1,46 +1,121 @@
 //! DCQCN (Zhu et al., SIGCOMM 2015): the reaction point (sender rate control) and the
 //! notification point (receiver CNP generation).
 //!
-//! Defaults are the DCQCN paper's values (g = 1/256, N = 50 us, K = 55 us, T = 55 us,
-//! B = 10 MB, F = 5, R_AI = 40 Mbps) as public models of it reproduce them (htsim's dcqcn.cpp:
-//! CNP interval 50 us, update period 55 us; the DCQCN fluid-model scripts); each is
-//! configurable. The HPCC ns-3 model's own DCQCN uses Mellanox firmware values instead (timer
-//! 300 us, F = 1, R_AI 5 Mbps, no byte counter).
+//! Three presets (`[cc.dcqcn] preset`), each field overridable:
+//! - `retx` (the default, what every result so far used): the DCQCN paper's values
+//!   (g = 1/256, N = 50 us, K = 55 us, T = 55 us, B = 10 MB, F = 5, R_AI = 40 Mbps) as public
+//!   models of it reproduce them (htsim's dcqcn.cpp: CNP interval 50 us, update period 55 us;
+//!   the DCQCN fluid-model scripts), with the HPCC ns-3 model's 4 us limit between cuts.
+//! - `paper`: the same algorithm without that limit (a cut per CNP; the notification point's
+//!   50 us pacing bounds them).
+//! - `ns3`: the HPCC ns-3 model's "Mellanox version" (`rdma-hw.cc`, `*Mlx` functions) with
+//!   the values its `run.py` writes for `--cc dcqcn` at 100 Gbps (`mix/config.txt`): alpha
+//!   updated every 1 us by whether a CNP arrived (`UpdateAlphaMlx`), cuts checked every 4 us
+//!   (`CheckRateDecreaseMlx`), the target not lowered on a cut before the first increase
+//!   (`CLAMP_TARGET_RATE 0`), increases driven by a 300 us timer alone (no byte counter;
+//!   `RateIncEventMlx`: stage < F fast recovery, = F additive, > F hyper by a constant R_HAI),
+//!   F = 1, R_AI 20 Mbps, R_HAI 200 Mbps, min rate 1 Gbps, and every ECN mark echoed on the ACK
+//!   it triggers (the ACK's CNP flag) instead of paced CNP packets.
 
-use crate::sim::units::{Rate, Time};
-use serde::{Deserialize, Serialize};
+use crate::sim::units::{Bw, Dur, Rate, Size, Time};
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// A named set of DCQCN parameters and mechanisms.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DcqcnPreset {
+    #[default]
+    Retx,
+    Paper,
+    Ns3,
+}
+
+/// How hyper increase grows the target rate.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HyperStep {
+    /// By i x R_HAI at the i-th step past F (the DCQCN paper).
+    #[default]
+    Growing,
+    /// By R_HAI at every step (HPCC ns-3 `HyperIncreaseMlx`).
+    Constant,
+}
+
+/// When alpha is updated, or when a rate cut happens.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Cadence {
+    /// At the CNP itself (alpha: raised at each cut, decayed every `alpha_interval` without
+    /// one; cut: at most once per `decrease_interval`).
+    #[default]
+    OnCnp,
+    /// On a fixed period from the first CNP, by whether a CNP arrived in the period (HPCC
+    /// ns-3: alpha every `alpha_interval`, cut checks every `decrease_interval`).
+    Periodic,
+}
+
+/// How the receiver notifies congestion.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CnpMode {
+    /// CNP packets, at most one per flow per `cnp_interval` (the DCQCN paper's NP).
+    #[default]
+    Paced,
+    /// Every response triggered by a marked packet carries the echo, and the sender takes
+    /// each as a CNP (HPCC ns-3: the ACK's CNP flag).
+    PerMark,
+}
 
 /// DCQCN parameters.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct DcqcnParams {
+    /// The preset the other fields start from.
+    pub preset: DcqcnPreset,
     /// EWMA gain for alpha (paper: g = 1/256).
     pub g: f64,
     /// Alpha decays once per this interval without CNP (paper: K = 55 us).
-    pub alpha_interval: crate::sim::units::Dur,
+    pub alpha_interval: Dur,
     /// Rate increase timer (paper: T = 55 us).
-    pub increase_interval: crate::sim::units::Dur,
+    pub increase_interval: Dur,
     /// Rate increase byte counter (paper: B = 10 MB).
-    pub byte_counter: crate::sim::units::Size,
+    pub byte_counter: Size,
     /// Fast recovery steps before additive increase (paper: F = 5).
     pub fast_recovery_steps: u32,
     /// Additive increase step (paper: R_AI = 40 Mbps).
-    pub rate_ai: crate::sim::units::Bw,
+    pub rate_ai: Bw,
     /// Hyper increase step. No retrievable source states the paper's value; 10 x R_AI follows
     /// the HAI/AI ratio of the HPCC ns-3 model (50 / 5 Mbps).
-    pub rate_hai: crate::sim::units::Bw,
+    pub rate_hai: Bw,
     /// Rate floor (HPCC ns-3 `MinRate` default, 100 Mbps).
-    pub min_rate: crate::sim::units::Bw,
-    /// At most one rate cut per this interval (HPCC ns-3 model RATE_DECREASE_INTERVAL = 4 us).
-    pub decrease_interval: crate::sim::units::Dur,
+    pub min_rate: Bw,
+    /// At most one rate cut per this interval (HPCC ns-3 model RATE_DECREASE_INTERVAL = 4 us;
+    /// 0: no limit); with `rate_cut = "periodic"`, the period of the cut checks.
+    pub decrease_interval: Dur,
     /// Notification point: at most one CNP per flow per this interval (paper: N = 50 us).
-    pub cnp_interval: crate::sim::units::Dur,
+    pub cnp_interval: Dur,
+    /// A cut lowers the target rate to the current rate even before any increase since the
+    /// last cut (the paper; HPCC ns-3 `CLAMP_TARGET_RATE 0` clamps only after one).
+    pub clamp_target: bool,
+    /// Increase steps are counted by bytes sent as well as by the timer (the paper); without,
+    /// by the timer alone (HPCC ns-3).
+    pub use_byte_counter: bool,
+    pub hyper_step: HyperStep,
+    pub alpha_update: Cadence,
+    pub rate_cut: Cadence,
+    pub cnp: CnpMode,
 }
 
 impl Default for DcqcnParams {
     fn default() -> Self {
-        use crate::sim::units::{Bw, Dur, Size};
-        DcqcnParams {
+        DcqcnParams::preset(DcqcnPreset::Retx)
+    }
+}
+
+impl DcqcnParams {
+    /// The parameters a preset stands for (see the module's comment for their sources).
+    pub fn preset(preset: DcqcnPreset) -> Self {
+        let retx = DcqcnParams {
+            preset,
             g: 1.0 / 256.0,
             alpha_interval: Dur(Time::from_us(55)),
             increase_interval: Dur(Time::from_us(55)),
@@ -51,7 +126,85 @@ impl Default for DcqcnParams {
             min_rate: Bw(Rate::mbps(100)),
             decrease_interval: Dur(Time::from_us(4)),
             cnp_interval: Dur(Time::from_us(50)),
+            clamp_target: true,
+            use_byte_counter: true,
+            hyper_step: HyperStep::Growing,
+            alpha_update: Cadence::OnCnp,
+            rate_cut: Cadence::OnCnp,
+            cnp: CnpMode::Paced,
+        };
+        match preset {
+            DcqcnPreset::Retx => retx,
+            DcqcnPreset::Paper => DcqcnParams { decrease_interval: Dur(Time::ZERO), ..retx },
+            // mix/config.txt as run.py writes it for --cc dcqcn: EWMA_GAIN 0.00390625,
+            // ALPHA_RESUME_INTERVAL 1, RATE_DECREASE_INTERVAL 4, RP_TIMER 300,
+            // FAST_RECOVERY_TIMES 1, RATE_AI 20Mb/s, RATE_HAI 200Mb/s, MIN_RATE 1000Mb/s,
+            // CLAMP_TARGET_RATE 0; no byte counter in rdma-hw.cc's Mlx functions.
+            DcqcnPreset::Ns3 => DcqcnParams {
+                alpha_interval: Dur(Time::from_us(1)),
+                increase_interval: Dur(Time::from_us(300)),
+                fast_recovery_steps: 1,
+                rate_ai: Bw(Rate::mbps(20)),
+                rate_hai: Bw(Rate::mbps(200)),
+                min_rate: Bw(Rate::mbps(1000)),
+                clamp_target: false,
+                use_byte_counter: false,
+                hyper_step: HyperStep::Constant,
+                alpha_update: Cadence::Periodic,
+                rate_cut: Cadence::Periodic,
+                cnp: CnpMode::PerMark,
+                ..retx
+            },
         }
+    }
+}
+
+/// What a scenario may write: a preset and any field to override in it.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DcqcnFields {
+    preset: Option<DcqcnPreset>,
+    g: Option<f64>,
+    alpha_interval: Option<Dur>,
+    increase_interval: Option<Dur>,
+    byte_counter: Option<Size>,
+    fast_recovery_steps: Option<u32>,
+    rate_ai: Option<Bw>,
+    rate_hai: Option<Bw>,
+    min_rate: Option<Bw>,
+    decrease_interval: Option<Dur>,
+    cnp_interval: Option<Dur>,
+    clamp_target: Option<bool>,
+    use_byte_counter: Option<bool>,
+    hyper_step: Option<HyperStep>,
+    alpha_update: Option<Cadence>,
+    rate_cut: Option<Cadence>,
+    cnp: Option<CnpMode>,
+}
+
+impl<'de> Deserialize<'de> for DcqcnParams {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let f = DcqcnFields::deserialize(d)?;
+        let p = DcqcnParams::preset(f.preset.unwrap_or_default());
+        Ok(DcqcnParams {
+            preset: p.preset,
+            g: f.g.unwrap_or(p.g),
+            alpha_interval: f.alpha_interval.unwrap_or(p.alpha_interval),
+            increase_interval: f.increase_interval.unwrap_or(p.increase_interval),
+            byte_counter: f.byte_counter.unwrap_or(p.byte_counter),
+            fast_recovery_steps: f.fast_recovery_steps.unwrap_or(p.fast_recovery_steps),
+            rate_ai: f.rate_ai.unwrap_or(p.rate_ai),
+            rate_hai: f.rate_hai.unwrap_or(p.rate_hai),
+            min_rate: f.min_rate.unwrap_or(p.min_rate),
+            decrease_interval: f.decrease_interval.unwrap_or(p.decrease_interval),
+            cnp_interval: f.cnp_interval.unwrap_or(p.cnp_interval),
+            clamp_target: f.clamp_target.unwrap_or(p.clamp_target),
+            use_byte_counter: f.use_byte_counter.unwrap_or(p.use_byte_counter),
+            hyper_step: f.hyper_step.unwrap_or(p.hyper_step),
+            alpha_update: f.alpha_update.unwrap_or(p.alpha_update),
+            rate_cut: f.rate_cut.unwrap_or(p.rate_cut),
+            cnp: f.cnp.unwrap_or(p.cnp),
+        })
     }
 }
 
@@ -73,6 +226,16 @@ pub struct DcqcnRp {
     increase_deadline: Option<Time>,
     last_cut: Option<Time>,
     pub cnps: u64,
+    /// Periodic cadences run from the first CNP (None before it).
+    first_cnp: Option<Time>,
+    /// Periodic alpha: updates done so far (the k-th falls at first_cnp + k x interval); they
+    /// are applied lazily, when a CNP or a cut needs alpha, so an idle flow costs no event.
+    alpha_ticks: u64,
+    /// A CNP arrived since the last periodic alpha update / the last cut check.
+    alpha_cnp: bool,
+    decrease_cnp: bool,
+    /// The pending periodic cut check.
+    check_deadline: Option<Time>,
 }
 
 impl DcqcnRp {
@@ -90,7 +253,16 @@ impl DcqcnRp {
             increase_deadline: None,
             last_cut: None,
             cnps: 0,
+            first_cnp: None,
+            alpha_ticks: 0,
+            alpha_cnp: false,
+            decrease_cnp: false,
+            check_deadline: None,
         }
+    }
+
+    pub fn params(&self) -> &DcqcnParams {
+        &self.p
     }
 
     pub fn rate(&self) -> Rate {
@@ -105,28 +277,87 @@ impl DcqcnRp {
         Rate(self.rt as u64)
     }
 
-    /// A CNP arrived: cut the rate (at most once per decrease interval) and raise alpha.
+    /// A CNP arrived (or, with `cnp = "per-mark"`, an echoed mark): cut the rate now (at most
+    /// once per decrease interval) or at the next periodic check, and raise alpha.
     pub fn on_cnp(&mut self, now: Time) {
         self.cnps += 1;
-        if let Some(t) = self.last_cut {
-            if now < t + self.p.decrease_interval.0 {
-                return;
+        let first = self.first_cnp.is_none();
+        if first {
+            self.first_cnp = Some(now);
+        }
+        if self.p.alpha_update == Cadence::Periodic {
+            self.advance_alpha(now);
+            // ns-3 `cnp_received_mlx`: the first CNP sets alpha to 1 and does not count.
+            self.alpha_cnp = !first;
+        }
+        match self.p.rate_cut {
+            Cadence::OnCnp => {
+                if let Some(t) = self.last_cut {
+                    if now < t + self.p.decrease_interval.0 {
+                        return;
+                    }
+                }
+                self.cut(now);
+            }
+            Cadence::Periodic => {
+                self.decrease_cnp = true;
+                if self.check_deadline.is_none() {
+                    self.check_deadline = Some(self.next_check(now));
+                }
             }
         }
+    }
+
+    /// The first periodic cut check after `now`: ns-3 checks at the first CNP + 1 ns +
+    /// k x interval (the 1 ns puts each check after the alpha update of the same instant).
+    fn next_check(&self, now: Time) -> Time {
+        let origin = self.first_cnp.expect("after a CNP") + Time(1_000);
+        let period = self.p.decrease_interval.0 .0.max(1);
+        let k = (now.0.saturating_sub(origin.0)) / period + 1;
+        Time(origin.0 + k * period)
+    }
+
+    /// Applies the periodic alpha updates due at or before `now` (ns-3 `UpdateAlphaMlx`): the
+    /// first of them raises alpha if a CNP arrived since the last, the rest only decay it.
+    fn advance_alpha(&mut self, now: Time) {
+        let Some(origin) = self.first_cnp.filter(|_| self.p.alpha_update == Cadence::Periodic) else { return };
+        let period = self.p.alpha_interval.0 .0;
+        let due = (now.0 - origin.0) / period;
+        if due <= self.alpha_ticks {
+            return;
+        }
+        let g = self.p.g;
+        self.alpha = if self.alpha_cnp { (1.0 - g) * self.alpha + g } else { (1.0 - g) * self.alpha };
+        self.alpha_cnp = false;
+        let rest = due - self.alpha_ticks - 1;
+        if rest > 0 {
+            self.alpha *= (1.0 - g).powi(rest.min(i32::MAX as u64) as i32);
+        }
+        self.alpha_ticks = due;
+    }
+
+    /// Cuts the rate by alpha / 2 and restarts the increase stages.
+    fn cut(&mut self, now: Time) {
         self.last_cut = Some(now);
-        self.rt = self.rc;
+        // ns-3 `CheckRateDecreaseMlx`: without clamping, the target stays where it was unless
+        // the rate has been increased since the last cut.
+        if self.p.clamp_target || self.timer_steps > 0 || self.byte_steps > 0 {
+            self.rt = self.rc;
+        }
         self.rc = (self.rc * (1.0 - self.alpha / 2.0)).max(self.p.min_rate.0 .0 as f64);
-        self.alpha = (1.0 - self.p.g) * self.alpha + self.p.g;
+        if self.p.alpha_update == Cadence::OnCnp {
+            self.alpha = (1.0 - self.p.g) * self.alpha + self.p.g;
+            self.alpha_deadline = Some(now + self.p.alpha_interval.0);
+        }
         self.timer_steps = 0;
         self.byte_steps = 0;
         self.bytes_since_step = 0;
-        self.alpha_deadline = Some(now + self.p.alpha_interval.0);
         self.increase_deadline = Some(now + self.p.increase_interval.0);
     }
 
     /// Bytes were sent: the byte counter may trigger a rate increase step.
     pub fn on_sent(&mut self, bytes: u64) {
-        if self.rc >= self.line.0 as f64 {
+        if !self.p.use_byte_counter || self.rc >= self.line.0 as f64 {
             return; // at line rate there is nothing to recover
         }
         self.bytes_since_step += bytes;
@@ -138,13 +369,20 @@ impl DcqcnRp {
     }
 
     pub fn poll_timeout(&self) -> Option<Time> {
-        match (self.alpha_deadline, self.increase_deadline) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [self.alpha_deadline, self.increase_deadline, self.check_deadline].into_iter().flatten().min()
     }
 
     pub fn handle_timeout(&mut self, now: Time) {
+        if let Some(t) = self.check_deadline {
+            if now >= t {
+                self.check_deadline = None;
+                self.advance_alpha(t);
+                if self.decrease_cnp {
+                    self.decrease_cnp = false;
+                    self.cut(t);
+                }
+            }
+        }
         if let Some(t) = self.alpha_deadline {
             if now >= t {
                 self.alpha *= 1.0 - self.p.g;
@@ -168,11 +406,28 @@ impl DcqcnRp {
     fn increase(&mut self) {
         let f = self.p.fast_recovery_steps;
         let line = self.line.0 as f64;
-        if self.timer_steps.max(self.byte_steps) < f {
+        let hai = self.p.rate_hai.0 .0 as f64;
+        if !self.p.use_byte_counter {
+            // ns-3 `RateIncEventMlx`: the stage is the number of timer events before this one.
+            let stage = self.timer_steps - 1;
+            if stage > f {
+                let step = match self.p.hyper_step {
+                    HyperStep::Growing => (stage - f) as f64 * hai,
+                    HyperStep::Constant => hai,
+                };
+                self.rt = (self.rt + step).min(line);
+            } else if stage == f {
+                self.rt = (self.rt + self.p.rate_ai.0 .0 as f64).min(line);
+            }
+        } else if self.timer_steps.max(self.byte_steps) < f {
             // fast recovery: move halfway towards the target
         } else if self.timer_steps.min(self.byte_steps) > f {
             let i = (self.timer_steps.min(self.byte_steps) - f) as f64;
-            self.rt = (self.rt + i * self.p.rate_hai.0 .0 as f64).min(line);
+            let step = match self.p.hyper_step {
+                HyperStep::Growing => i * hai,
+                HyperStep::Constant => hai,
+            };
+            self.rt = (self.rt + step).min(line);
         } else {
             self.rt = (self.rt + self.p.rate_ai.0 .0 as f64).min(line);
         }
@@ -254,5 +509,104 @@ mod tests {
         assert!(!np.on_data(Time::from_us(2), true));
         assert!(!np.on_data(Time::from_us(60), false));
         assert!(np.on_data(Time::from_us(51), true));
+    }
+
+    /// The HPCC ns-3 model's Mellanox DCQCN, written out from `rdma-hw.cc` step by step
+    /// (first CNP at 10 us: alpha = 1 and that CNP does not count; alpha updates every 1 us;
+    /// cut checks at 10 us + 1 ns + k x 4 us; no clamp before the first increase; a 300 us
+    /// timer; stage 0 fast recovery, stage 1 = F additive, then hyper by a constant 200 Mbps).
+    #[test]
+    fn ns3_preset_follows_the_mellanox_model_step_by_step() {
+        let p = DcqcnParams::preset(DcqcnPreset::Ns3);
+        let line: f64 = 100e9;
+        let g: f64 = 1.0 / 256.0;
+        let mut rp = DcqcnRp::new(p, Rate::gbps(100));
+        let ns = |x: u64| Time(x * 1_000);
+        rp.on_cnp(Time::from_us(10));
+        assert_eq!(rp.rate(), Rate::gbps(100), "no cut before the first check");
+        assert_eq!(rp.poll_timeout(), Some(ns(14_001)));
+        rp.handle_timeout(ns(14_001));
+        // Updates at 11..14 us, none counting a CNP: alpha = (1-g)^4; the target stays 100 G.
+        let mut alpha = (1.0 - g).powi(4);
+        let mut rc = line * (1.0 - alpha / 2.0);
+        assert!((rp.alpha() - alpha).abs() < 1e-12);
+        assert_eq!(rp.rate(), Rate(rc as u64));
+        assert_eq!(rp.target(), Rate::gbps(100));
+
+        // A second CNP at 20 us, before any increase: the next check is at 22.001 us. The
+        // updates at 15..20 us decay alpha, the one at 21 us counts the CNP, 22 us decays.
+        rp.on_cnp(Time::from_us(20));
+        assert_eq!(rp.poll_timeout(), Some(ns(22_001)));
+        rp.handle_timeout(ns(22_001));
+        alpha *= (1.0 - g).powi(6);
+        alpha = ((1.0 - g) * alpha + g) * (1.0 - g);
+        rc *= 1.0 - alpha / 2.0;
+        assert!((rp.alpha() - alpha).abs() < 1e-12, "{} vs {alpha}", rp.alpha());
+        assert_eq!(rp.rate(), Rate(rc as u64));
+        assert_eq!(rp.target(), Rate::gbps(100), "CLAMP_TARGET_RATE 0: no increase yet, no clamp");
+
+        // The increase timer runs from the last cut: fast recovery halfway back to 100 G.
+        assert_eq!(rp.poll_timeout(), Some(ns(322_001)));
+        rp.handle_timeout(ns(322_001));
+        rc = (rc + line) / 2.0;
+        assert_eq!(rp.rate(), Rate(rc as u64));
+        // A CNP now: after an increase the cut clamps the target to the current rate.
+        rp.on_cnp(ns(330_000));
+        let check = ns(330_001);
+        assert_eq!(rp.poll_timeout(), Some(check));
+        rp.handle_timeout(check);
+        let decays = (330 - 22) - 1; // updates at 23..330 us; the one at 330 us counts nothing
+        alpha *= (1.0 - g).powi(decays + 1);
+        let rt = rc;
+        rc *= 1.0 - alpha / 2.0;
+        assert!((rp.alpha() - alpha).abs() < 1e-12, "{} vs {alpha}", rp.alpha());
+        assert_eq!((rp.rate(), rp.target()), (Rate(rc as u64), Rate(rt as u64)));
+        // Stage 0 fast recovery, stage 1 additive (+20 Mbps), stage 2 hyper (+200 Mbps).
+        let mut t = check;
+        let mut rt = rt;
+        for (stage, step) in [(0, 0.0), (1, 20e6), (2, 200e6), (3, 200e6)] {
+            t += Time::from_us(300);
+            assert_eq!(rp.poll_timeout(), Some(t), "stage {stage}");
+            rp.handle_timeout(t);
+            rt = (rt + step).min(line);
+            rc = (rc + rt) / 2.0;
+            assert_eq!((rp.rate(), rp.target()), (Rate(rc as u64), Rate(rt as u64)), "stage {stage}");
+        }
+    }
+
+    #[test]
+    fn without_a_cnp_the_periodic_model_keeps_no_timer() {
+        let rp = DcqcnRp::new(DcqcnParams::preset(DcqcnPreset::Ns3), Rate::gbps(100));
+        assert_eq!(rp.poll_timeout(), None);
+    }
+
+    #[test]
+    fn a_preset_fills_every_field_the_scenario_leaves_out() {
+        let p: DcqcnParams = toml::from_str("preset = \"ns3\"\nrate_ai = \"40Mbps\"").unwrap();
+        assert_eq!(p, DcqcnParams { rate_ai: Bw(Rate::mbps(40)), ..DcqcnParams::preset(DcqcnPreset::Ns3) });
+        let p: DcqcnParams = toml::from_str("fast_recovery_steps = 2").unwrap();
+        assert_eq!(p, DcqcnParams { fast_recovery_steps: 2, ..DcqcnParams::default() });
+        assert_eq!(DcqcnParams::preset(DcqcnPreset::Paper).decrease_interval, Dur(Time::ZERO));
+        let e = toml::from_str::<DcqcnParams>("preset = \"mlx\"").unwrap_err().to_string();
+        assert!(e.contains("retx") && e.contains("ns3"), "{e}");
+        assert!(toml::from_str::<DcqcnParams>("clamp = true").is_err());
+    }
+
+    #[test]
+    fn without_clamping_consecutive_cuts_keep_the_old_target() {
+        // Paper mechanics, but CLAMP_TARGET_RATE 0: two cuts with no increase between them
+        // leave the target at line rate, so recovery climbs back to it.
+        let p = DcqcnParams { clamp_target: false, ..DcqcnParams::default() };
+        let mut rp = DcqcnRp::new(p, Rate::gbps(40));
+        rp.on_cnp(Time::from_us(10));
+        rp.on_cnp(Time::from_us(20));
+        assert_eq!(rp.target(), Rate::gbps(40));
+        let clamped = {
+            let mut rp = DcqcnRp::new(DcqcnParams::default(), Rate::gbps(40));
+            rp.on_cnp(Time::from_us(10));
+            rp.on_cnp(Time::from_us(20));
+            rp.target()
+        };
+        assert_eq!(clamped, Rate::gbps(20));
     }
 }

@@ -215,7 +215,11 @@ impl Template {
         let (cc, np) = match &self.cc {
             CcParams::None => (cc::Cc::None, None),
             CcParams::Dctcp(p) => (cc::Cc::Dctcp(dctcp::Dctcp::new(*p, line)), None),
-            CcParams::Dcqcn(p) => (cc::Cc::Dcqcn(dcqcn::DcqcnRp::new(*p, line)), Some(dcqcn::DcqcnNp::new(p.cnp_interval.0))),
+            CcParams::Dcqcn(p) => {
+                // With marks echoed on ACKs the receiver sends no CNP packets.
+                let np = (p.cnp == dcqcn::CnpMode::Paced).then(|| dcqcn::DcqcnNp::new(p.cnp_interval.0));
+                (cc::Cc::Dcqcn(dcqcn::DcqcnRp::new(*p, line)), np)
+            }
         };
         (sender::Sender::new(spec, tx, cc, line, DATA_HEADER_BYTES), receiver::Receiver::new(spec, rx, np))
     }

@@ -181,7 +181,9 @@ impl Sender {
                 one_way: (seg.echo_ts > Time::ZERO).then(|| seg.ts.0 as i64 - seg.echo_ts.0 as i64),
                 int: nic.int_in,
             };
-            self.cc.on_ack(now, &sample);
+            if self.cc.on_ack(now, &sample) {
+                self.stats.cnps += 1;
+            }
         }
         let finished = each!(&self.recovery, r => r.is_done());
         if finished && self.done_at.is_none() {
