@@ -25,6 +25,7 @@ class RunResult(TypedDict):
     summary: dict[str, Union[str, int, float]]
     resolved: str  # the scenario as TOML with every default filled in
     memory: dict[str, Column]  # schema()["memory"]: one row per loss recovery scheme
+    fct_txt: Optional[str]  # the HPCC ns-3 fct.txt lines, when [output] fct_txt asks for them
 
 class ScenarioError(ValueError):
     """A scenario failed validation; str() is one line naming the field."""
@@ -32,6 +33,11 @@ class ScenarioError(ValueError):
 def resolve(toml_text: str, base_dir: str = ".") -> str:
     """Validate a scenario and return it as TOML with every default filled in. Relative paths
     in it (e.g. workload.cdf) resolve against `base_dir`. Raises ScenarioError."""
+
+def hpcc_config(path: str) -> str:
+    """Read an HPCC ns-3 simulator config file (`KEY value` lines) and return the scenario as
+    TOML; its relative paths resolve against the config's directory. Raises ScenarioError
+    naming the key."""
 
 def run(
     toml_text: str,

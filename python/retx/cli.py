@@ -32,18 +32,20 @@ app = typer.Typer(
 
 @app.command()
 def run(
-    file: Path = typer.Argument(..., help="Scenario TOML file (see docs/SCENARIO.md)."),
+    file: Path = typer.Argument(..., help="Scenario TOML file, or an HPCC ns-3 config (see docs/SCENARIO.md)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Output folder [default: results/<name>]."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Override the scenario's root seed."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar and no tables."),
 ) -> None:
     """Run one scenario; write flows, time series, summary and a throughput plot."""
-    scenario = Scenario.from_toml(file)
+    scenario = Scenario.load(file)
     if seed is not None:
         scenario = scenario.with_overrides({"seed": seed})
     results = run_scenario(scenario, progress=not quiet)
     out_dir = results.save(out or Path("results") / scenario.name)
     plot_throughput(results.timeseries, out_dir / "throughput.png", title=scenario.name)
+    if results.fct_txt is not None:
+        print(f"wrote {results.fct_txt_target(out_dir)}")
     if not quiet:
         print(_format_summary(results.summary))
         print()
@@ -54,9 +56,9 @@ def run(
 
 
 @app.command()
-def validate(file: Path = typer.Argument(..., help="Scenario TOML file.")) -> None:
+def validate(file: Path = typer.Argument(..., help="Scenario TOML file, or an HPCC ns-3 config.")) -> None:
     """Check a scenario and print it with every default filled in."""
-    print(Scenario.from_toml(file).resolved(), end="")
+    print(Scenario.load(file).resolved(), end="")
 
 
 @app.command(name="reproduce")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import polars as pl
 
@@ -47,6 +47,7 @@ TIMESERIES_FILE = "timeseries.parquet"
 SUMMARY_FILE = "summary.json"
 SCENARIO_FILE = "scenario.toml"
 MEMORY_FILE = "memory.parquet"
+FCT_TXT_FILE = "fct.txt"
 
 
 @dataclass(frozen=True)
@@ -58,16 +59,30 @@ class Results:
     # On-chip bytes of every loss recovery scheme for a NIC sized like this run's hosts (host
     # link x longest base RTT, one connection per flow): see `retx memory`.
     memory: pl.DataFrame
+    # The flows in the HPCC ns-3 simulator's fct.txt format, when `[output] fct_txt` asks for
+    # it, and the file it asked for (None: fct.txt in the output folder).
+    fct_txt: Optional[str] = None
+    fct_txt_file: Optional[Path] = None
 
     @classmethod
-    def from_native(cls, raw: dict[str, Any]) -> Results:
+    def from_native(cls, raw: dict[str, Any], fct_txt_file: Optional[Path] = None) -> Results:
         return cls(
             flows=frame(raw["flows"], "flows"),
             timeseries=frame(raw["timeseries"], "timeseries"),
             summary=dict(raw["summary"]),
             resolved=raw["resolved"],
             memory=frame(raw["memory"], "memory"),
+            fct_txt=raw.get("fct_txt"),
+            fct_txt_file=fct_txt_file,
         )
+
+    def fct_txt_target(self, out_dir: str | Path) -> Path:
+        """Where `save` writes fct.txt: the configured file, or the output folder (same file
+        name) when the configured file's folder does not exist."""
+        wanted = self.fct_txt_file
+        if wanted is not None and wanted.parent.is_dir():
+            return wanted
+        return Path(out_dir) / (wanted.name if wanted is not None else FCT_TXT_FILE)
 
     @property
     def name(self) -> str:
@@ -81,6 +96,8 @@ class Results:
         (out_dir / SUMMARY_FILE).write_text(json.dumps(self.summary, indent=2) + "\n")
         (out_dir / SCENARIO_FILE).write_text(self.resolved)
         self.memory.write_parquet(out_dir / MEMORY_FILE)
+        if self.fct_txt is not None:
+            self.fct_txt_target(out_dir).write_text(self.fct_txt)
         return out_dir
 
     @classmethod

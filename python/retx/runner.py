@@ -70,11 +70,13 @@ def run_many(scenarios: Iterable[ScenarioLike], workers: Optional[int] = None,
 
 def _simulate(scenario: Scenario, progress: Optional[ProgressCallback]) -> Results:
     raw = _native.run(scenario.text, str(scenario.base_dir), progress)
-    return Results.from_native(raw)
+    wanted = scenario.data.get("output", {}).get("fct_txt")
+    fct_txt_file = scenario.base_dir / wanted if isinstance(wanted, str) else None
+    return Results.from_native(raw, fct_txt_file)
 
 
 def _as_scenario(scenario: ScenarioLike) -> Scenario:
-    return scenario if isinstance(scenario, Scenario) else Scenario.from_toml(scenario)
+    return scenario if isinstance(scenario, Scenario) else Scenario.load(scenario)
 
 
 def _progress_bar(console: Console, enabled: bool) -> Progress:

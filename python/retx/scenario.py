@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 import sys
 from pathlib import Path
 from typing import Any, Mapping
@@ -35,6 +36,22 @@ class Scenario:
     def from_toml(cls, path: str | Path) -> Scenario:
         path = Path(path)
         return cls(_read_text(path), base_dir=path.parent, origin=str(path))
+
+    @classmethod
+    def from_hpcc_config(cls, path: str | Path) -> Scenario:
+        """An HPCC ns-3 simulator config file (`KEY value` lines, see docs/SCENARIO.md)."""
+        path = Path(path)
+        _read_text(path)  # the same one-line errors as a TOML file
+        return cls(_native.hpcc_config(str(path)), base_dir=path.parent, origin=str(path))
+
+    @classmethod
+    def load(cls, path: str | Path) -> Scenario:
+        """A scenario file: TOML, or an HPCC ns-3 config (a `.txt` file, or one whose first
+        line reads `KEY value`)."""
+        path = Path(path)
+        if path.suffix != ".toml" and (path.suffix == ".txt" or _looks_like_hpcc_config(_read_text(path))):
+            return cls.from_hpcc_config(path)
+        return cls.from_toml(path)
 
     @classmethod
     def from_str(cls, text: str, base_dir: str | Path = ".") -> Scenario:
@@ -92,6 +109,14 @@ def _read_text(path: Path) -> str:
         raise ScenarioError(f"{path}: not UTF-8 text") from None
     except OSError as error:
         raise ScenarioError(f"{path}: cannot read ({error.strerror})") from None
+
+
+_HPCC_LINE = re.compile(r"[A-Z][A-Z0-9_]*\s+[^=\s]")
+
+
+def _looks_like_hpcc_config(text: str) -> bool:
+    first = next((line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")), "")
+    return _HPCC_LINE.match(first) is not None
 
 
 def _parse(text: str, origin: str) -> dict[str, Any]:

@@ -34,14 +34,24 @@ fn parse(toml_text: &str, base_dir: &str) -> PyResult<Scenario> {
     Ok(scenario)
 }
 
+/// Reads an HPCC ns-3 config file (`KEY value` lines) and returns the scenario as TOML; its
+/// relative paths resolve against the config's directory.
+#[pyfunction]
+fn hpcc_config(path: &str) -> PyResult<String> {
+    let scenario = retx::config::hpcc_config::read(std::path::Path::new(path)).map_err(scenario_error)?;
+    Ok(scenario.to_toml())
+}
+
 /// Simulates a scenario with the GIL released and returns flows, timeseries and summary.
 #[pyfunction]
 #[pyo3(signature = (toml_text, base_dir = ".", progress = None))]
 fn run(py: Python<'_>, toml_text: &str, base_dir: &str, progress: Option<PyObject>) -> PyResult<PyObject> {
     let mut scenario = parse(toml_text, base_dir)?;
-    retx::config::validate(&mut scenario).map_err(scenario_error)?;
+    let topology = retx::config::validate(&mut scenario).map_err(scenario_error)?;
     let resolved = scenario.to_toml();
     let (name, seed) = (scenario.name.clone(), scenario.seed);
+    let wants_fct_txt = scenario.output.fct_txt.as_ref().and_then(|c| c.path()).is_some();
+    let fct_context = wants_fct_txt.then(|| (scenario.clone(), topology));
     let sim = Simulation::new(scenario).map_err(scenario_error)?;
     let wall = std::time::Instant::now();
     let mut callback_error: Option<PyErr> = None;
@@ -63,7 +73,13 @@ fn run(py: Python<'_>, toml_text: &str, base_dir: &str, progress: Option<PyObjec
         Err(_) => return Err(callback_error.unwrap_or_else(|| PyValueError::new_err("run aborted"))),
     };
     let wall_s = wall.elapsed().as_secs_f64();
-    to_python(py, &out, &name, seed, wall_s, resolved)
+    let fct_txt = match fct_context {
+        Some((s, topology)) => Some(retx::config::fct_txt::fct_txt(&s, &topology, &out).map_err(scenario_error)?),
+        None => None,
+    };
+    let result = to_python(py, &out, &name, seed, wall_s, resolved)?;
+    result.bind(py).set_item("fct_txt", fct_txt)?;
+    Ok(result)
 }
 
 fn to_python(py: Python<'_>, out: &RunOutput, name: &str, seed: u64, wall_s: f64, resolved: String) -> PyResult<PyObject> {
@@ -171,6 +187,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ScenarioError", m.py().get_type_bound::<ScenarioError>())?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(hpcc_config, m)?)?;
     m.add_function(wrap_pyfunction!(memory_table, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
     Ok(())

@@ -5,6 +5,8 @@
 //! host names, ranges) happen in [`validate`] after the topology is known.
 
 pub mod build;
+pub mod fct_txt;
+pub mod hpcc_config;
 pub mod topology;
 pub mod validate;
 pub mod workload;
@@ -673,11 +675,35 @@ pub struct FlowCfg {
 pub struct OutputCfg {
     /// Interval of the receiver throughput time series.
     pub sample_interval: Dur,
+    /// Also write the flows in the HPCC ns-3 simulator's `fct.txt` format: `true` for
+    /// `fct.txt` in the output folder, or a path relative to the scenario's directory (the
+    /// output folder, same file name, when that path's directory does not exist).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fct_txt: Option<FctTxtCfg>,
 }
 
 impl Default for OutputCfg {
     fn default() -> Self {
-        OutputCfg { sample_interval: Dur(crate::sim::units::Time::from_us(100)) }
+        OutputCfg { sample_interval: Dur(crate::sim::units::Time::from_us(100)), fct_txt: None }
+    }
+}
+
+/// `[output] fct_txt`: on/off, or where the file goes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum FctTxtCfg {
+    On(bool),
+    Path(String),
+}
+
+impl FctTxtCfg {
+    /// The configured path (relative to the scenario's directory), if the file is wanted.
+    pub fn path(&self) -> Option<&str> {
+        match self {
+            FctTxtCfg::On(true) => Some("fct.txt"),
+            FctTxtCfg::On(false) => None,
+            FctTxtCfg::Path(p) => Some(p),
+        }
     }
 }
 

@@ -71,13 +71,28 @@ pub fn parse_topology(text: &str) -> Result<Topology, String> {
     Ok(topo)
 }
 
-/// One flow of an HPCC flow file: node ids, bytes, start time.
+/// One flow of an HPCC flow file: node ids, destination port, bytes, start time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct HpccFlow {
     pub src: usize,
     pub dst: usize,
+    /// Written back in the simulator's `fct.txt`.
+    pub dport: u32,
     pub size: u64,
     pub start: Time,
+}
+
+/// A start time as ns-3 reads it: `Seconds(double)` is whole nanoseconds, the exact value of
+/// the double times 1e9 truncated (2.000063546 is 2000063545 ns, the double being just below).
+pub fn ns3_seconds(seconds: f64) -> Time {
+    let bits = seconds.to_bits();
+    let exp = ((bits >> 52) & 0x7ff) as i32;
+    let mantissa = (bits & ((1 << 52) - 1)) as u128 | if exp == 0 { 0 } else { 1 << 52 };
+    // seconds = mantissa x 2^(exp - 1075), exactly.
+    let shift = exp.max(1) - 1075;
+    let ns = mantissa * 1_000_000_000;
+    let ns = if shift >= 0 { ns << shift.min(40) } else if shift > -128 { ns >> -shift } else { 0 };
+    Time::from_ns(ns.min(u64::MAX as u128 / 1000) as u64)
 }
 
 /// Parses an HPCC ns-3 flow file.
@@ -99,8 +114,9 @@ pub fn parse_flows(text: &str) -> Result<Vec<HpccFlow>, String> {
         flows.push(HpccFlow {
             src: number(f[0], "src", n)?,
             dst: number(f[1], "dst", n)?,
+            dport: number(f[3], "dst_port", n)?,
             size,
-            start: Time((seconds * 1e12).round() as u64),
+            start: ns3_seconds(seconds),
         });
     }
     if flows.len() != count {
@@ -121,8 +137,11 @@ mod tests {
         assert_eq!(topo.links[1].loss, 0.01);
         assert_eq!(topo.links[2].delay, Time::from_us(1));
         let flows = parse_flows("2\n0 1 3 100 1437685 2.000001074\n1 0 3 100 5000 2.5\n").unwrap();
-        assert_eq!(flows[0], HpccFlow { src: 0, dst: 1, size: 1_437_685, start: Time(2_000_001_074_000) });
+        assert_eq!(flows[0], HpccFlow { src: 0, dst: 1, dport: 100, size: 1_437_685, start: ns3_seconds(2.000001074) });
         assert_eq!(flows[1].start, Time::from_ms(2500));
+        // Whole nanoseconds, truncated from the double's exact value, as ns-3's fct.txt shows.
+        assert_eq!((ns3_seconds(2.000063546), ns3_seconds(2.000001074)), (Time::from_ns(2_000_063_545), Time::from_ns(2_000_001_074)));
+        assert_eq!((ns3_seconds(0.0), ns3_seconds(2.5)), (Time::ZERO, Time::from_ms(2500)));
     }
 
     #[test]

@@ -1,0 +1,382 @@
+//! The HPCC ns-3 simulator's run configuration (`simulation/mix/config.txt`, read by
+//! `scratch/third.cc` of alibaba-edu/High-Precision-Congestion-Control): `KEY value` lines
+//! turned into a [`Scenario`] with `kind = "hpcc-file"` topology and `kind = "hpcc-flows"`
+//! workload.
+//!
+//! Every key either maps to the retx setting that does what ns-3 does with it, is accepted
+//! because its value is what retx does anyway (or only matters to a congestion control retx
+//! does not run), or is an error naming the key and the values retx supports. A key third.cc
+//! does not read is an error too. A key left out takes third.cc's default, as ns-3 would.
+
+use super::{CcKind, Dur, EcnLinkCfg, FctTxtCfg, LossCfg, LossModel, PfcMode, RecoveryKind, Scenario, ScenarioError, Size};
+use crate::sim::units::{parse_rate, Bw, Rate, Time};
+use crate::transport::dcqcn::{DcqcnParams, DcqcnPreset};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Reads a config file; its TOPOLOGY_FILE, FLOW_FILE and FCT_OUTPUT_FILE resolve against its
+/// directory. The scenario is named after the file.
+pub fn read(path: &Path) -> Result<Scenario, ScenarioError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError::new("", format!("{}: cannot read ({e})", path.display())))?;
+    let name = path.file_stem().map_or("hpcc-config".into(), |s| s.to_string_lossy().into_owned());
+    parse(&text, path.parent().unwrap_or(Path::new("")), &name)
+}
+
+/// The keys of one config, each with its value tokens; a key is consumed as it is mapped.
+struct Keys(BTreeMap<String, Vec<String>>);
+
+fn err(key: &str, msg: impl Into<String>) -> ScenarioError {
+    ScenarioError::new(key, msg)
+}
+
+impl Keys {
+    fn parse(text: &str) -> Result<Keys, ScenarioError> {
+        let mut map = BTreeMap::new();
+        for line in text.lines() {
+            let mut tokens = line.split_whitespace();
+            let Some(key) = tokens.next() else { continue };
+            if key.starts_with('#') {
+                continue;
+            }
+            if !KNOWN.contains(&key) {
+                return Err(err(key, "unknown key (not a key of HPCC ns-3 third.cc)"));
+            }
+            if map.insert(key.to_string(), tokens.map(str::to_string).collect()).is_some() {
+                return Err(err(key, "is given twice"));
+            }
+        }
+        Ok(Keys(map))
+    }
+
+    /// The single value of `key`, or third.cc's `default` when the key is absent.
+    fn one(&mut self, key: &str, default: Option<&str>) -> Result<Option<String>, ScenarioError> {
+        match self.0.remove(key) {
+            None => Ok(default.map(str::to_string)),
+            Some(v) if v.len() == 1 => Ok(v.into_iter().next()),
+            Some(v) => Err(err(key, format!("expects one value, found {}", v.len()))),
+        }
+    }
+
+    fn num<T: std::str::FromStr>(&mut self, key: &str, default: Option<&str>) -> Result<Option<T>, ScenarioError> {
+        match self.one(key, default)? {
+            None => Ok(None),
+            Some(v) => v.parse().map(Some).map_err(|_| err(key, format!("{v:?} is not a number"))),
+        }
+    }
+
+    fn required<T: std::str::FromStr>(&mut self, key: &str) -> Result<T, ScenarioError> {
+        self.num(key, None)?.ok_or_else(|| err(key, "is missing (third.cc has no usable default)"))
+    }
+
+    /// A key whose only supported value is `want` (what retx does anyway); `why` says what
+    /// ns-3 does with it.
+    fn only(&mut self, key: &str, default: Option<&str>, want: &str, why: &str) -> Result<(), ScenarioError> {
+        match self.one(key, default)? {
+            Some(v) if v.parse::<f64>().ok() != want.parse::<f64>().ok() || v.parse::<f64>().is_err() => {
+                Err(err(key, format!("{v} is not supported ({why}; supported: {want})")))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// A key that only matters to a congestion control retx does not run (HPCC, TIMELY): any
+    /// value is accepted.
+    fn unused(&mut self, key: &str) {
+        self.0.remove(key);
+    }
+
+    /// `KEY n rate value rate value ...`, rates in bit/s.
+    fn rate_map(&mut self, key: &str) -> Result<Vec<(u64, f64)>, ScenarioError> {
+        let v = self.0.remove(key).ok_or_else(|| err(key, "is missing (ns-3 needs a value for every link speed)"))?;
+        let bad = || err(key, "expects `count rate value rate value ...` (rates in bit/s)");
+        let n: usize = v.first().and_then(|s| s.parse().ok()).ok_or_else(bad)?;
+        if v.len() != 1 + 2 * n {
+            return Err(bad());
+        }
+        v[1..].chunks(2).map(|p| Ok((p[0].parse().map_err(|_| bad())?, p[1].parse().map_err(|_| bad())?))).collect()
+    }
+}
+
+/// Every key third.cc reads.
+const KNOWN: &[&str] = &[
+    "ENABLE_QCN", "USE_DYNAMIC_PFC_THRESHOLD", "CLAMP_TARGET_RATE", "PAUSE_TIME", "DATA_RATE", "LINK_DELAY",
+    "PACKET_PAYLOAD_SIZE", "L2_CHUNK_SIZE", "L2_ACK_INTERVAL", "L2_BACK_TO_ZERO", "TOPOLOGY_FILE", "FLOW_FILE",
+    "TRACE_FILE", "TRACE_OUTPUT_FILE", "SIMULATOR_STOP_TIME", "ALPHA_RESUME_INTERVAL", "RP_TIMER", "EWMA_GAIN",
+    "FAST_RECOVERY_TIMES", "RATE_AI", "RATE_HAI", "ERROR_RATE_PER_LINK", "CC_MODE", "RATE_DECREASE_INTERVAL",
+    "MIN_RATE", "FCT_OUTPUT_FILE", "HAS_WIN", "GLOBAL_T", "MI_THRESH", "VAR_WIN", "FAST_REACT", "U_TARGET",
+    "INT_MULTI", "RATE_BOUND", "ACK_HIGH_PRIO", "DCTCP_RATE_AI", "PFC_OUTPUT_FILE", "LINK_DOWN", "ENABLE_TRACE",
+    "KMAX_MAP", "KMIN_MAP", "PMAX_MAP", "BUFFER_SIZE", "QLEN_MON_FILE", "QLEN_MON_START", "QLEN_MON_END",
+    "MULTI_RATE", "SAMPLE_FEEDBACK", "PINT_LOG_BASE", "PINT_PROB",
+];
+
+/// An ns-3 `DataRate` string ("20Mb/s", "100Gbps", "1000000000" bit/s).
+fn ns3_rate(key: &str, v: &str) -> Result<Rate, ScenarioError> {
+    let normal = v.replace("b/s", "bps");
+    let plain = normal.parse::<u64>().ok().map(Rate);
+    plain.or_else(|| parse_rate(&normal)).ok_or_else(|| err(key, format!("{v:?} is not a rate such as \"20Mb/s\"")))
+}
+
+fn micros(v: f64) -> Dur {
+    Dur(Time((v * 1e6).round() as u64))
+}
+
+/// A file named in the config: relative to its directory, or, since the files name paths
+/// relative to ns-3's `simulation/` folder (`mix/fat.txt`), the file name in that directory.
+/// Returned relative to `dir`, the scenario's base directory.
+fn input_file(key: &str, v: &str, dir: &Path) -> Result<String, ScenarioError> {
+    if dir.join(v).is_file() {
+        return Ok(v.to_string());
+    }
+    let name = Path::new(v).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    if !name.is_empty() && dir.join(&name).is_file() {
+        return Ok(name);
+    }
+    Err(err(key, format!("{v}: no such file (tried {} and {})", dir.join(v).display(), dir.join(&name).display())))
+}
+
+/// Parses config text; files resolve against `dir`.
+pub fn parse(text: &str, dir: &Path, name: &str) -> Result<Scenario, ScenarioError> {
+    let mut k = Keys::parse(text)?;
+    let topology = k.one("TOPOLOGY_FILE", None)?.ok_or_else(|| err("TOPOLOGY_FILE", "is missing"))?;
+    let flows = k.one("FLOW_FILE", None)?.ok_or_else(|| err("FLOW_FILE", "is missing"))?;
+    let base = format!(
+        "name = {name:?}\nduration = \"1s\"\n[topology]\nkind = \"hpcc-file\"\nfile = {:?}\n[workload]\nkind = \"hpcc-flows\"\nfile = {:?}\n",
+        input_file("TOPOLOGY_FILE", &topology, dir)?,
+        input_file("FLOW_FILE", &flows, dir)?
+    );
+    let mut s = Scenario::from_toml(&base)?;
+    s.base_dir = dir.to_path_buf();
+    // Flows start at 2.0 s in ns-3 flow files and the hpcc-flows workload keeps their times,
+    // so the stop time is absolute too; the run still ends when the last flow finishes.
+    let stop: f64 = k.num("SIMULATOR_STOP_TIME", Some("3.01"))?.expect("defaulted");
+    if !(stop > 0.0 && stop < 1e6) {
+        return Err(err("SIMULATOR_STOP_TIME", format!("{stop} is not a time in seconds")));
+    }
+    s.duration = Dur(Time((stop * 1e12).round() as u64));
+
+    // Switches. ns-3: SwitchMmu::ConfigBufferSize(BUFFER_SIZE * 1024 * 1024).
+    let buffer: u64 = k.num("BUFFER_SIZE", Some("16"))?.expect("defaulted");
+    s.switch.buffer = Size(buffer * 1024 * 1024);
+    // ns-3: every switch port's RED/ECN profile by its link rate; Kmin/Kmax in KB (x 1000).
+    let (kmin, kmax, pmax) = (k.rate_map("KMIN_MAP")?, k.rate_map("KMAX_MAP")?, k.rate_map("PMAX_MAP")?);
+    for &(rate, kmin_kb) in &kmin {
+        let find = |m: &[(u64, f64)], key: &str| m.iter().find(|x| x.0 == rate).map(|x| x.1).ok_or_else(|| err(key, format!("has no value for {rate} bit/s, which KMIN_MAP names")));
+        let (kmax_kb, p) = (find(&kmax, "KMAX_MAP")?, find(&pmax, "PMAX_MAP")?);
+        s.switch.ecn.per_link.push(EcnLinkCfg { rate: Bw(Rate(rate)), kmin: Size((kmin_kb * 1000.0) as u64), kmax: Size((kmax_kb * 1000.0) as u64), pmax: p });
+    }
+    // ns-3: SwitchNode EcnEnabled (switches mark; senders react through the CC).
+    s.switch.ecn.enabled = k.num::<u32>("ENABLE_QCN", Some("1"))?.expect("defaulted") != 0;
+    // ns-3: PFC on every port, threshold (free buffer) >> shift with headroom 3 x rate x delay
+    // (SwitchMmu), which is PFC mode "dynamic" with its defaults.
+    k.only("USE_DYNAMIC_PFC_THRESHOLD", Some("1"), "1", "ns-3 has only the dynamic threshold")?;
+    s.switch.pfc.enabled = true;
+    s.switch.pfc.mode = PfcMode::Dynamic;
+    // ns-3: ACKs, NACKs and CNPs in queue 0 at strict priority, as retx's control queue.
+    k.only("ACK_HIGH_PRIO", Some("0"), "1", "0 sends ACKs in a data queue; retx gives control packets queue 0")?;
+
+    // NICs. ns-3: RdmaHw Mtu (payload bytes per packet).
+    s.nic.mtu = k.num("PACKET_PAYLOAD_SIZE", Some("1000"))?.expect("defaulted");
+    // ns-3: the receiver ACKs when the next expected byte passes a milestone that advances by
+    // L2_ACK_INTERVAL bytes, and at every L2_CHUNK_SIZE boundary.
+    let ack_bytes: u64 = k.num("L2_ACK_INTERVAL", Some("0"))?.expect("defaulted");
+    let chunk: u64 = k.num("L2_CHUNK_SIZE", Some("0"))?.expect("defaulted");
+    let mtu = s.nic.mtu as u64;
+    s.nic.ack_interval = match ack_bytes {
+        0 => return Err(err("L2_ACK_INTERVAL", "0 (no ACKs) is not supported (supported: a byte count, e.g. 1 for an ACK per packet)")),
+        b if b <= mtu => 1,
+        b if b % mtu == 0 && (chunk == 0 || chunk % b == 0) => (b / mtu) as u32,
+        b => return Err(err("L2_ACK_INTERVAL", format!("{b} bytes is not supported (supported: up to PACKET_PAYLOAD_SIZE, or a multiple of it that divides L2_CHUNK_SIZE)"))),
+    };
+    // ns-3: go-back-N resumes from the NAKed sequence (1 would go back to a chunk boundary).
+    k.only("L2_BACK_TO_ZERO", Some("0"), "0", "1 goes back to the start of the chunk")?;
+    s.transport.recovery = RecoveryKind::Gbn;
+    // ns-3: senders are paced at the CC rate, with no window (HAS_WIN 0; VAR_WIN and
+    // GLOBAL_T only size that window).
+    k.only("RATE_BOUND", Some("1"), "1", "0 sends without pacing")?;
+    k.only("HAS_WIN", Some("1"), "0", "1 also limits each flow to a window of one BDP, which retx does not")?;
+    k.only("VAR_WIN", Some("0"), "0", "1 varies the window")?;
+    k.only("GLOBAL_T", Some("1"), "1", "0 sizes each window by its own path")?;
+
+    // Congestion control. ns-3: RdmaHw CcMode.
+    let cc: u32 = k.num("CC_MODE", Some("1"))?.expect("defaulted");
+    s.transport.cc = match cc {
+        1 => CcKind::Dcqcn,
+        // retx's dctcp is the HPCC ns-3 model's (RdmaHw::HandleAckDctcp): rate-based.
+        8 => CcKind::Dctcp,
+        3 => return Err(err("CC_MODE", "3 (HPCC) is not supported yet (supported: 1 DCQCN, 8 DCTCP)")),
+        7 => return Err(err("CC_MODE", "7 (TIMELY) is not supported yet (supported: 1 DCQCN, 8 DCTCP)")),
+        10 => return Err(err("CC_MODE", "10 (HPCC-PINT) is not supported yet (supported: 1 DCQCN, 8 DCTCP)")),
+        m => return Err(err("CC_MODE", format!("{m} is not a mode of ns-3 (supported: 1 DCQCN, 8 DCTCP)"))),
+    };
+    let dcqcn = cc == 1;
+    if dcqcn {
+        // The HPCC model's DCQCN ("Mlx" functions): periodic alpha updates and rate-cut
+        // checks, every ECN mark echoed, no byte counter, constant hyper steps.
+        s.cc.dcqcn = DcqcnParams::preset(DcqcnPreset::Ns3);
+    }
+    // DCQCN (ns-3 "mlx" version). EwmaGain: alpha's gain (DCTCP's too).
+    let g: f64 = if dcqcn || k.0.contains_key("EWMA_GAIN") { k.required("EWMA_GAIN")? } else { s.cc.dctcp.g };
+    let d = &mut s.cc.dcqcn;
+    d.g = g;
+    s.cc.dctcp.g = g;
+    // AlphaResumInterval (us): alpha decays once per interval without a CNP.
+    d.alpha_interval = micros(k.num("ALPHA_RESUME_INTERVAL", Some("55"))?.expect("defaulted"));
+    // RateDecreaseInterval (us): at most one rate cut per interval.
+    d.decrease_interval = micros(k.num("RATE_DECREASE_INTERVAL", Some("4"))?.expect("defaulted"));
+    // RPTimer (us): the rate increase timer.
+    if let Some(t) = if dcqcn { Some(k.required("RP_TIMER")?) } else { k.num::<f64>("RP_TIMER", None)? } {
+        d.increase_interval = micros(t);
+    }
+    // FastRecoveryTimes: timer stages of fast recovery before additive increase.
+    d.fast_recovery_steps = k.num("FAST_RECOVERY_TIMES", Some("5"))?.expect("defaulted");
+    // RateAI, RateHAI: additive and hyper increase steps.
+    for (key, field) in [("RATE_AI", &mut d.rate_ai), ("RATE_HAI", &mut d.rate_hai)] {
+        match k.one(key, None)? {
+            Some(v) => *field = Bw(ns3_rate(key, &v)?),
+            None if dcqcn => return Err(err(key, "is missing (third.cc has no usable default)")),
+            None => {}
+        }
+    }
+    // MinRate: the floor of every rate cut (DCQCN and DCTCP).
+    let min_rate = ns3_rate("MIN_RATE", &k.one("MIN_RATE", Some("100Mb/s"))?.expect("defaulted"))?;
+    d.min_rate = Bw(min_rate);
+    s.cc.dctcp.min_rate = Bw(min_rate);
+    // ClampTargetRate: 1 lowers the target rate to the current rate on every cut; 0 only when
+    // the rate was increased since the last cut.
+    d.clamp_target = k.num::<u32>("CLAMP_TARGET_RATE", Some("0"))?.expect("defaulted") != 0;
+    // DctcpRateAI: DCTCP's additive increase per window.
+    s.cc.dctcp.rate_ai = Bw(ns3_rate("DCTCP_RATE_AI", &k.one("DCTCP_RATE_AI", Some("1000Mb/s"))?.expect("defaulted"))?);
+    // FastReact: HPCC's reaction on every ACK; DCQCN and DCTCP ignore it.
+    k.only("FAST_REACT", Some("1"), "0", "1 is HPCC's per-ACK reaction")?;
+    // Used only by HPCC, HPCC-PINT or TIMELY: no effect on DCQCN or DCTCP.
+    for key in ["U_TARGET", "MI_THRESH", "INT_MULTI", "MULTI_RATE", "SAMPLE_FEEDBACK", "PINT_LOG_BASE", "PINT_PROB"] {
+        k.unused(key);
+    }
+    // Read by third.cc and never used (each link's rate and delay come from the topology).
+    k.unused("DATA_RATE");
+    k.unused("LINK_DELAY");
+    if k.0.remove("PAUSE_TIME").is_some() {
+        return Err(err("PAUSE_TIME", "is not supported (retx's PFC pauses until RESUME, not for a time; leave it out)"));
+    }
+
+    // Links. ns-3: a packet error model on every device whose link has no rate of its own in
+    // the topology file; it drops any packet (data or control) on receipt.
+    let loss: f64 = k.num("ERROR_RATE_PER_LINK", Some("0"))?.expect("defaulted");
+    if !(0.0..=1.0).contains(&loss) {
+        return Err(err("ERROR_RATE_PER_LINK", format!("{loss} is not a probability in 0..=1")));
+    }
+    if loss > 0.0 {
+        let topo = super::topology::build(&s.topology, &s.base_dir)?;
+        if topo.links.iter().any(|l| l.loss > 0.0) {
+            return Err(err("ERROR_RATE_PER_LINK", "together with error rates in the topology file is not supported yet (supported: 0 there, or 0 here)"));
+        }
+        s.loss.push(LossCfg { at: "everywhere".into(), model: LossModel::Bernoulli, rate: Some(loss), p: None, r: None, loss_good: None, loss_bad: None, control: true, kinds: Vec::new() });
+    }
+    match k.0.remove("LINK_DOWN") {
+        Some(v) if v.first().is_some_and(|t| t != "0") => return Err(err("LINK_DOWN", format!("{} is not supported (retx takes no link down; supported: 0 0 0)", v.join(" ")))),
+        _ => {}
+    }
+
+    // Output. ns-3 writes fct.txt (FCT_OUTPUT_FILE, relative to where it runs; here, to the
+    // config's directory, or the run's output folder when that directory does not exist).
+    s.output.fct_txt = Some(FctTxtCfg::Path(k.one("FCT_OUTPUT_FILE", Some("fct.txt"))?.expect("defaulted")));
+    // Monitors: accepted only when they ask for nothing.
+    k.only("ENABLE_TRACE", Some("0"), "0", "1 writes a packet trace, which retx does not")?;
+    k.unused("TRACE_FILE"); // the nodes to trace (with ENABLE_TRACE 1)
+    k.unused("TRACE_OUTPUT_FILE"); // the packet trace (with ENABLE_TRACE 1)
+    // ns-3 logs every PFC frame there; retx counts them (pfc_pauses in the summary).
+    k.unused("PFC_OUTPUT_FILE");
+    let (qs, qe): (Option<u64>, Option<u64>) = (k.num("QLEN_MON_START", None)?, k.num("QLEN_MON_END", None)?);
+    if qs != qe {
+        return Err(err("QLEN_MON_END", "differs from QLEN_MON_START: queue-length monitoring is not supported (supported: QLEN_MON_END equal to QLEN_MON_START)"));
+    }
+    k.unused("QLEN_MON_FILE");
+    debug_assert!(k.0.is_empty(), "every known key is mapped: {:?}", k.0.keys().collect::<Vec<_>>());
+    Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    const PEERS: &str = "/work/shared/peers/hpcc-ns3";
+
+    /// A folder of its own per test, with a topology under mix/ and a flow file beside it.
+    fn dir(test: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("retx-hpcc-config-{}-{test}", std::process::id()));
+        std::fs::create_dir_all(d.join("mix")).unwrap();
+        std::fs::write(d.join("mix/topo.txt"), "3 1 2\n2\n0 2 100Gbps 1000ns 0\n1 2 100Gbps 1000ns 0\n").unwrap();
+        std::fs::write(d.join("flows.txt"), "1\n0 1 3 100 5000 2.000001\n").unwrap();
+        d
+    }
+
+    const GOOD: &str = "ENABLE_QCN 1\nUSE_DYNAMIC_PFC_THRESHOLD 1\nPACKET_PAYLOAD_SIZE 1000\n\
+        TOPOLOGY_FILE mix/topo.txt\nFLOW_FILE mix/flows.txt\nFCT_OUTPUT_FILE mix/fct.txt\nPFC_OUTPUT_FILE mix/pfc.txt\n\
+        SIMULATOR_STOP_TIME 4.00\nCC_MODE 1\nALPHA_RESUME_INTERVAL 1\nRATE_DECREASE_INTERVAL 4\nCLAMP_TARGET_RATE 0\n\
+        RP_TIMER 300\nEWMA_GAIN 0.00390625\nFAST_RECOVERY_TIMES 1\nRATE_AI 20Mb/s\nRATE_HAI 200Mb/s\nMIN_RATE 1000Mb/s\n\
+        DCTCP_RATE_AI 1000Mb/s\nERROR_RATE_PER_LINK 0.0000\nL2_CHUNK_SIZE 4000\nL2_ACK_INTERVAL 1\nL2_BACK_TO_ZERO 0\n\
+        HAS_WIN 0\nGLOBAL_T 1\nVAR_WIN 0\nFAST_REACT 0\nU_TARGET 0.95\nMI_THRESH 0\nINT_MULTI 1\nRATE_BOUND 1\n\
+        ACK_HIGH_PRIO 1\nLINK_DOWN 0 0 0\nENABLE_TRACE 0\n\
+        KMAX_MAP 2 100000000000 1600 400000000000 6400\nKMIN_MAP 2 100000000000 400 400000000000 1600\n\
+        PMAX_MAP 2 100000000000 0.20 400000000000 0.20\nBUFFER_SIZE 32\n\
+        QLEN_MON_FILE mix/q.txt\nQLEN_MON_START 2000000000\nQLEN_MON_END 2000000000\n";
+
+    #[test]
+    fn a_dcqcn_config_maps_to_the_scenario() {
+        let s = parse(GOOD, &dir("good"), "c").unwrap();
+        assert_eq!(s.topology.file.as_deref(), Some("mix/topo.txt"));
+        assert_eq!(s.workload.file.as_deref(), Some("flows.txt"), "falls back to the file name beside the config");
+        assert_eq!(s.duration.0, Time::from_ms(4000));
+        assert_eq!(s.switch.buffer.0, 32 << 20);
+        assert!(s.switch.ecn.enabled && s.switch.pfc.enabled && s.switch.pfc.mode == PfcMode::Dynamic);
+        let e = &s.switch.ecn.per_link[1];
+        assert_eq!((e.rate.0, e.kmin.0, e.kmax.0, e.pmax), (Rate::gbps(400), 1_600_000, 6_400_000, 0.2));
+        assert_eq!((s.nic.mtu, s.nic.ack_interval), (1000, 1));
+        assert_eq!((s.transport.cc, s.transport.recovery), (CcKind::Dcqcn, RecoveryKind::Gbn));
+        let d = &s.cc.dcqcn;
+        assert_eq!((d.g, d.fast_recovery_steps), (1.0 / 256.0, 1));
+        assert_eq!((d.alpha_interval.0, d.decrease_interval.0, d.increase_interval.0), (Time::from_us(1), Time::from_us(4), Time::from_us(300)));
+        assert_eq!((d.rate_ai.0, d.rate_hai.0, d.min_rate.0), (Rate::mbps(20), Rate::mbps(200), Rate::mbps(1000)));
+        assert_eq!((d.preset, d.clamp_target, d.use_byte_counter), (DcqcnPreset::Ns3, false, false));
+        assert!(matches!(&s.output.fct_txt, Some(FctTxtCfg::Path(p)) if p == "mix/fct.txt"));
+        // It validates, and its TOML parses back.
+        let mut again = Scenario::from_toml(&s.to_toml()).unwrap();
+        again.base_dir = s.base_dir.clone();
+        super::super::validate(&mut again).unwrap();
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let d = dir("errors");
+        let with = |from: &str, to: &str| parse(&GOOD.replace(from, to), &d, "c").unwrap_err().to_string();
+        assert_eq!(with("CC_MODE 1", "CC_MODE 3"), "CC_MODE: 3 (HPCC) is not supported yet (supported: 1 DCQCN, 8 DCTCP)");
+        assert_eq!(with("HAS_WIN 0", "HAS_WINDOW 0"), "HAS_WINDOW: unknown key (not a key of HPCC ns-3 third.cc)");
+        assert!(with("ENABLE_TRACE 0", "ENABLE_TRACE 1").starts_with("ENABLE_TRACE: 1 is not supported ("));
+        assert!(with("QLEN_MON_END 2000000000", "QLEN_MON_END 2010000000").starts_with("QLEN_MON_END: differs"));
+        assert!(with("HAS_WIN 0", "HAS_WIN 1").starts_with("HAS_WIN: 1 is not supported (") && with("HAS_WIN 0", "HAS_WIN 1").ends_with("supported: 0)"));
+        assert!(with("RATE_AI 20Mb/s", "RATE_AI fast").starts_with("RATE_AI: \"fast\" is not a rate"));
+        assert!(with("FLOW_FILE mix/flows.txt", "FLOW_FILE mix/none.txt").starts_with("FLOW_FILE: mix/none.txt: no such file"));
+        assert!(with("KMIN_MAP 2 100000000000 400 400000000000 1600", "KMIN_MAP 2 100000000000 400").starts_with("KMIN_MAP: expects"));
+        for e in [with("CC_MODE 1", "CC_MODE 7"), with("LINK_DOWN 0 0 0", "LINK_DOWN 5 1 2")] {
+            assert!(!e.contains('\n') && (e.starts_with("CC_MODE: 7 (TIMELY)") || e.starts_with("LINK_DOWN: 5 1 2")), "{e}");
+        }
+    }
+
+    #[test]
+    fn a_dctcp_config_needs_no_dcqcn_keys() {
+        let text: String = GOOD.lines().filter(|l| !l.starts_with("RATE_") && !l.starts_with("RP_TIMER")).map(|l| format!("{l}\n")).collect();
+        let s = parse(&text.replace("CC_MODE 1", "CC_MODE 8"), &dir("dctcp"), "c").unwrap();
+        assert_eq!((s.transport.cc, s.cc.dctcp.rate_ai.0, s.cc.dctcp.g), (CcKind::Dctcp, Rate::mbps(1000), 1.0 / 256.0));
+    }
+
+    #[test]
+    fn the_shared_dcqcn_config_reads() {
+        let path = Path::new(PEERS).join("config_fat_flow_ws_320_l30_0.005_dcqcn_nomon.txt");
+        if !path.exists() {
+            return; // the shared peer inputs are not on every machine
+        }
+        let s = read(&path).unwrap();
+        assert_eq!((s.name.as_str(), s.cc.dcqcn.preset, s.cc.dcqcn.clamp_target), ("config_fat_flow_ws_320_l30_0.005_dcqcn_nomon", DcqcnPreset::Ns3, false));
+    }
+}
