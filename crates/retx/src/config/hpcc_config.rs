@@ -280,6 +280,10 @@ pub fn parse(text: &str, dir: &Path, name: &str) -> Result<Scenario, ScenarioErr
     // Output. ns-3 writes fct.txt (FCT_OUTPUT_FILE, relative to where it runs; here, to the
     // config's directory, or the run's output folder when that directory does not exist).
     s.output.fct_txt = Some(FctTxtCfg::Path(k.one("FCT_OUTPUT_FILE", Some("fct.txt"))?.expect("defaulted")));
+    // ns-3 writes no throughput series; its flow files start at 2 s, so retx's default 100 us
+    // series would hold 20,000 empty samples per receiver before the first flow (650 MB peak
+    // on the 320-host config). One per millisecond keeps the series and the memory small.
+    s.output.sample_interval = crate::sim::units::Dur(crate::sim::units::Time::from_us(1000));
     // Monitors: accepted only when they ask for nothing.
     k.only("ENABLE_TRACE", Some("0"), "0", "1 writes a packet trace, which retx does not")?;
     k.unused("TRACE_FILE"); // the nodes to trace (with ENABLE_TRACE 1)
