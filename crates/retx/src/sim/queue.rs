@@ -243,18 +243,44 @@ mod tests {
         let a = [(10, "a0"), (10, "a1"), (5, "a2")];
         let b = [(10, "b0"), (5, "b1"), (10, "b2")];
         let run = |interleave: &[(u32, usize)]| {
-            let mut q = EventQueue::new(3);
+            let mut q = EventQueue::new(4);
+            q.push_unique(Time(5), 3, "wire3");
             for &(origin, i) in interleave {
                 let (t, e) = if origin == 1 { a[i] } else { b[i] };
                 q.push(Time(t), origin, e);
             }
-            q.push_unique(Time(10), 0, "wire");
+            q.push_unique(Time(10), 0, "wire0");
             std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect::<Vec<_>>()
         };
         let serial = run(&[(1, 0), (1, 1), (1, 2), (2, 0), (2, 1), (2, 2)]);
         let mixed = run(&[(2, 0), (1, 0), (2, 1), (2, 2), (1, 1), (1, 2)]);
-        assert_eq!(serial, ["a2", "b1", "wire", "a0", "a1", "b0", "b2"]);
+        // A wire's event sorts by its origin like any other, though it takes no sequence.
+        assert_eq!(serial, ["a2", "b1", "wire3", "wire0", "a0", "a1", "b0", "b2"]);
         assert_eq!(mixed, serial);
+    }
+
+    #[test]
+    fn near_events_go_to_the_calendar_and_far_ones_to_the_heap() {
+        // The calendar is what makes the queue fast: an event within its span must land in a
+        // bucket (an O(1) push), one beyond it in the heap, and the current bucket only holds
+        // the instant being drained.
+        let mut q = EventQueue::new(1);
+        let width = 1u64 << BUCKET_BITS;
+        q.push(Time(3 * width), 0, "near");
+        q.push(Time((BUCKETS as u64 + 5) * width), 0, "far");
+        assert_eq!((q.current.len(), q.in_wheel, q.far.len()), (0, 1, 1));
+        assert_eq!(q.pop(), Some((Time(3 * width), "near")));
+        assert_eq!(q.cur, 3, "the bucket being drained is the event's");
+        q.push(Time(3 * width + 1), 0, "same bucket");
+        q.push(Time(4 * width), 0, "next bucket");
+        assert_eq!((q.current.len(), q.in_wheel, q.far.len()), (1, 1, 1));
+        // Far along in time (past several wraps) near events still go to the calendar.
+        let mut q = EventQueue::new(1);
+        q.push(Time(5000 * width), 0, "late");
+        assert_eq!(q.pop(), Some((Time(5000 * width), "late")));
+        q.push(Time(5001 * width), 0, "next");
+        q.push(Time(5000 * width + (BUCKETS as u64) * width), 0, "span");
+        assert_eq!((q.in_wheel, q.far.len()), (1, 1));
     }
 
     /// Interleaves pushes and pops from several origins, many at equal times, near and far
