@@ -283,6 +283,20 @@ mod tests {
         assert_eq!((q.in_wheel, q.far.len()), (1, 1));
     }
 
+    #[test]
+    fn peek_ahead_names_the_events_after_the_next_in_pop_order() {
+        let mut q = EventQueue::new(1);
+        for (t, e) in [(30, "d"), (10, "b"), (40, "e"), (5, "a"), (20, "c")] {
+            q.push(Time(t), 0, e);
+        }
+        assert_eq!(q.peek_time(), Some(Time(5)));
+        let ahead: Vec<_> = (0..6).map(|n| q.peek_ahead(n).copied()).collect();
+        assert_eq!(ahead, [Some("a"), Some("b"), Some("c"), Some("d"), Some("e"), None]);
+        q.pop();
+        assert_eq!((q.peek_ahead(3), q.peek_ahead(4)), (Some(&"e"), None));
+        assert!(!q.is_empty() && q.len() == 4);
+    }
+
     /// Interleaves pushes and pops from several origins, many at equal times, near and far
     /// (beyond the calendar, across its wrap), never into the past; the queue must match a
     /// sort by (time, origin, origin's sequence).
