@@ -181,6 +181,13 @@ impl Port {
         self.shaper.is_some_and(|s| s.queue == q)
     }
 
+    /// Whether egress queue `q` is PFC-protected: a data queue (1..) other than the shaped
+    /// one. Its packets are charged to their ingress queue on admission and uncharged when
+    /// they leave.
+    pub fn is_lossless(&self, q: usize) -> bool {
+        q != 0 && !self.is_shaped(q)
+    }
+
     /// Whether queue `q` is the shaped queue and its buffer is full (an arrival is dropped).
     pub fn shaped_full(&self, q: usize) -> bool {
         self.shaper.is_some_and(|s| s.queue == q && self.queues[q].len() >= s.buffer as usize)
@@ -204,7 +211,7 @@ impl Port {
     pub fn dequeue_data(&mut self, now: Time) -> Option<(usize, Packet)> {
         let n = self.queues.len();
         let q = match self.shaper {
-            Some(s) if self.sendable(s.queue) && self.shaper_next <= now => s.queue,
+            Some(s) if self.shaper_wait().is_some_and(|t| t <= now) => s.queue,
             _ => match self.discipline {
                 Discipline::StrictPriority => (1..n).find(|&q| self.sendable(q) && !self.is_shaped(q))?,
                 Discipline::Drr { quantum } => self.drr_pick(quantum)?,

@@ -230,13 +230,13 @@ impl Switch {
         false
     }
 
-    /// A packet of `bytes` left egress queue `q` of a port of rate `out_rate`, leaving `left`
-    /// bytes behind it, having entered through port `ingress`; `data`: a data packet. Only
-    /// data is marked, and only data in a data queue (1..) is charged to PFC ingress queues:
-    /// with a single egress queue, data shares queue 0 with control and is still marked (the
-    /// network passes 0 for the shaped queue too, which PFC does not protect).
+    /// A packet of `bytes` left an egress queue of a port of rate `out_rate`, leaving `left`
+    /// bytes behind it, having entered through port `ingress`; `data`: a data packet;
+    /// `pfc_queue`: the ingress queue it was charged to on admission, if its egress queue is
+    /// lossless ([`Port::is_lossless`]). Only data is marked, whatever its queue (with a single
+    /// egress queue, data shares queue 0 with control and is still marked).
     #[allow(clippy::too_many_arguments)]
-    pub fn depart(&mut self, p: &SwitchParams, out_rate: Rate, left: u64, ingress: &mut Port, q: usize, data: bool, bytes: u64) -> Departure {
+    pub fn depart(&mut self, p: &SwitchParams, out_rate: Rate, left: u64, ingress: &mut Port, pfc_queue: Option<usize>, data: bool, bytes: u64) -> Departure {
         self.buffer_used -= bytes;
         let mut d = Departure::default();
         if !data {
@@ -247,9 +247,7 @@ impl Switch {
         if let Some(red) = p.red_for(out_rate) {
             d.mark = red.should_mark(left, &mut self.ecn_rng);
         }
-        if q == 0 {
-            return d;
-        }
+        let Some(q) = pfc_queue else { return d };
         let resume = match p.pfc {
             None => return d,
             Some(Pfc::Fixed(pfc)) => {
@@ -338,9 +336,9 @@ mod tests {
         assert_eq!((ingress.ingress_bytes[1], ingress.pause_sent, ingress.pauses_sent), (4_000, 0b10, 1));
         assert_eq!(ingress.pfc_pending.iter().copied().collect::<Vec<_>>(), vec![Frame::Pause(1)]);
         s.buffer_used = 4_000;
-        let d = s.depart(&p, Rate::gbps(10), 0, &mut ingress, 1, true, 2_000);
+        let d = s.depart(&p, Rate::gbps(10), 0, &mut ingress, Some(1), true, 2_000);
         assert_eq!(d, Departure { mark: false, resume: false }, "2_000 left, above XON");
-        let d = s.depart(&p, Rate::gbps(10), 0, &mut ingress, 1, true, 1_000);
+        let d = s.depart(&p, Rate::gbps(10), 0, &mut ingress, Some(1), true, 1_000);
         assert_eq!(d, Departure { mark: false, resume: true }, "1_000 left: at XON");
         assert_eq!((ingress.ingress_bytes[1], ingress.pause_sent, s.buffer_used), (1_000, 0, 1_000));
         // The pending PAUSE and the RESUME cancel out.
@@ -403,12 +401,12 @@ mod tests {
         // Departures drain headroom first (no RESUME while it holds bytes), then the shared
         // bytes: shared 6_000 (threshold 7_250), 5_000 (7_375): 5_000 + 3_000 > 7_375; at
         // 4_000 the threshold is 7_500 >= 4_000 + 3_000: RESUME, on the 6th departure.
-        let resumes: Vec<bool> = (0..6).map(|_| s.depart(&p, Rate::gbps(10), 0, &mut port, 1, true, 1_000).resume).collect();
+        let resumes: Vec<bool> = (0..6).map(|_| s.depart(&p, Rate::gbps(10), 0, &mut port, Some(1), true, 1_000).resume).collect();
         assert_eq!(resumes, vec![false, false, false, false, false, true]);
         assert_eq!((port.ingress_bytes[1], port.hdrm_bytes[1], s.shared_used, s.pfc_threshold(&p, &port)), (8_000, 0, 4_000, 7_500));
         // Back below the reserve nothing is shared.
         for _ in 0..8 {
-            s.depart(&p, Rate::gbps(10), 0, &mut port, 1, true, 1_000);
+            s.depart(&p, Rate::gbps(10), 0, &mut port, Some(1), true, 1_000);
         }
         assert_eq!((port.ingress_bytes[1], s.shared_used, s.buffer_used, port.pause_sent), (0, 0, 0, 0));
     }

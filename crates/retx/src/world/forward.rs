@@ -117,9 +117,8 @@ impl<O: Observer> Simulation<O> {
         let Some((sw, _)) = self.switches[node].as_mut() else { return };
         let (rate, left) = (self.ports[p].rate, self.ports[p].queued_bytes[q]);
         let (ip, data) = (pkt.in_port as usize, pkt.class as usize != CLASS_CONTROL);
-        // The shaped queue is not PFC-protected: nothing was charged to an ingress queue.
-        let charged = if self.ports[p].is_shaped(q) { CLASS_CONTROL } else { q };
-        let d = sw.depart(&self.switch_params, rate, left, &mut self.ports[ip], charged, data, pkt.size as u64);
+        let pfc_queue = self.ports[p].is_lossless(q).then_some(q);
+        let d = sw.depart(&self.switch_params, rate, left, &mut self.ports[ip], pfc_queue, data, pkt.size as u64);
         if data && pkt.int != NO_INT {
             // INT is stamped on data as it leaves the egress queue (HPCC's switch); the ACK
             // that echoes the records crosses switches unstamped.
@@ -209,17 +208,16 @@ impl<O: Observer> Simulation<O> {
         let q = (pkt.class as usize).min(self.ports[out].queue_count() - 1);
         let data = pkt.class as usize != CLASS_CONTROL;
         let queued = self.ports[out].queued_bytes[q];
-        let shaped = self.ports[out].is_shaped(q);
-        if shaped && self.ports[out].shaped_full(q) {
+        if self.ports[out].shaped_full(q) {
             // The shaped queue's own small buffer is full (ExpressPass drops excess credits).
             self.c.drops_buffer += 1;
             return self.drop_packet(out, &pkt, DropCause::Buffer);
         }
-        let lossless = q != CLASS_CONTROL && !shaped;
+        let lossless = self.ports[out].is_lossless(q);
         let ingress = lossless.then_some((&self.ports[in_port], q));
         // Colour drops (WRED, thresholds) are buffer management: counted with buffer drops.
-        let colour_ok = !data || self.switch_params.colour.is_empty() || sw.admit_colour(&self.switch_params, pkt.seg.colour, q, self.ports[out].rate, queued).is_ok();
-        if let Err(why) = if colour_ok { sw.admit(&self.switch_params, queued, data, size, ingress) } else { Err(Refusal::Colour) } {
+        let by_colour = if data { sw.admit_colour(&self.switch_params, pkt.seg.colour, q, self.ports[out].rate, queued) } else { Ok(()) };
+        if let Err(why) = by_colour.and_then(|()| sw.admit(&self.switch_params, queued, data, size, ingress)) {
             debug_assert!(matches!(why, Refusal::BufferFull | Refusal::OverThreshold | Refusal::HeadroomFull | Refusal::Colour));
             self.c.drops_buffer += 1;
             return self.drop_packet(out, &pkt, DropCause::Buffer);

@@ -31,7 +31,7 @@ impl<O: Observer> Simulation<O> {
 
     /// The receive pipeline is free: the next waiting packet is handled.
     pub(super) fn nic_rx(&mut self, nic: usize) {
-        let host = self.ports[self.nics[nic].port].node;
+        let host = self.nic_node(nic);
         let origin = Self::node_origin(host);
         let rx = &mut self.nics[nic].rx;
         rx.wake_pending = false;
@@ -63,8 +63,8 @@ impl<O: Observer> Simulation<O> {
             let n = &mut self.nics[nic];
             if n.state.charged > Time::ZERO {
                 n.rx.busy_until = self.now + std::mem::take(&mut n.state.charged);
-                self.rearm_nic(nic);
                 if on_chip {
+                    self.rearm_nic(nic);
                     self.nics[nic].rx.waiting.push_front(pkt);
                     self.rx_wake(nic);
                     return;
@@ -276,7 +276,7 @@ impl<O: Observer> Simulation<O> {
     /// A queue pair NIC-wide state woke: its endpoint's `handle_timeout` reads what the
     /// timeout left for it (checking its own deadlines against `now` as always).
     fn wake_qp(&mut self, nic: usize, qp: usize) {
-        let node = self.ports[self.nics[nic].port].node;
+        let node = self.nic_node(nic);
         let n = &mut self.nics[nic];
         let now = n.clock.local(self.now);
         n.state.qp = qp as u32;

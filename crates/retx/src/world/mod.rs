@@ -308,9 +308,14 @@ impl<O: Observer> Simulation<O> {
         1 + node as u32
     }
 
+    /// The host node of NIC `nic`.
+    fn nic_node(&self, nic: usize) -> usize {
+        self.ports[self.nics[nic].port].node
+    }
+
     /// The event origin of NIC `nic`: its host.
     fn nic_origin(&self, nic: usize) -> u32 {
-        Self::node_origin(self.ports[self.nics[nic].port].node)
+        Self::node_origin(self.nic_node(nic))
     }
 
     fn host_port(&self, host: usize) -> usize {
