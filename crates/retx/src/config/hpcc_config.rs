@@ -184,7 +184,7 @@ pub fn parse(text: &str, dir: &Path, name: &str) -> Result<Scenario, ScenarioErr
     s.nic.ack_interval = match ack_bytes {
         0 => return Err(err("L2_ACK_INTERVAL", "0 (no ACKs) is not supported (supported: a byte count, e.g. 1 for an ACK per packet)")),
         b if b <= mtu => 1,
-        b if b % mtu == 0 && (chunk == 0 || chunk % b == 0) => (b / mtu) as u32,
+        b if b % mtu == 0 && (chunk == 0 || chunk.is_multiple_of(b)) => (b / mtu) as u32,
         b => return Err(err("L2_ACK_INTERVAL", format!("{b} bytes is not supported (supported: up to PACKET_PAYLOAD_SIZE, or a multiple of it that divides L2_CHUNK_SIZE)"))),
     };
     // ns-3: go-back-N resumes from the NAKed sequence (1 would go back to a chunk boundary).

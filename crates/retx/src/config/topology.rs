@@ -128,7 +128,7 @@ pub fn resolve(cfg: &mut TopologyCfg) -> Result<(), ScenarioError> {
         }
         TopologyKind::FatTree => match cfg.k {
             None => return Err(ScenarioError::new("topology.k", "fat-tree needs k = 4 (the switch radix: an even number in 2..=64)")),
-            Some(k) if k < 2 || k > 64 || k % 2 != 0 => {
+            Some(k) if !(2..=64).contains(&k) || !k.is_multiple_of(2) => {
                 return Err(ScenarioError::new("topology.k", format!("{k} is not allowed (an even number in 2..=64)")));
             }
             Some(_) => {}

@@ -167,7 +167,7 @@ impl Clos {
 
     /// Why these counts cannot be wired: (the count at fault, what is allowed).
     pub fn validate(&self) -> Result<(), (&'static str, String)> {
-        if self.aggs_per_pod == 0 || self.cores % self.aggs_per_pod != 0 || self.cores == 0 {
+        if self.aggs_per_pod == 0 || !self.cores.is_multiple_of(self.aggs_per_pod) || self.cores == 0 {
             let a = self.aggs_per_pod.max(1);
             return Err((
                 "cores",
