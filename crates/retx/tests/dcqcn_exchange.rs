@@ -20,7 +20,7 @@ fn dcqcn() -> Scenario {
 /// The first `n` data segments a fresh sender emits (pacing ignored: polled far apart).
 fn data_segments(n: u64) -> Vec<Segment> {
     let s = dcqcn();
-    let (mut tx, _) = retx::config::build::transport(&s).endpoints(packets(n, 7), LINE, 10);
+    let (mut tx, _) = retx::config::build::transport(&s).endpoints(packets(n, 7), LINE, 10, Default::default());
     let mut nic = NicState::new(&retx::config::build::transport(&s));
     (0..n)
         .map(|k| match tx.poll_transmit(Time::from_us(k), &mut nic, Want::Any) {
@@ -34,7 +34,7 @@ fn data_segments(n: u64) -> Vec<Segment> {
 fn receiver_sends_one_cnp_per_50us_for_marked_packets() {
     let segs = data_segments(5);
     let s = dcqcn();
-    let (_, mut rx) = retx::config::build::transport(&s).endpoints(packets(5, 7), LINE, 10);
+    let (_, mut rx) = retx::config::build::transport(&s).endpoints(packets(5, 7), LINE, 10, Default::default());
     let mut nic = NicState::new(&retx::config::build::transport(&s));
     let mut feed = |now: Time, k: usize, ecn: bool| {
         let mut s = segs[k];

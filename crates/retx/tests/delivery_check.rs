@@ -48,7 +48,7 @@ impl Rx {
         let spec = flow();
         // A 16-packet bitmap for IRN and Go-Back-ONE (the BDP argument).
         let template = retx::config::build::transport(&s);
-        let (_, mut rx) = template.endpoints(spec, Rate::gbps(40), 16);
+        let (_, mut rx) = template.endpoints(spec, Rate::gbps(40), 16, Default::default());
         rx.ctx.log = Some(Vec::new());
         Rx { rx, nic: NicState::new(&template), spec, now: Time::ZERO }
     }

@@ -165,7 +165,7 @@ fn a_swap_costs_its_fixed_time_plus_its_blocks() {
                 [workload]\nkind = \"flow-list\"\nflows = [{ src = \"h0\", dst = \"h1\", size = \"1KB\" }]\n";
     let template = retx::config::build::transport(&Scenario::from_toml(text).unwrap());
     let spec = FlowSpec { size: 32 * 1024, mtu: 1024, initial_psn: 0, key: 9 };
-    let (_, rx) = template.endpoints(spec, Rate::gbps(40), 16);
+    let (_, rx) = template.endpoints(spec, Rate::gbps(40), 16, Default::default());
     let mut ep = Endpoint::Responder(rx);
     let mut nic = NicState::new(&template);
     // Packet 10 first: the bitmap covers 0..16, two blocks of 8 bits.
@@ -179,7 +179,7 @@ fn a_swap_costs_its_fixed_time_plus_its_blocks() {
     assert!(ep.swap_in(&mut nic));
     assert_eq!((nic.charged, nic.melo.rx.used_blocks()), (Time(7_000 + 2 * 5_000), 2));
     // A connection with nothing out of order moves no blocks: the fixed time only.
-    let (_, rx) = template.endpoints(spec, Rate::gbps(40), 16);
+    let (_, rx) = template.endpoints(spec, Rate::gbps(40), 16, Default::default());
     nic.charged = Time::ZERO;
     Endpoint::Responder(rx).swap_out(&mut nic);
     assert_eq!(nic.charged, Time(7_000));

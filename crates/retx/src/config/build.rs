@@ -126,7 +126,7 @@ pub fn build_with_observer<O: Observer>(mut s: Scenario, obs: O) -> Result<Simul
     let melo = &s.recovery.melo;
     let sizing = Sizing {
         bandwidth: sim.first_host_rate(),
-        rtt: sim.longest_base_rtt(s.nic.mtu),
+        rtt: sim.longest_base_rtt(),
         mtu: s.nic.mtu,
         connections: sim.flow_count().max(1) as u32,
         pool_bits: melo.pool_bits,

@@ -164,6 +164,23 @@ pub enum CcParams {
     Dctcp(dctcp::DctcpParams),
 }
 
+/// The run's reference path, as the HPCC ns-3 model gives every QP with `GLOBAL_T 1`: the
+/// longest host-to-host base RTT (twice the propagation delay plus one MTU payload's
+/// serialization per hop, `third.cc` maxRtt) and its bandwidth-delay product at that path's
+/// bottleneck rate (maxBdp). Window-based controllers size their window from it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BasePath {
+    pub rtt: Time,
+    pub bdp_bytes: u64,
+}
+
+impl BasePath {
+    /// `rtt` at `rate`: bytes = rtt x rate / 8, truncated as ns-3 does in whole ns and bps.
+    pub fn new(rtt: Time, rate: Rate) -> Self {
+        BasePath { rtt, bdp_bytes: (rtt.0 as u128 * rate.0 as u128 / 8 / 1_000_000_000_000) as u64 }
+    }
+}
+
 /// How both ends of every connection of a run are built.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Template {
@@ -195,8 +212,9 @@ impl Template {
         }
     }
 
-    /// Builds the two ends of a flow; `bdp_packets` sizes bitmaps left at 0 (one BDP).
-    pub fn endpoints(&self, spec: FlowSpec, line: Rate, bdp_packets: u32) -> (sender::Sender, receiver::Receiver) {
+    /// Builds the two ends of a flow; `bdp_packets` sizes bitmaps left at 0 (one BDP), `path`
+    /// the windows of window-based congestion control.
+    pub fn endpoints(&self, spec: FlowSpec, line: Rate, bdp_packets: u32, path: BasePath) -> (sender::Sender, receiver::Receiver) {
         let n = spec.npkts();
         let or_bdp = |v: u32| if v == 0 { bdp_packets } else { v };
         let ack = self.ack_interval;
@@ -212,6 +230,7 @@ impl Template {
                 receiver::RxRecovery::Bitmap(irn::BitmapReceiver::gbone(or_bdp(p.max_ooo_psn), ack)),
             ),
         };
+        let _ = path;
         let (cc, np) = match &self.cc {
             CcParams::None => (cc::Cc::None, None),
             CcParams::Dctcp(p) => (cc::Cc::Dctcp(dctcp::Dctcp::new(*p, line)), None),

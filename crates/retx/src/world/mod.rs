@@ -26,7 +26,7 @@ use crate::sim::units::Time;
 use crate::stats::{Counters, FlowRecord, Sample};
 use crate::nic::Qp;
 use crate::transport::endpoint::Endpoint;
-use crate::transport::{self, FlowSpec, NicState, Template, CONTROL_BYTES, DATA_HEADER_BYTES};
+use crate::transport::{self, BasePath, FlowSpec, NicState, Template, CONTROL_BYTES, DATA_HEADER_BYTES};
 use crate::workload::FlowDef;
 
 const PFC_FRAME_BYTES: u32 = 64;
@@ -174,6 +174,7 @@ pub struct Simulation<O: Observer = Quiet> {
     samples: Vec<Sample>,
     c: Counters,
     bdp_packets: u32,
+    base_path: BasePath,
     host_names: Vec<String>,
     memory: Option<MemoryReport>,
     /// Queue pairs a NIC-wide timeout woke (reused, so waking allocates nothing).
@@ -288,12 +289,14 @@ impl<O: Observer> Simulation<O> {
             samples: Vec::new(),
             c: Counters::default(),
             bdp_packets: 1,
+            base_path: BasePath::default(),
             host_names: topo.nodes.iter().map(|n| n.name.clone()).collect(),
             memory: None,
             woken: Vec::new(),
             obs,
         };
         sim.bdp_packets = sim.compute_bdp_packets(p.mtu);
+        sim.base_path = sim.compute_base_path(p.mtu);
         sim.add_flows(p.flows, p.seed, p.mtu);
         sim.events.push(sim.sample_interval, RUN_ORIGIN, Event::Sample);
         sim
@@ -339,16 +342,28 @@ impl<O: Observer> Simulation<O> {
         (bytes.div_ceil(pkt as u128) as u32 + 1).max(1)
     }
 
-    /// The longest host-to-host base RTT, the HPCC ns-3 way: twice the propagation delay plus
-    /// one MTU payload's serialization at every hop. What the memory table sizes NICs for.
-    pub fn longest_base_rtt(&self, mtu: u32) -> Time {
+    /// The longest host-to-host base RTT, the HPCC ns-3 way (twice the propagation delay plus
+    /// one MTU payload's serialization at every hop), and its BDP at that path's bottleneck.
+    fn compute_base_path(&self, mtu: u32) -> BasePath {
         let hosts: Vec<usize> = self.hosts().collect();
         let hop = |p: &Port| p.rate.serialization(mtu as u64);
         hosts[1..]
             .iter()
-            .map(|&h| path::longest_round_trip(&self.ports, &self.routes, self.host_port(hosts[0]), h, &hop).0)
-            .max()
-            .unwrap_or(Time::ZERO)
+            .map(|&h| path::longest_round_trip(&self.ports, &self.routes, self.host_port(hosts[0]), h, &hop))
+            .max_by_key(|p| p.0)
+            .map(|(rtt, rate)| BasePath::new(rtt, rate))
+            .unwrap_or_default()
+    }
+
+    /// The longest host-to-host base RTT ([`Simulation::base_path`]): what the memory table
+    /// sizes NICs for.
+    pub fn longest_base_rtt(&self) -> Time {
+        self.base_path.rtt
+    }
+
+    /// The reference path every window-based controller of the run is sized by.
+    pub fn base_path(&self) -> BasePath {
+        self.base_path
     }
 
     /// The first host's link rate (what the memory table sizes NICs for).
@@ -496,7 +511,7 @@ impl<O: Observer> Simulation<O> {
     fn start_flow(&mut self, f: usize) {
         let (src, dst) = (self.conns[f].src_nic as usize, self.conns[f].dst_nic as usize);
         let line = self.ports[self.nics[src].port].rate;
-        let (tx, rx) = self.template.endpoints(self.conns[f].spec, line, self.bdp_packets);
+        let (tx, rx) = self.template.endpoints(self.conns[f].spec, line, self.bdp_packets, self.base_path);
         let mut place = |nic: usize, endpoint: Endpoint| {
             let qps = &mut self.nics[nic].qps;
             qps.push(Qp { conn: f as u32, endpoint, active: false, timer_armed: None, on_chip: false, class: 0 });
