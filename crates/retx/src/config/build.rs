@@ -26,9 +26,16 @@ pub fn transport(s: &Scenario) -> Template {
         CcKind::None => CcParams::None,
         CcKind::Dcqcn => CcParams::Dcqcn(s.cc.dcqcn),
         CcKind::Dctcp => CcParams::Dctcp(s.cc.dctcp),
+        CcKind::Hpcc => CcParams::Hpcc(s.cc.hpcc),
     };
     let qp_swap = SwapCost { per_context: s.nic.qp_swap_time.0, per_block: s.nic.qp_swap_per_block.0 };
-    Template { recovery, cc, ack_interval: s.nic.ack_interval, qp_swap }
+    let int_header = if int_enabled(s) { s.switch.int_bytes } else { 0 };
+    Template { recovery, cc, ack_interval: s.nic.ack_interval, qp_swap, int_header }
+}
+
+/// Switches stamp INT when asked to, and always for HPCC, which reads it.
+fn int_enabled(s: &Scenario) -> bool {
+    s.switch.int || s.transport.cc == CcKind::Hpcc
 }
 
 /// The switches' configuration from `[switch]`.
@@ -116,7 +123,8 @@ pub fn build_with_observer<O: Observer>(mut s: Scenario, obs: O) -> Result<Simul
         transport: template,
         mtu: s.nic.mtu,
         flows,
-        int: s.switch.int,
+        int: int_enabled(&s),
+        ack_in_data_class: s.nic.ack_class == super::AckClass::Data,
         rx_latency: s.nic.rx_latency.0,
         clock: HostClock { offset_ps: s.nic.clock_offset.0 .0 as i64, drift_ppb: (s.nic.clock_drift_ppm * 1000.0).round() as i64 },
     };

@@ -8,9 +8,10 @@
 //! does not run), or is an error naming the key and the values retx supports. A key third.cc
 //! does not read is an error too. A key left out takes third.cc's default, as ns-3 would.
 
-use super::{CcKind, Dur, EcnLinkCfg, FctTxtCfg, LossCfg, LossModel, PfcMode, RecoveryKind, Scenario, ScenarioError, Size};
+use super::{AckClass, CcKind, Dur, EcnLinkCfg, FctTxtCfg, LossCfg, LossModel, PfcMode, RecoveryKind, Scenario, ScenarioError, Size};
 use crate::sim::units::{parse_rate, Bw, Rate, Time};
 use crate::transport::dcqcn::{DcqcnParams, DcqcnPreset};
+use crate::transport::hpcc::WindowMode as HpccWindow;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -171,8 +172,13 @@ pub fn parse(text: &str, dir: &Path, name: &str) -> Result<Scenario, ScenarioErr
     k.only("USE_DYNAMIC_PFC_THRESHOLD", Some("1"), "1", "ns-3 has only the dynamic threshold")?;
     s.switch.pfc.enabled = true;
     s.switch.pfc.mode = PfcMode::Dynamic;
-    // ns-3: ACKs, NACKs and CNPs in queue 0 at strict priority, as retx's control queue.
-    k.only("ACK_HIGH_PRIO", Some("0"), "1", "0 sends ACKs in a data queue; retx gives control packets queue 0")?;
+    // ns-3 SwitchNode AckHighPrio: 1 puts ACKs, NACKs and CNPs in queue 0 at strict priority
+    // (retx's control queue); 0 in their flow's data queue (what run.py writes for HPCC).
+    s.nic.ack_class = match k.num::<u32>("ACK_HIGH_PRIO", Some("0"))?.expect("defaulted") {
+        0 => AckClass::Data,
+        1 => AckClass::Control,
+        v => return Err(err("ACK_HIGH_PRIO", format!("{v} is not supported (supported: 0, 1)"))),
+    };
 
     // NICs. ns-3: RdmaHw Mtu (payload bytes per packet).
     s.nic.mtu = k.num("PACKET_PAYLOAD_SIZE", Some("1000"))?.expect("defaulted");
@@ -190,25 +196,37 @@ pub fn parse(text: &str, dir: &Path, name: &str) -> Result<Scenario, ScenarioErr
     // ns-3: go-back-N resumes from the NAKed sequence (1 would go back to a chunk boundary).
     k.only("L2_BACK_TO_ZERO", Some("0"), "0", "1 goes back to the start of the chunk")?;
     s.transport.recovery = RecoveryKind::Gbn;
-    // ns-3: senders are paced at the CC rate, with no window (HAS_WIN 0; VAR_WIN and
-    // GLOBAL_T only size that window).
-    k.only("RATE_BOUND", Some("1"), "1", "0 sends without pacing")?;
-    k.only("HAS_WIN", Some("1"), "0", "1 also limits each flow to a window of one BDP, which retx does not")?;
-    k.only("VAR_WIN", Some("0"), "0", "1 varies the window")?;
-    k.only("GLOBAL_T", Some("1"), "1", "0 sizes each window by its own path")?;
-
     // Congestion control. ns-3: RdmaHw CcMode.
     let cc: u32 = k.num("CC_MODE", Some("1"))?.expect("defaulted");
+    const MODES: &str = "supported: 1 DCQCN, 3 HPCC, 8 DCTCP";
     s.transport.cc = match cc {
         1 => CcKind::Dcqcn,
+        // retx's hpcc is the HPCC ns-3 model's (RdmaHw::HandleAckHp).
+        3 => CcKind::Hpcc,
         // retx's dctcp is the HPCC ns-3 model's (RdmaHw::HandleAckDctcp): rate-based.
         8 => CcKind::Dctcp,
-        3 => return Err(err("CC_MODE", "3 (HPCC) is not supported yet (supported: 1 DCQCN, 8 DCTCP)")),
-        7 => return Err(err("CC_MODE", "7 (TIMELY) is not supported yet (supported: 1 DCQCN, 8 DCTCP)")),
-        10 => return Err(err("CC_MODE", "10 (HPCC-PINT) is not supported yet (supported: 1 DCQCN, 8 DCTCP)")),
-        m => return Err(err("CC_MODE", format!("{m} is not a mode of ns-3 (supported: 1 DCQCN, 8 DCTCP)"))),
+        7 => return Err(err("CC_MODE", format!("7 (TIMELY) is not supported yet ({MODES})"))),
+        10 => return Err(err("CC_MODE", format!("10 (HPCC-PINT) is not supported yet ({MODES})"))),
+        m => return Err(err("CC_MODE", format!("{m} is not a mode of ns-3 ({MODES})"))),
     };
-    let dcqcn = cc == 1;
+    let (dcqcn, hpcc) = (cc == 1, cc == 3);
+
+    // ns-3: senders are paced at the CC rate (RATE_BOUND 1); HAS_WIN 1 also limits each flow
+    // to a window of one BDP (VAR_WIN 1: scaled by rate / line rate), sized by the longest
+    // path's RTT and BDP (GLOBAL_T 1). retx runs windows with HPCC.
+    k.only("RATE_BOUND", Some("1"), "1", "0 sends without pacing")?;
+    let has_win = k.num::<u32>("HAS_WIN", Some("1"))?.expect("defaulted") != 0;
+    let var_win = k.num::<u32>("VAR_WIN", Some("0"))?.expect("defaulted") != 0;
+    k.only("GLOBAL_T", Some("1"), "1", "0 sizes each window by its own path")?;
+    if hpcc {
+        s.cc.hpcc.window = match (has_win, var_win) {
+            (false, _) => HpccWindow::None,
+            (true, false) => HpccWindow::Fixed,
+            (true, true) => HpccWindow::Variable,
+        };
+    } else if has_win {
+        return Err(err("HAS_WIN", "1 is not supported (retx runs a window with CC_MODE 3, HPCC; with this CC_MODE supported: 0)"));
+    }
     if dcqcn {
         // The HPCC model's DCQCN ("Mlx" functions): periodic alpha updates and rate-cut
         // checks, every ECN mark echoed, no byte counter, constant hyper steps.
@@ -233,7 +251,7 @@ pub fn parse(text: &str, dir: &Path, name: &str) -> Result<Scenario, ScenarioErr
     for (key, field) in [("RATE_AI", &mut d.rate_ai), ("RATE_HAI", &mut d.rate_hai)] {
         match k.one(key, None)? {
             Some(v) => *field = Bw(ns3_rate(key, &v)?),
-            None if dcqcn => return Err(err(key, "is missing (third.cc has no usable default)")),
+            None if dcqcn || (hpcc && key == "RATE_AI") => return Err(err(key, "is missing (third.cc has no usable default)")),
             None => {}
         }
     }
@@ -246,10 +264,33 @@ pub fn parse(text: &str, dir: &Path, name: &str) -> Result<Scenario, ScenarioErr
     d.clamp_target = k.num::<u32>("CLAMP_TARGET_RATE", Some("0"))?.expect("defaulted") != 0;
     // DctcpRateAI: DCTCP's additive increase per window.
     s.cc.dctcp.rate_ai = Bw(ns3_rate("DCTCP_RATE_AI", &k.one("DCTCP_RATE_AI", Some("1000Mb/s"))?.expect("defaulted"))?);
-    // FastReact: HPCC's reaction on every ACK; DCQCN and DCTCP ignore it.
-    k.only("FAST_REACT", Some("1"), "0", "1 is HPCC's per-ACK reaction")?;
-    // Used only by HPCC, HPCC-PINT or TIMELY: no effect on DCQCN or DCTCP.
-    for key in ["U_TARGET", "MI_THRESH", "INT_MULTI", "MULTI_RATE", "SAMPLE_FEEDBACK", "PINT_LOG_BASE", "PINT_PROB"] {
+    if hpcc {
+        let rate_ai = s.cc.dcqcn.rate_ai;
+        let h = &mut s.cc.hpcc;
+        // RateAI: HPCC's additive step too (m_rai); MinRate its floor.
+        h.rate_ai = rate_ai;
+        h.min_rate = Bw(min_rate);
+        // U_TARGET: eta; MI_THRESH: additive steps before a multiplicative one (maxStage).
+        h.eta = k.num("U_TARGET", Some("0.95"))?.expect("defaulted");
+        h.max_stage = k.num("MI_THRESH", Some("5"))?.expect("defaulted");
+        // FAST_REACT: per-ACK reaction; MULTI_RATE: a reference rate per hop;
+        // SAMPLE_FEEDBACK: fast reactions skip empty queues; INT_MULTI: INT field units.
+        h.fast_react = k.num::<u32>("FAST_REACT", Some("1"))?.expect("defaulted") != 0;
+        h.per_hop_rate = k.num::<u32>("MULTI_RATE", Some("1"))?.expect("defaulted") != 0;
+        h.sample_feedback = k.num::<u32>("SAMPLE_FEEDBACK", Some("0"))?.expect("defaulted") != 0;
+        h.int_multi = k.num("INT_MULTI", Some("1"))?.expect("defaulted");
+        if h.int_multi == 0 {
+            return Err(err("INT_MULTI", "0 is not a unit (supported: 1 or more)"));
+        }
+    } else {
+        // FastReact: HPCC's reaction on every ACK; DCQCN and DCTCP ignore it.
+        k.unused("FAST_REACT");
+        for key in ["U_TARGET", "MI_THRESH", "INT_MULTI", "MULTI_RATE", "SAMPLE_FEEDBACK"] {
+            k.unused(key);
+        }
+    }
+    // Used only by HPCC-PINT (CC_MODE 10), which retx rejects above.
+    for key in ["PINT_LOG_BASE", "PINT_PROB"] {
         k.unused(key);
     }
     // Read by third.cc and never used (each link's rate and delay come from the topology).
@@ -354,7 +395,10 @@ mod tests {
     fn errors_name_the_key() {
         let d = dir("errors");
         let with = |from: &str, to: &str| parse(&GOOD.replace(from, to), &d, "c").unwrap_err().to_string();
-        assert_eq!(with("CC_MODE 1", "CC_MODE 3"), "CC_MODE: 3 (HPCC) is not supported yet (supported: 1 DCQCN, 8 DCTCP)");
+        assert_eq!(with("CC_MODE 1", "CC_MODE 10"), "CC_MODE: 10 (HPCC-PINT) is not supported yet (supported: 1 DCQCN, 3 HPCC, 8 DCTCP)");
+        let zero_unit = GOOD.replace("CC_MODE 1", "CC_MODE 3").replace("INT_MULTI 1", "INT_MULTI 0");
+        assert_eq!(parse(&zero_unit, &d, "c").unwrap_err().to_string(), "INT_MULTI: 0 is not a unit (supported: 1 or more)");
+        assert_eq!(with("ACK_HIGH_PRIO 1", "ACK_HIGH_PRIO 2"), "ACK_HIGH_PRIO: 2 is not supported (supported: 0, 1)");
         assert_eq!(with("HAS_WIN 0", "HAS_WINDOW 0"), "HAS_WINDOW: unknown key (not a key of HPCC ns-3 third.cc)");
         assert!(with("ENABLE_TRACE 0", "ENABLE_TRACE 1").starts_with("ENABLE_TRACE: 1 is not supported ("));
         assert!(with("QLEN_MON_END 2000000000", "QLEN_MON_END 2010000000").starts_with("QLEN_MON_END: differs"));
@@ -372,6 +416,45 @@ mod tests {
         let text: String = GOOD.lines().filter(|l| !l.starts_with("RATE_") && !l.starts_with("RP_TIMER")).map(|l| format!("{l}\n")).collect();
         let s = parse(&text.replace("CC_MODE 1", "CC_MODE 8"), &dir("dctcp"), "c").unwrap();
         assert_eq!((s.transport.cc, s.cc.dctcp.rate_ai.0, s.cc.dctcp.g), (CcKind::Dctcp, Rate::mbps(1000), 1.0 / 256.0));
+    }
+
+    #[test]
+    fn an_hpcc_config_maps_every_hpcc_key() {
+        let text = GOOD
+            .replace("CC_MODE 1", "CC_MODE 3")
+            .replace("HAS_WIN 0", "HAS_WIN 1")
+            .replace("VAR_WIN 0", "VAR_WIN 1")
+            .replace("FAST_REACT 0", "FAST_REACT 1")
+            .replace("MI_THRESH 0", "MI_THRESH 3")
+            .replace("INT_MULTI 1", "INT_MULTI 4\nMULTI_RATE 0\nSAMPLE_FEEDBACK 1")
+            .replace("U_TARGET 0.95", "U_TARGET 0.9")
+            .replace("RATE_AI 20Mb/s", "RATE_AI 40Mb/s")
+            .replace("ACK_HIGH_PRIO 1", "ACK_HIGH_PRIO 0");
+        let s = parse(&text, &dir("hpcc"), "c").unwrap();
+        let h = &s.cc.hpcc;
+        assert_eq!(s.transport.cc, CcKind::Hpcc);
+        assert_eq!((h.eta, h.max_stage, h.int_multi, h.per_hop_rate, h.sample_feedback, h.fast_react), (0.9, 3, 4, false, true, true));
+        assert_eq!((h.rate_ai.0, h.min_rate.0, h.window), (Rate::mbps(40), Rate::mbps(1000), HpccWindow::Variable));
+        assert_eq!(s.nic.ack_class, AckClass::Data);
+        // Without VAR_WIN the window is fixed; without HAS_WIN there is none.
+        let fixed = parse(&text.replace("VAR_WIN 1", "VAR_WIN 0"), &dir("hpcc"), "c").unwrap();
+        assert_eq!(fixed.cc.hpcc.window, HpccWindow::Fixed);
+        let none = parse(&text.replace("HAS_WIN 1", "HAS_WIN 0"), &dir("hpcc"), "c").unwrap();
+        assert_eq!(none.cc.hpcc.window, HpccWindow::None);
+        // RATE_AI is HPCC's step: third.cc has no default for it.
+        let e = parse(&text.replace("RATE_AI 40Mb/s\n", ""), &dir("hpcc"), "c").unwrap_err().to_string();
+        assert_eq!(e, "RATE_AI: is missing (third.cc has no usable default)");
+    }
+
+    #[test]
+    fn the_shared_hpcc_config_reads() {
+        let path = Path::new(PEERS).join("config_fat_flow_ws_320_l30_0.005_hp95_nomon.txt");
+        if !path.exists() {
+            return; // the shared peer inputs are not on every machine
+        }
+        let s = read(&path).unwrap();
+        let h = &s.cc.hpcc;
+        assert_eq!((s.transport.cc, h.eta, h.max_stage, h.int_multi, h.per_hop_rate), (CcKind::Hpcc, 0.95, 0, 4, false));
     }
 
     #[test]

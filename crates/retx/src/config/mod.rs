@@ -174,8 +174,12 @@ pub struct SwitchCfg {
     pub drr_quantum: Size,
     /// In-band network telemetry: every switch appends a hop record (queue length, bytes
     /// sent, time, link rate) to data packets at dequeue and receivers echo them in ACKs, for
-    /// congestion control that reads them (HPCC).
+    /// congestion control that reads them (HPCC). On whenever `transport.cc = "hpcc"`.
     pub int: bool,
+    /// Bytes the INT header adds to every data packet and every response while INT is on:
+    /// 5 hops x 8 B + a 2 B hop count (the HPCC ns-3 model's `IntHeader` and the paper's
+    /// 42 B). A response is then 14 + 20 + 12 + this = 88 B (ns-3's ACK with INT).
+    pub int_bytes: u32,
     /// Drop profiles by packet colour (drop precedence), at enqueue: WRED, or a hard
     /// threshold. The first rule that matches a packet applies. Default none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -246,6 +250,7 @@ impl Default for SwitchCfg {
             discipline: DisciplineKind::StrictPriority,
             drr_quantum: Size(1500),
             int: false,
+            int_bytes: crate::transport::int::INT_HEADER_BYTES,
             wred: Vec::new(),
             shaped: None,
         }
@@ -398,12 +403,34 @@ pub struct NicCfg {
     pub qp_swap_time: Dur,
     /// Added per bitmap block the moved context carries (LEFT: 5 ns per block). Default 0.
     pub qp_swap_per_block: Dur,
+    /// Which switch queue ACKs, NAKs and CNPs take: "control" (the highest priority, queue 0,
+    /// never paused: ns-3 `ACK_HIGH_PRIO 1`) or "data" (their flow's data class, buffered,
+    /// paused and counted like data: `ACK_HIGH_PRIO 0`, what ns-3 `run.py` writes for HPCC).
+    /// The NIC always sends them before data.
+    pub ack_class: AckClass,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AckClass {
+    #[default]
+    Control,
+    Data,
 }
 
 impl Default for NicCfg {
     fn default() -> Self {
         let zero = Dur(Time::ZERO);
-        NicCfg { mtu: 1024, ack_interval: 1, clock_offset: zero, clock_drift_ppm: 0.0, rx_latency: zero, qp_swap_time: zero, qp_swap_per_block: zero }
+        NicCfg {
+            mtu: 1024,
+            ack_interval: 1,
+            clock_offset: zero,
+            clock_drift_ppm: 0.0,
+            rx_latency: zero,
+            qp_swap_time: zero,
+            qp_swap_per_block: zero,
+            ack_class: AckClass::Control,
+        }
     }
 }
 
@@ -425,6 +452,7 @@ pub enum RecoveryKind {
 pub enum CcKind {
     Dcqcn,
     Dctcp,
+    Hpcc,
     None,
 }
 
@@ -455,6 +483,7 @@ pub struct RecoveryCfg {
 pub struct CcCfg {
     pub dcqcn: DcqcnParams,
     pub dctcp: crate::transport::dctcp::DctcpParams,
+    pub hpcc: crate::transport::hpcc::HpccParams,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

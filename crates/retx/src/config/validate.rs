@@ -195,6 +195,16 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
     range_u32("recovery.gbone.chunk_packets", s.recovery.gbone.chunk_packets, 1, 1 << 20)?;
     range_u32("recovery.gbone.max_ooo_psn", s.recovery.gbone.max_ooo_psn, 0, 1 << 24)?;
     range_f64("cc.dctcp.g", s.cc.dctcp.g, 0.0, 1.0)?;
+    let h = &s.cc.hpcc;
+    if !(h.eta > 0.0 && h.eta <= 1.0) {
+        return Err(err("cc.hpcc.eta", format!("{} is out of range (allowed above 0, up to 1)", h.eta)));
+    }
+    range_u32("cc.hpcc.max_stage", h.max_stage, 0, 1000)?;
+    range_u32("cc.hpcc.int_multi", h.int_multi, 0, 1 << 16)?;
+    if h.min_rate.0 .0 == 0 {
+        return Err(err("cc.hpcc.min_rate", "must be greater than 0"));
+    }
+    range_u32("switch.int_bytes", s.switch.int_bytes, 0, 1024)?;
     let d = &s.cc.dcqcn;
     range_f64("cc.dcqcn.g", d.g, 0.0, 1.0)?;
     if d.rate_cut == crate::transport::dcqcn::Cadence::Periodic && d.decrease_interval.0 .0 == 0 {

@@ -6,6 +6,7 @@
 
 use super::dcqcn::{CnpMode, DcqcnRp};
 use super::dctcp::Dctcp;
+use super::hpcc::Hpcc;
 use crate::sim::units::{Rate, Time};
 
 /// What an acknowledgement (ACK, NAK, NACK, RACK) tells the controller.
@@ -36,6 +37,7 @@ pub enum Cc {
     None,
     Dcqcn(DcqcnRp),
     Dctcp(Dctcp),
+    Hpcc(Hpcc),
 }
 
 impl Cc {
@@ -45,12 +47,23 @@ impl Cc {
             Cc::None => None,
             Cc::Dcqcn(rp) => Some(rp.rate()),
             Cc::Dctcp(d) => Some(d.rate()),
+            Cc::Hpcc(h) => Some(h.rate()),
         }
     }
 
     /// The most payload bytes in flight (None: no window).
     pub fn window(&self) -> Option<u64> {
-        None
+        match self {
+            Cc::Hpcc(h) => h.window(),
+            _ => None,
+        }
+    }
+
+    /// A rate change re-times the packet already paced at the old rate (the HPCC ns-3 model's
+    /// `ChangeRate`, which only HPCC calls): the next send moves by the difference of the last
+    /// packet's serialisation at the two rates.
+    pub fn retimes_pacing(&self) -> bool {
+        matches!(self, Cc::Hpcc(_))
     }
 
     /// `bytes` (on the wire, headers included) were sent.
@@ -65,6 +78,7 @@ impl Cc {
     pub fn on_ack(&mut self, now: Time, s: &AckSample) -> bool {
         match self {
             Cc::Dctcp(d) => d.on_ack(s.cum, s.ece, s.snd_nxt),
+            Cc::Hpcc(h) => h.on_ack(s.cum, s.snd_nxt, &s.int),
             Cc::Dcqcn(rp) if s.ece && rp.params().cnp == CnpMode::PerMark => {
                 rp.on_cnp(now);
                 return true;
@@ -90,7 +104,7 @@ impl Cc {
     /// The controller's own next deadline (DCQCN's alpha and rate-increase timers).
     pub fn poll_timeout(&self) -> Option<Time> {
         match self {
-            Cc::None | Cc::Dctcp(_) => None,
+            Cc::None | Cc::Dctcp(_) | Cc::Hpcc(_) => None,
             Cc::Dcqcn(rp) => rp.poll_timeout(),
         }
     }

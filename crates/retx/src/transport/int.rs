@@ -7,6 +7,10 @@ use crate::sim::units::{Rate, Time};
 /// The most hop records a packet carries (HPCC ns-3 `IntHeader::maxHop`).
 pub const MAX_HOPS: usize = 5;
 
+/// Wire bytes of the INT header: `MAX_HOPS` records of 8 B and a 2 B hop count (HPCC ns-3
+/// `IntHeader::GetStaticSize` in NORMAL mode; the HPCC paper's 42 B for 5 hops).
+pub const INT_HEADER_BYTES: u32 = 42;
+
 /// One switch's record: what HPCC's INT header carries per hop.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct IntHop {

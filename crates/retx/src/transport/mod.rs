@@ -6,6 +6,7 @@ pub mod cc;
 pub mod dcqcn;
 pub mod dctcp;
 pub mod endpoint;
+pub mod hpcc;
 pub mod int;
 pub mod gbn;
 pub mod gbone;
@@ -22,6 +23,10 @@ use crate::sim::units::{Rate, Time};
 pub const DATA_HEADER_BYTES: u32 = 48;
 /// ACK/NAK/CNP size on the wire: the 60-byte minimum frame of the HPCC ns-3 model.
 pub const CONTROL_BYTES: u32 = 60;
+/// A response's headers without padding: Ethernet 14 + IPv4 20 + the 12 B ACK header of the
+/// HPCC ns-3 model (`qbbHeader`: ports, flags, priority group, sequence). With INT records
+/// appended it outgrows the 60 B minimum.
+pub const RESPONSE_HEADER_BYTES: u32 = 46;
 
 /// What a flow is, as both ends agree on it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -162,6 +167,7 @@ pub enum CcParams {
     None,
     Dcqcn(dcqcn::DcqcnParams),
     Dctcp(dctcp::DctcpParams),
+    Hpcc(hpcc::HpccParams),
 }
 
 /// The run's reference path, as the HPCC ns-3 model gives every QP with `GLOBAL_T 1`: the
@@ -190,9 +196,21 @@ pub struct Template {
     pub ack_interval: u32,
     /// What a QP-cache swap costs the receive pipeline (default free).
     pub qp_swap: SwapCost,
+    /// Bytes of INT header every data packet and response carries (0: INT off).
+    pub int_header: u32,
 }
 
 impl Template {
+    /// Data packet bytes on the wire beyond the payload.
+    pub fn data_header(&self) -> u32 {
+        DATA_HEADER_BYTES + self.int_header
+    }
+
+    /// A response's (ACK, NAK, CNP) bytes on the wire.
+    pub fn response_bytes(&self) -> u32 {
+        CONTROL_BYTES.max(RESPONSE_HEADER_BYTES + self.int_header)
+    }
+
     /// The scheme's name in the on-chip memory table ([`crate::hw::memory`]).
     pub fn memory_scheme(&self) -> &'static str {
         match self.recovery {
@@ -230,17 +248,17 @@ impl Template {
                 receiver::RxRecovery::Bitmap(irn::BitmapReceiver::gbone(or_bdp(p.max_ooo_psn), ack)),
             ),
         };
-        let _ = path;
         let (cc, np) = match &self.cc {
             CcParams::None => (cc::Cc::None, None),
             CcParams::Dctcp(p) => (cc::Cc::Dctcp(dctcp::Dctcp::new(*p, line)), None),
+            CcParams::Hpcc(p) => (cc::Cc::Hpcc(hpcc::Hpcc::new(*p, line, path)), None),
             CcParams::Dcqcn(p) => {
                 // With marks echoed on ACKs the receiver sends no CNP packets.
                 let np = (p.cnp == dcqcn::CnpMode::Paced).then(|| dcqcn::DcqcnNp::new(p.cnp_interval.0));
                 (cc::Cc::Dcqcn(dcqcn::DcqcnRp::new(*p, line)), np)
             }
         };
-        (sender::Sender::new(spec, tx, cc, line, DATA_HEADER_BYTES), receiver::Receiver::new(spec, rx, np))
+        (sender::Sender::new(spec, tx, cc, line, self.data_header()), receiver::Receiver::new(spec, rx, np))
     }
 }
 

@@ -66,6 +66,8 @@ pub struct Sender {
     /// Header bytes added to each data packet on the wire (counted by the rate limiter).
     header: u32,
     next_send: Time,
+    /// Wire bytes of the last packet sent (what a rate change re-times).
+    last_wire: u64,
     pub stats: SenderStats,
     pub done_at: Option<Time>,
 }
@@ -80,6 +82,7 @@ impl Sender {
             line,
             header,
             next_send: Time::ZERO,
+            last_wire: 0,
             stats: SenderStats::default(),
             done_at: None,
         }
@@ -149,6 +152,7 @@ impl Sender {
         }
         let wire = (payload + self.header) as u64;
         self.next_send = now + self.rate().serialization(wire);
+        self.last_wire = wire;
         self.cc.on_sent(now, wire);
         Transmit::Send(seg)
     }
@@ -181,8 +185,14 @@ impl Sender {
                 one_way: (seg.echo_ts > Time::ZERO).then(|| seg.ts.0 as i64 - seg.echo_ts.0 as i64),
                 int: nic.int_in,
             };
+            let before = self.rate();
             if self.cc.on_ack(now, &sample) {
                 self.stats.cnps += 1;
+            }
+            let after = self.rate();
+            if after != before && self.cc.retimes_pacing() && self.last_wire > 0 {
+                let (old, new) = (before.serialization(self.last_wire), after.serialization(self.last_wire));
+                self.next_send = Time((self.next_send.0 + new.0).saturating_sub(old.0));
             }
         }
         let finished = each!(&self.recovery, r => r.is_done());

@@ -119,7 +119,7 @@ impl<O: Observer> Simulation<O> {
         let (ip, data) = (pkt.in_port as usize, pkt.class as usize != CLASS_CONTROL);
         let pfc_queue = self.ports[p].is_lossless(q).then_some(q);
         let d = sw.depart(&self.switch_params, rate, left, &mut self.ports[ip], pfc_queue, data, pkt.size as u64);
-        if data && pkt.int != NO_INT {
+        if pkt.int != NO_INT && pkt.seg.kind == SegKind::Data {
             // INT is stamped on data as it leaves the egress queue (HPCC's switch); the ACK
             // that echoes the records crosses switches unstamped.
             let port = &self.ports[p];

@@ -14,7 +14,6 @@ use crate::sim::units::Time;
 use crate::transport::endpoint::Want;
 use crate::transport::segment::SegKind;
 use crate::transport::sender::Transmit;
-use crate::transport::{CONTROL_BYTES, DATA_HEADER_BYTES};
 
 impl<O: Observer> Simulation<O> {
     /// A packet arrived at a host: into the NIC's receive pipeline, handled now if it is free.
@@ -140,6 +139,10 @@ impl<O: Observer> Simulation<O> {
         let (src, dst) = if dir == 0 { (self.conns[conn].def.src, self.conns[conn].def.dst) } else { (self.conns[conn].def.dst, self.conns[conn].def.src) };
         let entropy = self.conns[conn].entropy[dir as usize];
         n.state.qp = qp as u32;
+        let size = self.template.response_bytes();
+        // At switches a response takes the control queue, or its flow's data class (ns-3
+        // ACK_HIGH_PRIO 0); the NIC itself always sends it first.
+        let class = if self.ack_in_data_class { self.conns[conn].def.class } else { CLASS_CONTROL as u8 };
         while let Transmit::Send(seg) = n.qps[qp].endpoint.poll_transmit(now, &mut n.state, Want::Responses) {
             let response = Packet {
                 frame: Frame::Transport,
@@ -148,8 +151,8 @@ impl<O: Observer> Simulation<O> {
                 dir,
                 src: src as u32,
                 dst: dst as u32,
-                size: CONTROL_BYTES,
-                class: CLASS_CONTROL as u8,
+                size,
+                class,
                 in_port: 0,
                 entropy,
                 int: std::mem::replace(&mut echo, NO_INT),
@@ -312,6 +315,7 @@ impl<O: Observer> Simulation<O> {
             Ok((qp, mut seg)) => {
                 let conn_id = self.nics[nic].qps[qp as usize].conn;
                 let conn = &self.conns[conn_id as usize];
+                let data_header = self.template.data_header();
                 let data = seg.kind == SegKind::Data;
                 if data {
                     seg.colour = conn.def.colour;
@@ -329,7 +333,7 @@ impl<O: Observer> Simulation<O> {
                     dir,
                     src: src as u32,
                     dst: dst as u32,
-                    size: seg.payload + DATA_HEADER_BYTES,
+                    size: seg.payload + data_header,
                     class: if data { conn.def.class } else { CLASS_CONTROL as u8 },
                     in_port: 0,
                     entropy,

@@ -69,6 +69,8 @@ pub struct Parts {
     pub clock: HostClock,
     /// Switches stamp INT hop records on data packets; receivers echo them in ACKs.
     pub int: bool,
+    /// Responses take their flow's data class at switches (ns-3 `ACK_HIGH_PRIO 0`).
+    pub ack_in_data_class: bool,
     /// Every NIC's receive pipeline time per packet (schemes may charge more).
     pub rx_latency: Time,
 }
@@ -154,6 +156,7 @@ pub struct Simulation<O: Observer = Quiet> {
     live: u64,
     live_high_water: u64,
     int_enabled: bool,
+    ack_in_data_class: bool,
     int: IntTable,
     ports: Vec<Port>,
     is_host: Vec<bool>,
@@ -272,6 +275,7 @@ impl<O: Observer> Simulation<O> {
             live: 0,
             live_high_water: 0,
             int_enabled: p.int,
+            ack_in_data_class: p.ack_in_data_class,
             int: IntTable::default(),
             ports,
             is_host,
