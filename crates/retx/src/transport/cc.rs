@@ -6,6 +6,7 @@
 
 use super::dcqcn::{CnpMode, DcqcnRp};
 use super::dctcp::Dctcp;
+use super::timely::Timely;
 use crate::sim::units::{Rate, Time};
 
 /// What an acknowledgement (ACK, NAK, NACK, RACK) tells the controller.
@@ -36,6 +37,7 @@ pub enum Cc {
     None,
     Dcqcn(DcqcnRp),
     Dctcp(Dctcp),
+    Timely(Timely),
 }
 
 impl Cc {
@@ -45,12 +47,16 @@ impl Cc {
             Cc::None => None,
             Cc::Dcqcn(rp) => Some(rp.rate()),
             Cc::Dctcp(d) => Some(d.rate()),
+            Cc::Timely(t) => Some(t.rate()),
         }
     }
 
     /// The most payload bytes in flight (None: no window).
     pub fn window(&self) -> Option<u64> {
-        None
+        match self {
+            Cc::Timely(t) => t.window(),
+            _ => None,
+        }
     }
 
     /// `bytes` (on the wire, headers included) were sent.
@@ -65,6 +71,7 @@ impl Cc {
     pub fn on_ack(&mut self, now: Time, s: &AckSample) -> bool {
         match self {
             Cc::Dctcp(d) => d.on_ack(s.cum, s.ece, s.snd_nxt),
+            Cc::Timely(t) => t.on_ack(s),
             Cc::Dcqcn(rp) if s.ece && rp.params().cnp == CnpMode::PerMark => {
                 rp.on_cnp(now);
                 return true;
@@ -90,7 +97,7 @@ impl Cc {
     /// The controller's own next deadline (DCQCN's alpha and rate-increase timers).
     pub fn poll_timeout(&self) -> Option<Time> {
         match self {
-            Cc::None | Cc::Dctcp(_) => None,
+            Cc::None | Cc::Dctcp(_) | Cc::Timely(_) => None,
             Cc::Dcqcn(rp) => rp.poll_timeout(),
         }
     }
