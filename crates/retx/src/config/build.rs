@@ -26,6 +26,7 @@ pub fn transport(s: &Scenario) -> Template {
         CcKind::None => CcParams::None,
         CcKind::Dcqcn => CcParams::Dcqcn(s.cc.dcqcn),
         CcKind::Dctcp => CcParams::Dctcp(s.cc.dctcp),
+        CcKind::Timely => CcParams::Timely(s.cc.timely),
     };
     let qp_swap = SwapCost { per_context: s.nic.qp_swap_time.0, per_block: s.nic.qp_swap_per_block.0 };
     Template { recovery, cc, ack_interval: s.nic.ack_interval, qp_swap }

@@ -425,6 +425,7 @@ pub enum RecoveryKind {
 pub enum CcKind {
     Dcqcn,
     Dctcp,
+    Timely,
     None,
 }
 
@@ -455,6 +456,7 @@ pub struct RecoveryCfg {
 pub struct CcCfg {
     pub dcqcn: DcqcnParams,
     pub dctcp: crate::transport::dctcp::DctcpParams,
+    pub timely: crate::transport::timely::TimelyParams,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
