@@ -27,6 +27,7 @@ pub fn transport(s: &Scenario) -> Template {
         CcKind::Dcqcn => CcParams::Dcqcn(s.cc.dcqcn),
         CcKind::Dctcp => CcParams::Dctcp(s.cc.dctcp),
         CcKind::Hpcc => CcParams::Hpcc(s.cc.hpcc),
+        CcKind::Timely => CcParams::Timely(s.cc.timely),
     };
     let qp_swap = SwapCost { per_context: s.nic.qp_swap_time.0, per_block: s.nic.qp_swap_per_block.0 };
     let int_header = if int_enabled(s) { s.switch.int_bytes } else { 0 };

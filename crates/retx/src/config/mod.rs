@@ -453,6 +453,7 @@ pub enum CcKind {
     Dcqcn,
     Dctcp,
     Hpcc,
+    Timely,
     None,
 }
 
@@ -484,6 +485,7 @@ pub struct CcCfg {
     pub dcqcn: DcqcnParams,
     pub dctcp: crate::transport::dctcp::DctcpParams,
     pub hpcc: crate::transport::hpcc::HpccParams,
+    pub timely: crate::transport::timely::TimelyParams,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

@@ -155,6 +155,27 @@ fn pfc_dynamic(sw: &super::SwitchCfg, topo: &Topology) -> Result<(), ScenarioErr
     Ok(())
 }
 
+/// `[cc.timely]`: weights in (0, 1], T_low below T_high, a positive min RTT and steps.
+fn cc_timely(t: &crate::transport::timely::TimelyParams) -> Result<(), ScenarioError> {
+    for (field, v) in [("cc.timely.alpha", t.alpha), ("cc.timely.beta", t.beta)] {
+        if !(v > 0.0 && v <= 1.0) {
+            return Err(err(field, format!("{v} is out of range (allowed greater than 0, at most 1)")));
+        }
+    }
+    if t.t_low.0 >= t.t_high.0 {
+        return Err(err("cc.timely.t_low", format!("{} must be less than cc.timely.t_high ({})", t.t_low.0, t.t_high.0)));
+    }
+    for (field, zero) in [("cc.timely.min_rtt", t.min_rtt.0 .0 == 0), ("cc.timely.rate_ai", t.rate_ai.0 .0 == 0), ("cc.timely.min_rate", t.min_rate.0 .0 == 0)] {
+        if zero {
+            return Err(err(field, "must be greater than 0"));
+        }
+    }
+    if t.rate_hai.0 < t.rate_ai.0 {
+        return Err(err("cc.timely.rate_hai", format!("{} must not be below cc.timely.rate_ai ({})", t.rate_hai.0, t.rate_ai.0)));
+    }
+    Ok(())
+}
+
 /// Fills defaults that depend on other fields, checks every range and name, and builds the
 /// topology.
 pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
@@ -210,6 +231,7 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
     if d.rate_cut == crate::transport::dcqcn::Cadence::Periodic && d.decrease_interval.0 .0 == 0 {
         return Err(err("cc.dcqcn.decrease_interval", "must be greater than 0 with rate_cut = \"periodic\" (it is the period of the cut checks)"));
     }
+    cc_timely(&s.cc.timely)?;
     for (field, t) in [
         ("recovery.gbn.nak_interval", s.recovery.gbn.nak_interval.0),
         ("recovery.gbn.rto", s.recovery.gbn.rto.0),

@@ -7,6 +7,7 @@
 use super::dcqcn::{CnpMode, DcqcnRp};
 use super::dctcp::Dctcp;
 use super::hpcc::Hpcc;
+use super::timely::Timely;
 use crate::sim::units::{Rate, Time};
 
 /// What an acknowledgement (ACK, NAK, NACK, RACK) tells the controller.
@@ -38,6 +39,7 @@ pub enum Cc {
     Dcqcn(DcqcnRp),
     Dctcp(Dctcp),
     Hpcc(Hpcc),
+    Timely(Timely),
 }
 
 impl Cc {
@@ -48,6 +50,7 @@ impl Cc {
             Cc::Dcqcn(rp) => Some(rp.rate()),
             Cc::Dctcp(d) => Some(d.rate()),
             Cc::Hpcc(h) => Some(h.rate()),
+            Cc::Timely(t) => Some(t.rate()),
         }
     }
 
@@ -55,6 +58,7 @@ impl Cc {
     pub fn window(&self) -> Option<u64> {
         match self {
             Cc::Hpcc(h) => h.window(),
+            Cc::Timely(t) => t.window(),
             _ => None,
         }
     }
@@ -79,6 +83,7 @@ impl Cc {
         match self {
             Cc::Dctcp(d) => d.on_ack(s.cum, s.ece, s.snd_nxt),
             Cc::Hpcc(h) => h.on_ack(s.cum, s.snd_nxt, &s.int),
+            Cc::Timely(t) => t.on_ack(s),
             Cc::Dcqcn(rp) if s.ece && rp.params().cnp == CnpMode::PerMark => {
                 rp.on_cnp(now);
                 return true;
@@ -104,7 +109,7 @@ impl Cc {
     /// The controller's own next deadline (DCQCN's alpha and rate-increase timers).
     pub fn poll_timeout(&self) -> Option<Time> {
         match self {
-            Cc::None | Cc::Dctcp(_) | Cc::Hpcc(_) => None,
+            Cc::None | Cc::Dctcp(_) | Cc::Hpcc(_) | Cc::Timely(_) => None,
             Cc::Dcqcn(rp) => rp.poll_timeout(),
         }
     }

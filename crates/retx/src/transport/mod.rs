@@ -16,6 +16,7 @@ pub mod psn;
 pub mod receiver;
 pub mod segment;
 pub mod sender;
+pub mod timely;
 
 use crate::sim::units::{Rate, Time};
 /// Data packet bytes on the wire beyond the payload: Ethernet 14 + IPv4 20 + UDP 8 + 6 of
@@ -168,6 +169,7 @@ pub enum CcParams {
     Dcqcn(dcqcn::DcqcnParams),
     Dctcp(dctcp::DctcpParams),
     Hpcc(hpcc::HpccParams),
+    Timely(timely::TimelyParams),
 }
 
 /// The run's reference path, as the HPCC ns-3 model gives every QP with `GLOBAL_T 1`: the
@@ -252,6 +254,7 @@ impl Template {
             CcParams::None => (cc::Cc::None, None),
             CcParams::Dctcp(p) => (cc::Cc::Dctcp(dctcp::Dctcp::new(*p, line)), None),
             CcParams::Hpcc(p) => (cc::Cc::Hpcc(hpcc::Hpcc::new(*p, line, path)), None),
+            CcParams::Timely(p) => (cc::Cc::Timely(timely::Timely::new(*p, line, path)), None),
             CcParams::Dcqcn(p) => {
                 // With marks echoed on ACKs the receiver sends no CNP packets.
                 let np = (p.cnp == dcqcn::CnpMode::Paced).then(|| dcqcn::DcqcnNp::new(p.cnp_interval.0));
