@@ -6,6 +6,9 @@
 
 use super::dcqcn::{CnpMode, DcqcnRp};
 use super::dctcp::Dctcp;
+use super::dctcp_window::DctcpWindow;
+use super::reno::Reno;
+use super::vegas::Vegas;
 use crate::sim::units::{Rate, Time};
 
 /// What an acknowledgement (ACK, NAK, NACK, RACK) tells the controller.
@@ -29,6 +32,18 @@ pub struct AckSample {
     pub int: super::int::IntHops,
 }
 
+/// What the sender had in flight when it detected a loss or its timer expired, read before
+/// the recovery scheme acted on it (a NAK or a timeout rewinds snd_nxt): window controllers
+/// size their cut from it (RFC 5681's FlightSize) and hold it until the cumulative ACK passes
+/// `snd_nxt`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Flight {
+    /// Payload bytes sent and not cumulatively acknowledged.
+    pub bytes: u64,
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+}
+
 /// Congestion control, statically dispatched.
 #[derive(Clone, Debug)]
 pub enum Cc {
@@ -36,6 +51,10 @@ pub enum Cc {
     None,
     Dcqcn(DcqcnRp),
     Dctcp(Dctcp),
+    /// Window-based, for `recovery = "tcp"` (and the RDMA schemes).
+    Reno(Reno),
+    DctcpWindow(DctcpWindow),
+    Vegas(Vegas),
 }
 
 impl Cc {
@@ -45,12 +64,18 @@ impl Cc {
             Cc::None => None,
             Cc::Dcqcn(rp) => Some(rp.rate()),
             Cc::Dctcp(d) => Some(d.rate()),
+            Cc::Reno(_) | Cc::DctcpWindow(_) | Cc::Vegas(_) => None,
         }
     }
 
     /// The most payload bytes in flight (None: no window).
     pub fn window(&self) -> Option<u64> {
-        None
+        match self {
+            Cc::Reno(r) => Some(r.window()),
+            Cc::DctcpWindow(d) => Some(d.window()),
+            Cc::Vegas(v) => Some(v.window()),
+            _ => None,
+        }
     }
 
     /// `bytes` (on the wire, headers included) were sent.
@@ -65,6 +90,9 @@ impl Cc {
     pub fn on_ack(&mut self, now: Time, s: &AckSample) -> bool {
         match self {
             Cc::Dctcp(d) => d.on_ack(s.cum, s.ece, s.snd_nxt),
+            Cc::Reno(r) => r.on_ack(s),
+            Cc::DctcpWindow(d) => d.on_ack(s),
+            Cc::Vegas(v) => v.on_ack(s),
             Cc::Dcqcn(rp) if s.ece && rp.params().cnp == CnpMode::PerMark => {
                 rp.on_cnp(now);
                 return true;
@@ -74,8 +102,16 @@ impl Cc {
         false
     }
 
-    /// The loss recovery scheme learned of a loss (a NAK, NACK or RACK).
-    pub fn on_loss(&mut self, _now: Time) {}
+    /// The loss recovery scheme learned of a loss (a NAK, NACK, RACK, or TCP's third duplicate
+    /// ACK); `f` is what was in flight before it acted.
+    pub fn on_loss(&mut self, _now: Time, f: &Flight) {
+        match self {
+            Cc::Reno(r) => r.on_loss(f),
+            Cc::DctcpWindow(d) => d.on_loss(f),
+            Cc::Vegas(v) => v.on_loss(f),
+            _ => {}
+        }
+    }
 
     /// A congestion notification packet arrived.
     pub fn on_cnp(&mut self, now: Time) {
@@ -84,13 +120,20 @@ impl Cc {
         }
     }
 
-    /// The retransmission timer fired.
-    pub fn on_timeout(&mut self, _now: Time) {}
+    /// The retransmission timer fired; `f` is what was in flight before the scheme went back.
+    pub fn on_timeout(&mut self, _now: Time, f: &Flight) {
+        match self {
+            Cc::Reno(r) => r.on_timeout(f),
+            Cc::DctcpWindow(d) => d.on_timeout(f),
+            Cc::Vegas(v) => v.on_timeout(f),
+            _ => {}
+        }
+    }
 
     /// The controller's own next deadline (DCQCN's alpha and rate-increase timers).
     pub fn poll_timeout(&self) -> Option<Time> {
         match self {
-            Cc::None | Cc::Dctcp(_) => None,
+            Cc::None | Cc::Dctcp(_) | Cc::Reno(_) | Cc::DctcpWindow(_) | Cc::Vegas(_) => None,
             Cc::Dcqcn(rp) => rp.poll_timeout(),
         }
     }
