@@ -21,11 +21,15 @@ pub fn transport(s: &Scenario) -> Template {
         RecoveryKind::Irn => RecoveryParams::Irn(r.irn),
         RecoveryKind::Melo => RecoveryParams::Melo(r.melo),
         RecoveryKind::Gbone => RecoveryParams::Gbone(r.gbone),
+        RecoveryKind::Tcp => RecoveryParams::Tcp(r.tcp),
     };
     let cc = match s.transport.cc {
         CcKind::None => CcParams::None,
         CcKind::Dcqcn => CcParams::Dcqcn(s.cc.dcqcn),
         CcKind::Dctcp => CcParams::Dctcp(s.cc.dctcp),
+        CcKind::Reno => CcParams::Reno(s.cc.reno),
+        CcKind::DctcpWindow => CcParams::DctcpWindow(s.cc.dctcp_window),
+        CcKind::Vegas => CcParams::Vegas(s.cc.vegas),
     };
     let qp_swap = SwapCost { per_context: s.nic.qp_swap_time.0, per_block: s.nic.qp_swap_per_block.0 };
     Template { recovery, cc, ack_interval: s.nic.ack_interval, qp_swap }
