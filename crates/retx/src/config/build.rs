@@ -21,6 +21,7 @@ pub fn transport(s: &Scenario) -> Template {
         RecoveryKind::Irn => RecoveryParams::Irn(r.irn),
         RecoveryKind::Melo => RecoveryParams::Melo(r.melo),
         RecoveryKind::Gbone => RecoveryParams::Gbone(r.gbone),
+        RecoveryKind::Tcp => RecoveryParams::Tcp(r.tcp),
     };
     let cc = match s.transport.cc {
         CcKind::None => CcParams::None,
@@ -28,6 +29,9 @@ pub fn transport(s: &Scenario) -> Template {
         CcKind::Dctcp => CcParams::Dctcp(s.cc.dctcp),
         CcKind::Hpcc => CcParams::Hpcc(s.cc.hpcc),
         CcKind::Timely => CcParams::Timely(s.cc.timely),
+        CcKind::Reno => CcParams::Reno(s.cc.reno),
+        CcKind::DctcpWindow => CcParams::DctcpWindow(s.cc.dctcp_window),
+        CcKind::Vegas => CcParams::Vegas(s.cc.vegas),
     };
     let qp_swap = SwapCost { per_context: s.nic.qp_swap_time.0, per_block: s.nic.qp_swap_per_block.0 };
     let int_header = if int_enabled(s) { s.switch.int_bytes } else { 0 };

@@ -445,6 +445,8 @@ pub enum RecoveryKind {
     Melo,
     /// Go-Back-ONE: selective repeat with RACK loss notification.
     Gbone,
+    /// A TCP-like byte stream: cumulative ACKs, NewReno fast recovery, RFC 6298 timer.
+    Tcp,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -455,6 +457,17 @@ pub enum CcKind {
     Hpcc,
     Timely,
     None,
+    /// Window controllers, for `recovery = "tcp"` (also over gbn and irn).
+    Reno,
+    DctcpWindow,
+    Vegas,
+}
+
+impl CcKind {
+    /// Congestion control by a window of bytes in flight (not a rate).
+    pub fn is_window(self) -> bool {
+        matches!(self, CcKind::Reno | CcKind::DctcpWindow | CcKind::Vegas)
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -477,6 +490,7 @@ pub struct RecoveryCfg {
     pub irn: crate::transport::irn::IrnParams,
     pub melo: crate::transport::melo::MeloParams,
     pub gbone: crate::transport::gbone::GboneParams,
+    pub tcp: crate::transport::tcp::TcpParams,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -486,6 +500,10 @@ pub struct CcCfg {
     pub dctcp: crate::transport::dctcp::DctcpParams,
     pub hpcc: crate::transport::hpcc::HpccParams,
     pub timely: crate::transport::timely::TimelyParams,
+    pub reno: crate::transport::reno::RenoParams,
+    #[serde(rename = "dctcp-window")]
+    pub dctcp_window: crate::transport::dctcp_window::DctcpWindowParams,
+    pub vegas: crate::transport::vegas::VegasParams,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]

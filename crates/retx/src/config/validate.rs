@@ -176,6 +176,40 @@ fn cc_timely(t: &crate::transport::timely::TimelyParams) -> Result<(), ScenarioE
     Ok(())
 }
 
+/// `[recovery.tcp]` and the window controllers' sections (`[cc.reno]`, `[cc.dctcp-window]`,
+/// `[cc.vegas]`), and which recovery schemes a window controller runs over.
+fn tcp_and_windows(s: &Scenario) -> Result<(), ScenarioError> {
+    let t = &s.recovery.tcp;
+    if t.min_rto.0 .0 == 0 {
+        return Err(err("recovery.tcp.min_rto", "must be greater than 0"));
+    }
+    if t.max_rto.0 < t.min_rto.0 {
+        return Err(err("recovery.tcp.max_rto", "must not be below recovery.tcp.min_rto"));
+    }
+    range_u32("recovery.tcp.dupack_threshold", t.dupack_threshold, 1, 1 << 16)?;
+    let c = &s.cc;
+    range_u32("cc.reno.initial_window", c.reno.initial_window, 0, 1 << 20)?;
+    let d = &c.dctcp_window;
+    if !(d.g > 0.0 && d.g <= 1.0) {
+        return Err(err("cc.dctcp-window.g", format!("{} is out of range (allowed above 0, up to 1)", d.g)));
+    }
+    range_f64("cc.dctcp-window.initial_alpha", d.initial_alpha, 0.0, 1.0)?;
+    range_u32("cc.dctcp-window.initial_window", d.initial_window, 0, 1 << 20)?;
+    let v = &c.vegas;
+    range_f64("cc.vegas.alpha", v.alpha, 0.0, 1e6)?;
+    range_f64("cc.vegas.beta", v.beta, 0.0, 1e6)?;
+    range_f64("cc.vegas.gamma", v.gamma, 0.0, 1e6)?;
+    if v.alpha >= v.beta {
+        return Err(err("cc.vegas.alpha", "must be below cc.vegas.beta"));
+    }
+    range_u32("cc.vegas.initial_window", v.initial_window, 0, 1 << 20)?;
+    use super::RecoveryKind as R;
+    if s.transport.cc.is_window() && matches!(s.transport.recovery, R::Melo | R::Gbone) {
+        return Err(err("transport.cc", "a window controller (reno, dctcp-window, vegas) runs over recovery \"tcp\", \"gbn\" or \"irn\""));
+    }
+    Ok(())
+}
+
 /// Fills defaults that depend on other fields, checks every range and name, and builds the
 /// topology.
 pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
@@ -226,6 +260,7 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
         return Err(err("cc.hpcc.min_rate", "must be greater than 0"));
     }
     range_u32("switch.int_bytes", s.switch.int_bytes, 0, 1024)?;
+    tcp_and_windows(s)?;
     let d = &s.cc.dcqcn;
     range_f64("cc.dcqcn.g", d.g, 0.0, 1.0)?;
     if d.rate_cut == crate::transport::dcqcn::Cadence::Periodic && d.decrease_interval.0 .0 == 0 {

@@ -8,6 +8,9 @@ use super::dcqcn::{CnpMode, DcqcnRp};
 use super::dctcp::Dctcp;
 use super::hpcc::Hpcc;
 use super::timely::Timely;
+use super::dctcp_window::DctcpWindow;
+use super::reno::Reno;
+use super::vegas::Vegas;
 use crate::sim::units::{Rate, Time};
 
 /// What an acknowledgement (ACK, NAK, NACK, RACK) tells the controller.
@@ -31,6 +34,18 @@ pub struct AckSample {
     pub int: super::int::IntHops,
 }
 
+/// What the sender had in flight when it detected a loss or its timer expired, read before
+/// the recovery scheme acted on it (a NAK or a timeout rewinds snd_nxt): window controllers
+/// size their cut from it (RFC 5681's FlightSize) and hold it until the cumulative ACK passes
+/// `snd_nxt`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Flight {
+    /// Payload bytes sent and not cumulatively acknowledged.
+    pub bytes: u64,
+    pub snd_una: u64,
+    pub snd_nxt: u64,
+}
+
 /// Congestion control, statically dispatched.
 #[derive(Clone, Debug)]
 pub enum Cc {
@@ -40,6 +55,10 @@ pub enum Cc {
     Dctcp(Dctcp),
     Hpcc(Hpcc),
     Timely(Timely),
+    /// Window-based, for `recovery = "tcp"` (and the RDMA schemes).
+    Reno(Reno),
+    DctcpWindow(DctcpWindow),
+    Vegas(Vegas),
 }
 
 impl Cc {
@@ -51,6 +70,7 @@ impl Cc {
             Cc::Dctcp(d) => Some(d.rate()),
             Cc::Hpcc(h) => Some(h.rate()),
             Cc::Timely(t) => Some(t.rate()),
+            Cc::Reno(_) | Cc::DctcpWindow(_) | Cc::Vegas(_) => None,
         }
     }
 
@@ -59,6 +79,9 @@ impl Cc {
         match self {
             Cc::Hpcc(h) => h.window(),
             Cc::Timely(t) => t.window(),
+            Cc::Reno(r) => Some(r.window()),
+            Cc::DctcpWindow(d) => Some(d.window()),
+            Cc::Vegas(v) => Some(v.window()),
             _ => None,
         }
     }
@@ -84,6 +107,9 @@ impl Cc {
             Cc::Dctcp(d) => d.on_ack(s.cum, s.ece, s.snd_nxt),
             Cc::Hpcc(h) => h.on_ack(s.cum, s.snd_nxt, &s.int),
             Cc::Timely(t) => t.on_ack(s),
+            Cc::Reno(r) => r.on_ack(s),
+            Cc::DctcpWindow(d) => d.on_ack(s),
+            Cc::Vegas(v) => v.on_ack(s),
             Cc::Dcqcn(rp) if s.ece && rp.params().cnp == CnpMode::PerMark => {
                 rp.on_cnp(now);
                 return true;
@@ -93,8 +119,16 @@ impl Cc {
         false
     }
 
-    /// The loss recovery scheme learned of a loss (a NAK, NACK or RACK).
-    pub fn on_loss(&mut self, _now: Time) {}
+    /// The loss recovery scheme learned of a loss (a NAK, NACK, RACK, or TCP's third duplicate
+    /// ACK); `f` is what was in flight before it acted.
+    pub fn on_loss(&mut self, _now: Time, f: &Flight) {
+        match self {
+            Cc::Reno(r) => r.on_loss(f),
+            Cc::DctcpWindow(d) => d.on_loss(f),
+            Cc::Vegas(v) => v.on_loss(f),
+            _ => {}
+        }
+    }
 
     /// A congestion notification packet arrived.
     pub fn on_cnp(&mut self, now: Time) {
@@ -103,13 +137,20 @@ impl Cc {
         }
     }
 
-    /// The retransmission timer fired.
-    pub fn on_timeout(&mut self, _now: Time) {}
+    /// The retransmission timer fired; `f` is what was in flight before the scheme went back.
+    pub fn on_timeout(&mut self, _now: Time, f: &Flight) {
+        match self {
+            Cc::Reno(r) => r.on_timeout(f),
+            Cc::DctcpWindow(d) => d.on_timeout(f),
+            Cc::Vegas(v) => v.on_timeout(f),
+            _ => {}
+        }
+    }
 
     /// The controller's own next deadline (DCQCN's alpha and rate-increase timers).
     pub fn poll_timeout(&self) -> Option<Time> {
         match self {
-            Cc::None | Cc::Dctcp(_) | Cc::Hpcc(_) | Cc::Timely(_) => None,
+            Cc::None | Cc::Dctcp(_) | Cc::Hpcc(_) | Cc::Timely(_) | Cc::Reno(_) | Cc::DctcpWindow(_) | Cc::Vegas(_) => None,
             Cc::Dcqcn(rp) => rp.poll_timeout(),
         }
     }

@@ -244,18 +244,8 @@ impl IrnSender {
     }
 
     pub fn next(&mut self, now: Time) -> Option<(u64, bool)> {
-        let head = self.snd_una;
-        let lost = if std::mem::take(&mut self.resend_head) && head < self.snd_nxt && !self.sacked.get(head) {
-            Some(head)
-        } else {
-            self.next_lost()
-        };
-        if let Some(i) = lost {
-            self.retx_mark[self.sacked.slot(i)] = self.snd_nxt;
-            if self.rto_deadline.is_none() {
-                self.rto_deadline = Some(now + self.rto());
-            }
-            return Some((i, true));
+        if let Some(r) = self.next_retransmission(now) {
+            return Some(r);
         }
         if self.snd_nxt >= self.npkts || self.snd_nxt - self.snd_una >= self.sacked.capacity() {
             return None;
@@ -266,6 +256,23 @@ impl IrnSender {
             self.rto_deadline = Some(now + self.rto());
         }
         Some((i, false))
+    }
+
+    /// Only a retransmission of a lost packet below snd_nxt, if one is due (what a sender whose
+    /// congestion window is full may still send: it does not move snd_nxt).
+    pub fn next_retransmission(&mut self, now: Time) -> Option<(u64, bool)> {
+        let head = self.snd_una;
+        let lost = if std::mem::take(&mut self.resend_head) && head < self.snd_nxt && !self.sacked.get(head) {
+            Some(head)
+        } else {
+            self.next_lost()
+        };
+        let i = lost?;
+        self.retx_mark[self.sacked.slot(i)] = self.snd_nxt;
+        if self.rto_deadline.is_none() {
+            self.rto_deadline = Some(now + self.rto());
+        }
+        Some((i, true))
     }
 
     /// Whether `next` may have something to send (cheap; may be a false positive when the

@@ -5,6 +5,7 @@
 pub mod cc;
 pub mod dcqcn;
 pub mod dctcp;
+pub mod dctcp_window;
 pub mod endpoint;
 pub mod hpcc;
 pub mod int;
@@ -14,9 +15,12 @@ pub mod irn;
 pub mod melo;
 pub mod psn;
 pub mod receiver;
+pub mod reno;
 pub mod segment;
 pub mod sender;
 pub mod timely;
+pub mod tcp;
+pub mod vegas;
 
 use crate::sim::units::{Rate, Time};
 /// Data packet bytes on the wire beyond the payload: Ethernet 14 + IPv4 20 + UDP 8 + 6 of
@@ -159,6 +163,7 @@ pub enum RecoveryParams {
     Irn(irn::IrnParams),
     Melo(melo::MeloParams),
     Gbone(gbone::GboneParams),
+    Tcp(tcp::TcpParams),
 }
 
 /// Congestion control and its parameters: one line per scheme.
@@ -170,6 +175,9 @@ pub enum CcParams {
     Dctcp(dctcp::DctcpParams),
     Hpcc(hpcc::HpccParams),
     Timely(timely::TimelyParams),
+    Reno(reno::RenoParams),
+    DctcpWindow(dctcp_window::DctcpWindowParams),
+    Vegas(vegas::VegasParams),
 }
 
 /// The run's reference path, as the HPCC ns-3 model gives every QP with `GLOBAL_T 1`: the
@@ -220,6 +228,7 @@ impl Template {
             RecoveryParams::Irn(_) => "irn",
             RecoveryParams::Melo(_) => "melo",
             RecoveryParams::Gbone(_) => "gbone",
+            RecoveryParams::Tcp(_) => "tcp",
         }
     }
 
@@ -249,7 +258,9 @@ impl Template {
                 sender::TxRecovery::Gbone(gbone::GboneSender::new(p, n)),
                 receiver::RxRecovery::Bitmap(irn::BitmapReceiver::gbone(or_bdp(p.max_ooo_psn), ack)),
             ),
+            RecoveryParams::Tcp(p) => (sender::TxRecovery::Tcp(tcp::TcpSender::new(p, n)), receiver::RxRecovery::Tcp(tcp::TcpReceiver::new(ack))),
         };
+        let mss = spec.mtu as u64;
         let (cc, np) = match &self.cc {
             CcParams::None => (cc::Cc::None, None),
             CcParams::Dctcp(p) => (cc::Cc::Dctcp(dctcp::Dctcp::new(*p, line)), None),
@@ -260,6 +271,9 @@ impl Template {
                 let np = (p.cnp == dcqcn::CnpMode::Paced).then(|| dcqcn::DcqcnNp::new(p.cnp_interval.0));
                 (cc::Cc::Dcqcn(dcqcn::DcqcnRp::new(*p, line)), np)
             }
+            CcParams::Reno(p) => (cc::Cc::Reno(reno::Reno::new(p, mss, path.bdp_bytes)), None),
+            CcParams::DctcpWindow(p) => (cc::Cc::DctcpWindow(dctcp_window::DctcpWindow::new(p, mss, path.bdp_bytes)), None),
+            CcParams::Vegas(p) => (cc::Cc::Vegas(vegas::Vegas::new(p, mss, path.bdp_bytes)), None),
         };
         (sender::Sender::new(spec, tx, cc, line, self.data_header()), receiver::Receiver::new(spec, rx, np))
     }

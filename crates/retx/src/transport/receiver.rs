@@ -4,6 +4,7 @@ use super::dcqcn::DcqcnNp;
 use super::gbn::GbnReceiver;
 use super::irn::BitmapReceiver;
 use super::melo::MeloReceiver;
+use super::tcp::TcpReceiver;
 use super::psn::{Psn, PsnSpace};
 use super::endpoint::Want;
 use super::segment::{payload_tag, Ecn, SegKind, Segment};
@@ -91,6 +92,7 @@ pub enum RxRecovery {
     /// IRN and Go-Back-ONE: one receiver, told apart by the notification it sends.
     Bitmap(BitmapReceiver),
     Melo(MeloReceiver),
+    Tcp(TcpReceiver),
 }
 
 /// The receive side of one flow.
@@ -136,6 +138,7 @@ impl Receiver {
             RxRecovery::Gbn(_) => (0, 0, 0),
             RxRecovery::Bitmap(r) => (r.stored_bytes, r.copied_bytes, r.beyond_bitmap),
             RxRecovery::Melo(r) => (r.stored_bytes, r.copied_bytes, r.dropped_middle + r.dropped_no_bits + r.swap_in_failures),
+            RxRecovery::Tcp(r) => (r.stored_bytes, r.copied_bytes, 0),
         }
     }
 
@@ -159,6 +162,10 @@ impl Receiver {
             RxRecovery::Gbn(r) => r.on_data(now, index, seg, &mut self.ctx),
             RxRecovery::Bitmap(r) => r.on_data(now, index, seg, &mut self.ctx),
             RxRecovery::Melo(r) => r.on_data(now, index, seg, &mut self.ctx, &mut shared.melo.rx),
+            RxRecovery::Tcp(r) => r.on_data(now, index, seg, &mut self.ctx),
+        }
+        if matches!(self.recovery, RxRecovery::Tcp(_)) {
+            return; // TCP's receiver sets the echo itself (RFC 8257's state machine)
         }
         // Echo congestion on what this packet triggered (DCTCP's ECE; HPCC sets the CNP flag
         // of the ACK/NACK the same way).

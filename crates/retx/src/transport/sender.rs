@@ -1,11 +1,12 @@
 //! The requester side of a queue pair: loss recovery, congestion control and pacing.
 
-use super::cc::{AckSample, Cc};
+use super::cc::{AckSample, Cc, Flight};
 use super::endpoint::Want;
 use super::gbn::GbnSender;
 use super::gbone::GboneSender;
 use super::irn::IrnSender;
 use super::melo::MeloSender;
+use super::tcp::TcpSender;
 use super::psn::{PsnReader, PsnSpace};
 use super::segment::{payload_tag, SegKind, Segment};
 use super::{FlowSpec, NicState};
@@ -18,6 +19,7 @@ pub enum TxRecovery {
     Irn(IrnSender),
     Melo(MeloSender),
     Gbone(GboneSender),
+    Tcp(TcpSender),
 }
 
 /// Dispatches a call to whichever loss recovery a sender has.
@@ -28,6 +30,7 @@ macro_rules! each {
             TxRecovery::Irn($x) => $e,
             TxRecovery::Melo($x) => $e,
             TxRecovery::Gbone($x) => $e,
+            TxRecovery::Tcp($x) => $e,
         }
     };
 }
@@ -48,7 +51,8 @@ pub struct SenderStats {
     pub sent_bytes: u64,
     pub retx_pkts: u64,
     pub retx_bytes: u64,
-    /// NAKs (go-back-N) or NACKs (selective) received.
+    /// NAKs (go-back-N) or NACKs (selective) received; TCP: fast retransmits (third duplicate
+    /// ACK).
     pub naks: u64,
     pub timeouts: u64,
     pub cnps: u64,
@@ -127,17 +131,23 @@ impl Sender {
         if now < self.next_send {
             return Transmit::WaitUntil(self.next_send);
         }
-        if let Some(window) = self.cc.window() {
-            let in_flight = (self.snd_nxt() - self.snd_una()) * self.spec.mtu as u64;
-            if in_flight >= window {
-                return Transmit::Idle; // an ACK opens the window
+        let next = if self.window_open() {
+            match &mut self.recovery {
+                TxRecovery::Gbn(r) => r.next(now),
+                TxRecovery::Irn(r) => r.next(now),
+                TxRecovery::Melo(r) => r.next_with(now, &mut nic.melo.tx),
+                TxRecovery::Gbone(r) => r.next(now),
+                TxRecovery::Tcp(r) => r.next(now),
             }
-        }
-        let next = match &mut self.recovery {
-            TxRecovery::Gbn(r) => r.next(now),
-            TxRecovery::Irn(r) => r.next(now),
-            TxRecovery::Melo(r) => r.next_with(now, &mut nic.melo.tx),
-            TxRecovery::Gbone(r) => r.next(now),
+        } else {
+            // The window bounds snd_nxt - snd_una; retransmitting a hole below snd_nxt does not
+            // widen it, so such a retransmission still goes (RFC 5681 fast retransmit). An
+            // ACK opens the window for the rest.
+            match &mut self.recovery {
+                TxRecovery::Tcp(r) => r.next_hole(now),
+                TxRecovery::Irn(r) => r.next_retransmission(now),
+                _ => None,
+            }
         };
         let Some((index, retransmit)) = next else { return Transmit::Idle };
         let payload = self.spec.payload(index);
@@ -157,6 +167,26 @@ impl Sender {
         Transmit::Send(seg)
     }
 
+    /// Whether the congestion window (if any) lets new data out: payload bytes between snd_una
+    /// and snd_nxt below cwnd, plus TCP's dupack inflation during fast recovery (see
+    /// [`super::tcp`]).
+    fn window_open(&self) -> bool {
+        let Some(window) = self.cc.window() else { return true };
+        let mss = self.spec.mtu as i64;
+        let inflation = match &self.recovery {
+            TxRecovery::Tcp(r) => r.inflation() * mss,
+            _ => 0,
+        };
+        let in_flight = ((self.snd_nxt() - self.snd_una()) as i64).saturating_mul(mss);
+        in_flight < window as i64 + inflation
+    }
+
+    /// What is in flight now, for congestion control's loss and timeout responses.
+    fn flight(&self) -> Flight {
+        let (snd_una, snd_nxt) = (self.snd_una(), self.snd_nxt());
+        Flight { bytes: (snd_nxt - snd_una) * self.spec.mtu as u64, snd_una, snd_nxt }
+    }
+
     /// Handles a response from the receiver (ACK, NAK, NACK, RACK, CNP): the loss recovery
     /// scheme reads its own notifications, congestion control gets a sample. `nic` is the
     /// state all queue pairs of the NIC share (MELO's send pool).
@@ -165,6 +195,7 @@ impl Sender {
             return;
         }
         let una = self.snd_una();
+        let flight = self.flight();
         let at = PsnReader { space: self.psn, reference: una };
         if seg.kind == SegKind::Cnp {
             self.stats.cnps += 1;
@@ -173,7 +204,7 @@ impl Sender {
             let loss = each!(&mut self.recovery, r => r.on_feedback(now, seg, at, nic));
             if loss {
                 self.stats.naks += 1;
-                self.cc.on_loss(now);
+                self.cc.on_loss(now, &flight);
             }
             let (new_una, nxt) = (self.snd_una(), self.snd_nxt());
             let sample = AckSample {
@@ -181,7 +212,9 @@ impl Sender {
                 acked_bytes: (new_una.saturating_sub(una)).saturating_mul(self.spec.mtu as u64),
                 snd_nxt: nxt,
                 ece: seg.ece,
-                rtt: (seg.echo_ts > Time::ZERO && now >= seg.echo_ts).then(|| now - seg.echo_ts),
+                // Karn: an ACK that says it echoes a retransmission gives no sample (only TCP's
+                // receiver says so).
+                rtt: (!seg.retransmit && seg.echo_ts > Time::ZERO && now >= seg.echo_ts).then(|| now - seg.echo_ts),
                 one_way: (seg.echo_ts > Time::ZERO).then(|| seg.ts.0 as i64 - seg.echo_ts.0 as i64),
                 int: nic.int_in,
             };
@@ -213,15 +246,17 @@ impl Sender {
     }
 
     pub fn handle_timeout(&mut self, now: Time, nic: &mut NicState) {
+        let flight = self.flight();
         let fired = match &mut self.recovery {
             TxRecovery::Gbn(r) => r.handle_timeout(now),
             TxRecovery::Irn(r) => r.handle_timeout(now),
             TxRecovery::Melo(r) => r.handle_timeout(now, &mut nic.melo.tx),
             TxRecovery::Gbone(r) => r.handle_timeout(now),
+            TxRecovery::Tcp(r) => r.handle_timeout(now),
         };
         if fired {
             self.stats.timeouts += 1;
-            self.cc.on_timeout(now);
+            self.cc.on_timeout(now, &flight);
         }
         self.cc.handle_timeout(now);
     }
