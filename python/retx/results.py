@@ -24,7 +24,7 @@ POLARS_DTYPES: dict[str, pl.DataType] = {
 
 
 def table_schema(table: str) -> dict[str, pl.DataType]:
-    """{column: polars type} of an output table ("flows", "timeseries", "memory"), in column
+    """{column: polars type} of an output table ("flows", "timeseries", "queues", "memory"), in column
     order, as the Rust core declares it; empty tables get these types too."""
     return {name: POLARS_DTYPES[dtype] for name, dtype, _unit, _description in _SCHEMA[table]}
 
@@ -44,6 +44,7 @@ def describe(table: str) -> pl.DataFrame:
 
 FLOWS_FILE = "flows.parquet"
 TIMESERIES_FILE = "timeseries.parquet"
+QUEUES_FILE = "queues.parquet"
 SUMMARY_FILE = "summary.json"
 SCENARIO_FILE = "scenario.toml"
 MEMORY_FILE = "memory.parquet"
@@ -63,6 +64,8 @@ class Results:
     # it, and the file it asked for (None: fct.txt in the output folder).
     fct_txt: Optional[str] = None
     fct_txt_file: Optional[Path] = None
+    # The ports `[output] queues` watches, sampled with the time series (empty without).
+    queues: Optional[pl.DataFrame] = None
 
     @classmethod
     def from_native(cls, raw: dict[str, Any], fct_txt_file: Optional[Path] = None) -> Results:
@@ -74,6 +77,7 @@ class Results:
             memory=frame(raw["memory"], "memory"),
             fct_txt=raw.get("fct_txt"),
             fct_txt_file=fct_txt_file,
+            queues=frame(raw["queues"], "queues"),
         )
 
     def fct_txt_target(self, out_dir: str | Path) -> Path:
@@ -96,6 +100,8 @@ class Results:
         (out_dir / SUMMARY_FILE).write_text(json.dumps(self.summary, indent=2) + "\n")
         (out_dir / SCENARIO_FILE).write_text(self.resolved)
         self.memory.write_parquet(out_dir / MEMORY_FILE)
+        if self.queues is not None and self.queues.height > 0:
+            self.queues.write_parquet(out_dir / QUEUES_FILE)
         if self.fct_txt is not None:
             self.fct_txt_target(out_dir).write_text(self.fct_txt)
         return out_dir
@@ -109,6 +115,7 @@ class Results:
             summary=json.loads((out_dir / SUMMARY_FILE).read_text()),
             resolved=(out_dir / SCENARIO_FILE).read_text(),
             memory=pl.read_parquet(out_dir / MEMORY_FILE),
+            queues=pl.read_parquet(out_dir / QUEUES_FILE) if (out_dir / QUEUES_FILE).exists() else None,
         )
 
 

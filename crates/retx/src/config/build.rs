@@ -34,7 +34,15 @@ pub fn transport(s: &Scenario) -> Template {
         CcKind::Vegas => CcParams::Vegas(s.cc.vegas),
     };
     let qp_swap = SwapCost { per_context: s.nic.qp_swap_time.0, per_block: s.nic.qp_swap_per_block.0 };
-    let int_header = if int_enabled(s) { s.switch.int_bytes } else { 0 };
+    // The INT header's room on data packets and responses: INT's records, or with TIMELY the
+    // 8 B send timestamp of ns-3's IntHeader in TS mode.
+    let int_header = if int_enabled(s) {
+        s.switch.int_bytes
+    } else if s.transport.cc == CcKind::Timely {
+        crate::transport::timely::TS_HEADER_BYTES
+    } else {
+        0
+    };
     Template { recovery, cc, ack_interval: s.nic.ack_interval, qp_swap, int_header }
 }
 
@@ -99,12 +107,14 @@ pub fn build_with_observer<O: Observer>(mut s: Scenario, obs: O) -> Result<Simul
     };
     let template = transport(&s);
     let scheme = template.memory_scheme();
+    let watched_queues = super::validate::watched_queues(&topology, &s.output.queues)?;
     let parts = Parts {
         topology,
         seed: s.seed,
         duration: s.duration.0,
         stop_when_done: s.stop_when_done,
         sample_interval: s.output.sample_interval.0,
+        watched_queues,
         switch: switch(&s),
         queues: s.switch.queues as usize,
         discipline: match s.switch.discipline {

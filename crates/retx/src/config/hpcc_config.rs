@@ -12,6 +12,7 @@ use super::{AckClass, CcKind, Dur, EcnLinkCfg, FctTxtCfg, LossCfg, LossModel, Pf
 use crate::sim::units::{parse_rate, Bw, Rate, Time};
 use crate::transport::dcqcn::{DcqcnParams, DcqcnPreset};
 use crate::transport::hpcc::WindowMode as HpccWindow;
+use crate::transport::timely::TimelyWindow;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -198,18 +199,18 @@ pub fn parse(text: &str, dir: &Path, name: &str) -> Result<Scenario, ScenarioErr
     s.transport.recovery = RecoveryKind::Gbn;
     // Congestion control. ns-3: RdmaHw CcMode.
     let cc: u32 = k.num("CC_MODE", Some("1"))?.expect("defaulted");
-    const MODES: &str = "supported: 1 DCQCN, 3 HPCC, 8 DCTCP";
+    const MODES: &str = "supported: 1 DCQCN, 3 HPCC, 7 TIMELY, 8 DCTCP";
     s.transport.cc = match cc {
         1 => CcKind::Dcqcn,
-        // retx's hpcc is the HPCC ns-3 model's (RdmaHw::HandleAckHp).
+        // retx's hpcc and timely are the HPCC ns-3 model's (RdmaHw::HandleAckHp, ...Timely).
         3 => CcKind::Hpcc,
+        7 => CcKind::Timely,
         // retx's dctcp is the HPCC ns-3 model's (RdmaHw::HandleAckDctcp): rate-based.
         8 => CcKind::Dctcp,
-        7 => return Err(err("CC_MODE", format!("7 (TIMELY) is not supported yet ({MODES})"))),
         10 => return Err(err("CC_MODE", format!("10 (HPCC-PINT) is not supported yet ({MODES})"))),
         m => return Err(err("CC_MODE", format!("{m} is not a mode of ns-3 ({MODES})"))),
     };
-    let (dcqcn, hpcc) = (cc == 1, cc == 3);
+    let (dcqcn, hpcc, timely) = (cc == 1, cc == 3, cc == 7);
 
     // ns-3: senders are paced at the CC rate (RATE_BOUND 1); HAS_WIN 1 also limits each flow
     // to a window of one BDP (VAR_WIN 1: scaled by rate / line rate), sized by the longest
@@ -224,8 +225,14 @@ pub fn parse(text: &str, dir: &Path, name: &str) -> Result<Scenario, ScenarioErr
             (true, false) => HpccWindow::Fixed,
             (true, true) => HpccWindow::Variable,
         };
+    } else if timely {
+        s.cc.timely.window = match (has_win, var_win) {
+            (false, _) => TimelyWindow::None,
+            (true, false) => TimelyWindow::Fixed,
+            (true, true) => TimelyWindow::Variable,
+        };
     } else if has_win {
-        return Err(err("HAS_WIN", "1 is not supported (retx runs a window with CC_MODE 3, HPCC; with this CC_MODE supported: 0)"));
+        return Err(err("HAS_WIN", "1 is not supported (retx runs a window with CC_MODE 3 HPCC and 7 TIMELY; with this CC_MODE supported: 0)"));
     }
     if dcqcn {
         // The HPCC model's DCQCN ("Mlx" functions): periodic alpha updates and rate-cut
@@ -251,7 +258,7 @@ pub fn parse(text: &str, dir: &Path, name: &str) -> Result<Scenario, ScenarioErr
     for (key, field) in [("RATE_AI", &mut d.rate_ai), ("RATE_HAI", &mut d.rate_hai)] {
         match k.one(key, None)? {
             Some(v) => *field = Bw(ns3_rate(key, &v)?),
-            None if dcqcn || (hpcc && key == "RATE_AI") => return Err(err(key, "is missing (third.cc has no usable default)")),
+            None if dcqcn || timely || (hpcc && key == "RATE_AI") => return Err(err(key, "is missing (third.cc has no usable default)")),
             None => {}
         }
     }
@@ -264,6 +271,12 @@ pub fn parse(text: &str, dir: &Path, name: &str) -> Result<Scenario, ScenarioErr
     d.clamp_target = k.num::<u32>("CLAMP_TARGET_RATE", Some("0"))?.expect("defaulted") != 0;
     // DctcpRateAI: DCTCP's additive increase per window.
     s.cc.dctcp.rate_ai = Bw(ns3_rate("DCTCP_RATE_AI", &k.one("DCTCP_RATE_AI", Some("1000Mb/s"))?.expect("defaulted"))?);
+    if timely {
+        // RateAI, RateHAI, MinRate: TIMELY's steps and floor too; third.cc sets no other
+        // TIMELY attribute, so the rest keep the model's defaults (cc.timely's).
+        let t = &mut s.cc.timely;
+        (t.rate_ai, t.rate_hai, t.min_rate) = (s.cc.dcqcn.rate_ai, s.cc.dcqcn.rate_hai, Bw(min_rate));
+    }
     if hpcc {
         let rate_ai = s.cc.dcqcn.rate_ai;
         let h = &mut s.cc.hpcc;
@@ -395,7 +408,7 @@ mod tests {
     fn errors_name_the_key() {
         let d = dir("errors");
         let with = |from: &str, to: &str| parse(&GOOD.replace(from, to), &d, "c").unwrap_err().to_string();
-        assert_eq!(with("CC_MODE 1", "CC_MODE 10"), "CC_MODE: 10 (HPCC-PINT) is not supported yet (supported: 1 DCQCN, 3 HPCC, 8 DCTCP)");
+        assert_eq!(with("CC_MODE 1", "CC_MODE 10"), "CC_MODE: 10 (HPCC-PINT) is not supported yet (supported: 1 DCQCN, 3 HPCC, 7 TIMELY, 8 DCTCP)");
         let zero_unit = GOOD.replace("CC_MODE 1", "CC_MODE 3").replace("INT_MULTI 1", "INT_MULTI 0");
         assert_eq!(parse(&zero_unit, &d, "c").unwrap_err().to_string(), "INT_MULTI: 0 is not a unit (supported: 1 or more)");
         assert_eq!(with("ACK_HIGH_PRIO 1", "ACK_HIGH_PRIO 2"), "ACK_HIGH_PRIO: 2 is not supported (supported: 0, 1)");
@@ -406,8 +419,8 @@ mod tests {
         assert!(with("RATE_AI 20Mb/s", "RATE_AI fast").starts_with("RATE_AI: \"fast\" is not a rate"));
         assert!(with("FLOW_FILE mix/flows.txt", "FLOW_FILE mix/none.txt").starts_with("FLOW_FILE: mix/none.txt: no such file"));
         assert!(with("KMIN_MAP 2 100000000000 400 400000000000 1600", "KMIN_MAP 2 100000000000 400").starts_with("KMIN_MAP: expects"));
-        for e in [with("CC_MODE 1", "CC_MODE 7"), with("LINK_DOWN 0 0 0", "LINK_DOWN 5 1 2")] {
-            assert!(!e.contains('\n') && (e.starts_with("CC_MODE: 7 (TIMELY)") || e.starts_with("LINK_DOWN: 5 1 2")), "{e}");
+        for e in [with("CC_MODE 1", "CC_MODE 9"), with("LINK_DOWN 0 0 0", "LINK_DOWN 5 1 2")] {
+            assert!(!e.contains('\n') && (e.starts_with("CC_MODE: 9 is not a mode of ns-3") || e.starts_with("LINK_DOWN: 5 1 2")), "{e}");
         }
     }
 
@@ -444,6 +457,19 @@ mod tests {
         // RATE_AI is HPCC's step: third.cc has no default for it.
         let e = parse(&text.replace("RATE_AI 40Mb/s\n", ""), &dir("hpcc"), "c").unwrap_err().to_string();
         assert_eq!(e, "RATE_AI: is missing (third.cc has no usable default)");
+    }
+
+    #[test]
+    fn a_timely_config_maps_its_steps_and_window() {
+        let text = GOOD.replace("CC_MODE 1", "CC_MODE 7").replace("RATE_AI 20Mb/s", "RATE_AI 100Mb/s").replace("RATE_HAI 200Mb/s", "RATE_HAI 500Mb/s");
+        let s = parse(&text, &dir("timely"), "c").unwrap();
+        let t = &s.cc.timely;
+        assert_eq!(s.transport.cc, CcKind::Timely);
+        assert_eq!((t.rate_ai.0, t.rate_hai.0, t.min_rate.0, t.window), (Rate::mbps(100), Rate::mbps(500), Rate::mbps(1000), TimelyWindow::None));
+        let vwin = parse(&text.replace("HAS_WIN 0", "HAS_WIN 1").replace("VAR_WIN 0", "VAR_WIN 1"), &dir("timely"), "c").unwrap();
+        assert_eq!(vwin.cc.timely.window, TimelyWindow::Variable);
+        let e = parse(&text.replace("RATE_HAI 500Mb/s\n", ""), &dir("timely"), "c").unwrap_err().to_string();
+        assert_eq!(e, "RATE_HAI: is missing (third.cc has no usable default)");
     }
 
     #[test]

@@ -729,11 +729,15 @@ pub struct OutputCfg {
     /// output folder, same file name, when that path's directory does not exist).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fct_txt: Option<FctTxtCfg>,
+    /// Egress ports to sample every `sample_interval`, each written "A->B" (node A's port
+    /// toward node B): the bytes queued and the peak since the previous sample. Default none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub queues: Vec<String>,
 }
 
 impl Default for OutputCfg {
     fn default() -> Self {
-        OutputCfg { sample_interval: Dur(crate::sim::units::Time::from_us(100)), fct_txt: None }
+        OutputCfg { sample_interval: Dur(crate::sim::units::Time::from_us(100)), fct_txt: None, queues: Vec::new() }
     }
 }
 

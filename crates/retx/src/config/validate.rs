@@ -102,6 +102,25 @@ pub fn loss_target(topo: &Topology, at: &str, field: &str) -> Result<LossTarget,
     }
 }
 
+/// Resolves `[output] queues`: each "A->B" names the egress port of node A toward node B.
+pub fn watched_queues(topo: &Topology, queues: &[String]) -> Result<Vec<(usize, usize)>, ScenarioError> {
+    queues
+        .iter()
+        .enumerate()
+        .map(|(i, q)| {
+            let field = format!("output.queues[{i}]");
+            let pair = q.strip_prefix("link:").unwrap_or(q);
+            if !pair.contains("->") {
+                return Err(err(&field, format!("{q:?}: write a port as \"A->B\" (node A's port toward node B)")));
+            }
+            match loss_target(topo, &format!("link:{pair}"), &field)? {
+                crate::net::loss::LossTarget::Link(a, b) => Ok((a, b)),
+                _ => unreachable!("a link: target"),
+            }
+        })
+        .collect()
+}
+
 /// Checks one `[[switch.wred]]` rule: a colour, an optional data queue, and either a
 /// threshold or a WRED ramp.
 fn wred_rule(w: &super::WredCfg, i: usize, queues: u32) -> Result<(), ScenarioError> {

@@ -105,6 +105,9 @@ pub struct Port {
     /// Queues for which we have sent PAUSE to the peer and not yet RESUME, as a bit mask.
     pub pause_sent: u8,
     pub tx_bytes: u64,
+    /// Bytes in all its queues, and the most since [`Port::take_peak`] last read it.
+    pub held_bytes: u64,
+    peak_bytes: u64,
     pub tx_packets: u64,
     pub pauses_sent: u64,
 }
@@ -139,6 +142,8 @@ impl Port {
             pfc_shift: 0,
             pause_sent: 0,
             tx_bytes: 0,
+            held_bytes: 0,
+            peak_bytes: 0,
             tx_packets: 0,
             pauses_sent: 0,
         }
@@ -151,7 +156,14 @@ impl Port {
     /// Appends a packet to queue `q`.
     pub fn enqueue(&mut self, q: usize, pkt: Packet) {
         self.queued_bytes[q] += pkt.size as u64;
+        self.held_bytes += pkt.size as u64;
+        self.peak_bytes = self.peak_bytes.max(self.held_bytes);
         self.queues[q].push_back(pkt);
+    }
+
+    /// The most bytes the queues held since the last call (or the start), and start over.
+    pub fn take_peak(&mut self) -> u64 {
+        std::mem::replace(&mut self.peak_bytes, self.held_bytes)
     }
 
     /// Packets in the queues and on the wire.
@@ -203,6 +215,7 @@ impl Port {
     pub fn dequeue_control(&mut self) -> Option<Packet> {
         let pkt = self.queues[0].pop_front()?;
         self.queued_bytes[0] -= pkt.size as u64;
+        self.held_bytes -= pkt.size as u64;
         Some(pkt)
     }
 
@@ -219,6 +232,7 @@ impl Port {
         };
         let pkt = self.queues[q].pop_front().expect("picked a non-empty queue");
         self.queued_bytes[q] -= pkt.size as u64;
+        self.held_bytes -= pkt.size as u64;
         if let Some(s) = self.shaper.filter(|s| s.queue == q) {
             self.shaper_next = self.shaper_next.max(now) + s.rate.serialization(pkt.size as u64);
         }

@@ -148,7 +148,7 @@ impl<C: ?Sized, R> Table<C, R> {
 
 /// Every table's name and columns, in a fixed order: flows, timeseries, memory.
 pub fn schema() -> Vec<(&'static str, Vec<ColumnSpec>)> {
-    vec![(FLOWS.name, FLOWS.specs()), (TIMESERIES.name, TIMESERIES.specs()), (MEMORY.name, MEMORY.specs())]
+    vec![(FLOWS.name, FLOWS.specs()), (TIMESERIES.name, TIMESERIES.specs()), (QUEUES.name, QUEUES.specs()), (MEMORY.name, MEMORY.specs())]
 }
 
 fn nan_or(t: Option<f64>) -> f64 {
@@ -229,6 +229,17 @@ static TIMESERIES_COLUMNS: &[Column<[String], Sample>] = &[
     col("host", "", "receiving host", Get::Str(|names, s| names[s.host as usize].as_str())),
     col("rx_gbps", "Gbps", "goodput delivered in order over the interval", Get::F64(|_, s| s.bps / 1e9)),
     col("rx_wire_gbps", "Gbps", "data arriving off the wire over the interval", Get::F64(|_, s| s.wire_bps / 1e9)),
+];
+
+/// One row per sample of a watched port (`RunOutput::queue_samples`); the context is the
+/// ports' names.
+pub static QUEUES: Table<[String], super::QueueSample> = Table { name: "queues", columns: QUEUE_COLUMNS };
+
+static QUEUE_COLUMNS: &[Column<[String], super::QueueSample>] = &[
+    col("time_us", "us", "sample time", Get::F64(|_, s| s.time.as_us_f64())),
+    col("port", "", "the watched egress port, \"A->B\": node A's port toward node B", Get::Str(|names, s| names[s.link as usize].as_str())),
+    col("queue_bytes", "B", "bytes in the port's queues at the sample time", Get::I64(|_, s| s.bytes as i64)),
+    col("peak_bytes", "B", "the most bytes its queues held since the previous sample", Get::I64(|_, s| s.peak as i64)),
 ];
 
 /// One row per loss recovery scheme: its on-chip memory for a NIC of a given sizing

@@ -49,6 +49,17 @@ pub struct Sample {
     pub wire_bps: f64,
 }
 
+/// One sample of a watched egress port (`[output] queues`): the bytes its queues held at the
+/// sample time, and the most they held since the previous sample.
+#[derive(Clone, Debug, PartialEq)]
+pub struct QueueSample {
+    pub time: Time,
+    /// Index into `RunOutput::queue_names`.
+    pub link: u32,
+    pub bytes: u64,
+    pub peak: u64,
+}
+
 /// Totals of one run.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Counters {

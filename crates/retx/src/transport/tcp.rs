@@ -559,6 +559,7 @@ mod tests {
             cc: crate::transport::CcParams::None,
             ack_interval: 1,
             qp_swap: Default::default(),
+            int_header: 0,
         });
         let mut acks = Vec::new();
         let mut feed = |rx: &mut crate::transport::receiver::Receiver, i: u64, ce: bool, retx: bool| {

@@ -26,6 +26,10 @@
 //! path (`fixed`) or that BDP scaled by rate / line rate, at least 1 byte (`variable`,
 //! `VAR_WIN 1`; `RdmaQueuePair::GetWin`).
 
+/// Bytes the send timestamp takes on every data packet and response (the HPCC ns-3 model's
+/// `IntHeader` in TS mode, which it uses for TIMELY: one 8-byte time).
+pub const TS_HEADER_BYTES: u32 = 8;
+
 use super::cc::AckSample;
 use super::BasePath;
 use crate::sim::units::{Bw, Dur, Rate, Time};

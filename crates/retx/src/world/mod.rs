@@ -23,7 +23,7 @@ use crate::observe::{Observer, Quiet};
 use crate::sim::queue::EventQueue;
 use crate::sim::rng::{self, Stream};
 use crate::sim::units::Time;
-use crate::stats::{Counters, FlowRecord, Sample};
+use crate::stats::{Counters, FlowRecord, QueueSample, Sample};
 use crate::nic::Qp;
 use crate::transport::endpoint::Endpoint;
 use crate::transport::{self, BasePath, FlowSpec, NicState, Template, CONTROL_BYTES, DATA_HEADER_BYTES};
@@ -52,6 +52,8 @@ pub struct Parts {
     pub duration: Time,
     pub stop_when_done: bool,
     pub sample_interval: Time,
+    /// Egress ports sampled with the time series: (node, the node its link leads to).
+    pub watched_queues: Vec<(usize, usize)>,
     pub switch: SwitchParams,
     /// Egress queues per port (queue 0: control) and how data queues share the port.
     pub queues: usize,
@@ -122,6 +124,9 @@ struct Conn {
 pub struct RunOutput {
     pub flows: Vec<FlowRecord>,
     pub samples: Vec<Sample>,
+    /// `[output] queues`: the watched ports' names ("A->B") and their samples.
+    pub queue_names: Vec<String>,
+    pub queue_samples: Vec<QueueSample>,
     pub counters: Counters,
     pub end: Time,
     pub host_names: Vec<String>,
@@ -175,6 +180,10 @@ pub struct Simulation<O: Observer = Quiet> {
     /// Receiving NICs and their counters at the last sample: (nic, node, rx_bytes, rx_wire_bytes).
     sampled: Vec<(usize, usize, u64, u64)>,
     samples: Vec<Sample>,
+    /// Watched ports and their samples.
+    watched: Vec<usize>,
+    queue_names: Vec<String>,
+    queue_samples: Vec<QueueSample>,
     c: Counters,
     bdp_packets: u32,
     base_path: BasePath,
@@ -291,6 +300,9 @@ impl<O: Observer> Simulation<O> {
             endless: 0,
             sampled: Vec::new(),
             samples: Vec::new(),
+            watched: Vec::new(),
+            queue_names: Vec::new(),
+            queue_samples: Vec::new(),
             c: Counters::default(),
             bdp_packets: 1,
             base_path: BasePath::default(),
@@ -299,6 +311,11 @@ impl<O: Observer> Simulation<O> {
             woken: Vec::new(),
             obs,
         };
+        for &(a, b) in &p.watched_queues {
+            let port = sim.ports.iter().position(|x| x.node == a && x.peer_node == b).expect("a validated link");
+            sim.watched.push(port);
+            sim.queue_names.push(format!("{}->{}", sim.host_names[a], sim.host_names[b]));
+        }
         sim.bdp_packets = sim.compute_bdp_packets(p.mtu);
         sim.base_path = sim.compute_base_path(p.mtu);
         sim.add_flows(p.flows, p.seed, p.mtu);
@@ -539,6 +556,11 @@ impl<O: Observer> Simulation<O> {
             (*last, *last_wire) = (cur, wire);
             self.samples.push(sample);
         }
+        for (i, &p) in self.watched.iter().enumerate() {
+            let port = &mut self.ports[p];
+            let sample = QueueSample { time: self.now, link: i as u32, bytes: port.held_bytes, peak: port.take_peak() };
+            self.queue_samples.push(sample);
+        }
         let next = self.now + dt;
         if next <= self.end {
             self.events.push(next, RUN_ORIGIN, Event::Sample);
@@ -588,6 +610,8 @@ impl<O: Observer> Simulation<O> {
             memory: self.memory,
             flows,
             samples: self.samples,
+            queue_names: self.queue_names,
+            queue_samples: self.queue_samples,
             counters: c,
             end,
             host_names: self.host_names,
