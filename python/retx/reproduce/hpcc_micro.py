@@ -97,9 +97,13 @@ def long_short(result) -> dict:
     ts = result.timeseries.filter(pl.col("host") == "h0").sort("time_us")
     before = ts.filter((pl.col("time_us") > 500) & (pl.col("time_us") <= 1000))["rx_gbps"].mean()
     after = ts.filter(pl.col("time_us") > end + SAMPLE_US)
+    # Recovered at the first sample from which the mean over the next 100 us (20 samples) is
+    # back: single 5 us samples swing with packet timing.
+    ahead = pl.col("rx_gbps").reverse().rolling_mean(window_size=int(100 / SAMPLE_US)).reverse()
+    smooth = after.with_columns(mean=ahead)
 
     def recovered(share: float):
-        back = after.filter(pl.col("rx_gbps") >= share * before)
+        back = smooth.filter(pl.col("mean") >= share * before)
         return back["time_us"][0] - end if back.height else None
 
     window = after.filter(pl.col("time_us") <= end + 2000)
