@@ -371,6 +371,8 @@ mod tests {
         slow.on_ack(1, 10, &one(hop(0, 0, 0)));
         slow.on_ack(11, 20, &one(hop(0, 125_000, 10_000)));
         let r = slow.rate();
+        assert_eq!(slow.updates, 1);
+        assert!(r.0.abs_diff(95_040_000_000) <= 1, "the per-RTT update still happens: {r:?}");
         slow.on_ack(12, 21, &one(hop(125_000, 250_000, 20_000)));
         assert_eq!((slow.rate(), slow.fast_reactions), (r, 0));
     }
@@ -414,6 +416,67 @@ mod tests {
         assert_eq!(h.window(), Some(12_500));
         h.p.window = WindowMode::None;
         assert_eq!(h.window(), None);
+        // A run without a reference path (no BDP) has no window to scale.
+        let mut free = Hpcc::new(HpccParams { window: WindowMode::Fixed, ..Default::default() }, LINE, BasePath::default());
+        assert_eq!(free.window(), None);
+        free.p.window = WindowMode::Variable;
+        assert_eq!(free.window(), None);
+    }
+
+    #[test]
+    fn quantised_readings_measure_rates_in_nanoseconds() {
+        // int_multi 4: 10 us between readings is 10,000 ns; 125,000 B (a multiple of 512) at
+        // line rate gives u = 1 exactly, as with exact readings.
+        let mut h = Hpcc::new(HpccParams::default(), LINE, BasePath::new(Time::from_us(10), LINE));
+        h.on_ack(1, 10, &one(hop(0, 0, 0)));
+        h.on_ack(11, 20, &one(hop(0, 125_440, 10_000)));
+        assert!((h.utilisation() - 125_440.0 / 125_000.0).abs() < 1e-9, "{}", h.utilisation());
+    }
+
+    #[test]
+    fn a_reading_without_time_since_the_last_is_skipped() {
+        let mut h = hpcc(HpccParams::default());
+        h.on_ack(1, 10, &one(hop(0, 0, 0)));
+        // The same timestamp again (no time between them): nothing to measure, no update.
+        h.on_ack(11, 20, &one(hop(0, 1_000, 0)));
+        assert_eq!((h.rate(), h.utilisation()), (LINE, 0.0));
+        assert!(h.utilisation().is_finite());
+    }
+
+    #[test]
+    fn sample_feedback_skips_empty_queues_on_fast_reactions_only() {
+        let mut h = hpcc(HpccParams { sample_feedback: true, ..Default::default() });
+        h.on_ack(1, 10, &one(hop(0, 0, 0)));
+        // A fast reaction whose hop shows an empty queue is skipped, even at full load.
+        h.on_ack(5, 11, &one(hop(0, 125_000, 10_000)));
+        assert_eq!((h.rate(), h.utilisation()), (LINE, 0.0));
+        // A per-RTT update takes the same kind of reading.
+        h.on_ack(11, 20, &one(hop(0, 250_000, 20_000)));
+        assert!((h.utilisation() - 1.0).abs() < 1e-9);
+        // A fast reaction with a queue is taken.
+        let before = h.rate();
+        h.on_ack(12, 21, &one(hop(125_000, 375_000, 30_000)));
+        assert!(h.rate() < before);
+    }
+
+    #[test]
+    fn per_hop_smoothing_weighs_by_the_time_a_sample_spans() {
+        let mut h = hpcc(HpccParams { per_hop_rate: true, ..Default::default() });
+        h.on_ack(1, 10, &one(hop(0, 0, 0)));
+        // 2.5 us of a 10 us base RTT at line rate: u = 1, smoothed (0 x 7.5 + 1 x 2.5) / 10.
+        h.on_ack(11, 20, &one(hop(0, 31_250, 2_500)));
+        assert!((h.hops[0].u - 0.25).abs() < 1e-12, "{}", h.hops[0].u);
+        // Another 2.5 us at line rate: (0.25 x 7.5 + 1 x 2.5) / 10.
+        h.on_ack(21, 30, &one(hop(0, 62_500, 5_000)));
+        assert!((h.hops[0].u - (0.25 * 7.5 + 2.5) / 10.0).abs() < 1e-12, "{}", h.hops[0].u);
+        // A fast reaction with a full queue moves the rate, not the hop's reference.
+        let reference = h.hops[0].rate;
+        h.on_ack(22, 31, &one(hop(125_000, 93_750, 7_500)));
+        // 10 us later at line rate with the queue held at one BDP: u = 2 over a full RTT.
+        h.on_ack(23, 32, &one(hop(125_000, 218_750, 17_500)));
+        assert!((h.hops[0].u - 2.0).abs() < 1e-9, "{}", h.hops[0].u);
+        assert!(h.rate().0 < reference as u64);
+        assert_eq!(h.hops[0].rate, reference);
     }
 
     #[test]
