@@ -7,7 +7,7 @@ paper's numbers.
 
 from types import ModuleType
 
-from retx.reproduce import gbone_fct, gbone_goodput, melo_fig5a, melo_fig5b, melo_fig6a, melo_fig6b, ns3_crosscheck
+from retx.reproduce import cc_compare, gbone_fct, gbone_goodput, melo_fig5a, melo_fig5b, melo_fig6a, melo_fig6b, ns3_crosscheck
 
 REPRODUCTIONS: dict[str, ModuleType] = {
     "melo-fig5a": melo_fig5a,
@@ -17,6 +17,7 @@ REPRODUCTIONS: dict[str, ModuleType] = {
     "gbone-fct": gbone_fct,
     "gbone-goodput": gbone_goodput,
     "ns3-crosscheck": ns3_crosscheck,
+    "cc-compare": cc_compare,
 }
 
 
