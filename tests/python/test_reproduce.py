@@ -20,7 +20,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from retx.reproduce import REPRODUCTIONS, gbone_fct, gbone_goodput, melo_fig5a, melo_fig5b, melo_fig6a, melo_fig6b, ns3_crosscheck
+from retx.reproduce import (REPRODUCTIONS, cc_compare, gbone_fct, gbone_goodput, hpcc_micro, melo_fig5a, melo_fig5b,
+                            melo_fig6a, melo_fig6b, ns3_crosscheck)
 from retx.table import format_table
 
 COLUMNS = ["loss_rate", "scheme", "goodput_gbps", "pct_of_line_rate", "pct_of_max_goodput",
@@ -107,7 +108,7 @@ def test_registry_names_its_modules() -> None:
     assert REPRODUCTIONS == {
         "melo-fig5a": melo_fig5a, "melo-fig5b": melo_fig5b, "melo-fig6a": melo_fig6a,
         "melo-fig6b": melo_fig6b, "gbone-fct": gbone_fct, "gbone-goodput": gbone_goodput,
-        "ns3-crosscheck": ns3_crosscheck,
+        "ns3-crosscheck": ns3_crosscheck, "hpcc-micro": hpcc_micro, "cc-compare": cc_compare,
     }
 
 

@@ -7,7 +7,8 @@ paper's numbers.
 
 from types import ModuleType
 
-from retx.reproduce import gbone_fct, gbone_goodput, hpcc_micro, melo_fig5a, melo_fig5b, melo_fig6a, melo_fig6b, ns3_crosscheck
+from retx.reproduce import (cc_compare, gbone_fct, gbone_goodput, hpcc_micro, melo_fig5a, melo_fig5b, melo_fig6a,
+                            melo_fig6b, ns3_crosscheck)
 
 REPRODUCTIONS: dict[str, ModuleType] = {
     "melo-fig5a": melo_fig5a,
@@ -18,6 +19,7 @@ REPRODUCTIONS: dict[str, ModuleType] = {
     "gbone-goodput": gbone_goodput,
     "ns3-crosscheck": ns3_crosscheck,
     "hpcc-micro": hpcc_micro,
+    "cc-compare": cc_compare,
 }
 
 

@@ -12,7 +12,7 @@ use super::{AckClass, CcKind, Dur, EcnLinkCfg, FctTxtCfg, LossCfg, LossModel, Pf
 use crate::sim::units::{parse_rate, Bw, Rate, Time};
 use crate::transport::dcqcn::{DcqcnParams, DcqcnPreset};
 use crate::transport::hpcc::WindowMode as HpccWindow;
-use crate::transport::timely::TimelyWindow;
+use crate::transport::cc::RateWindow;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -210,34 +210,36 @@ pub fn parse(text: &str, dir: &Path, name: &str) -> Result<Scenario, ScenarioErr
         10 => return Err(err("CC_MODE", format!("10 (HPCC-PINT) is not supported yet ({MODES})"))),
         m => return Err(err("CC_MODE", format!("{m} is not a mode of ns-3 ({MODES})"))),
     };
-    let (dcqcn, hpcc, timely) = (cc == 1, cc == 3, cc == 7);
+    let (dcqcn, hpcc, timely, dctcp) = (cc == 1, cc == 3, cc == 7, cc == 8);
 
     // ns-3: senders are paced at the CC rate (RATE_BOUND 1); HAS_WIN 1 also limits each flow
     // to a window of one BDP (VAR_WIN 1: scaled by rate / line rate), sized by the longest
-    // path's RTT and BDP (GLOBAL_T 1). retx runs windows with HPCC.
+    // path's RTT and BDP (GLOBAL_T 1). Every CC_MODE retx runs keeps it: HPCC's own window, and TIMELY's,
+    // DCQCN's and DCTCP's `window` (run.py's timely_vwin, dcqcn_vwin: HAS_WIN 1, VAR_WIN 1).
     k.only("RATE_BOUND", Some("1"), "1", "0 sends without pacing")?;
     let has_win = k.num::<u32>("HAS_WIN", Some("1"))?.expect("defaulted") != 0;
     let var_win = k.num::<u32>("VAR_WIN", Some("0"))?.expect("defaulted") != 0;
     k.only("GLOBAL_T", Some("1"), "1", "0 sizes each window by its own path")?;
+    let rate_window = match (has_win, var_win) {
+        (false, _) => RateWindow::None,
+        (true, false) => RateWindow::Fixed,
+        (true, true) => RateWindow::Variable,
+    };
     if hpcc {
-        s.cc.hpcc.window = match (has_win, var_win) {
-            (false, _) => HpccWindow::None,
-            (true, false) => HpccWindow::Fixed,
-            (true, true) => HpccWindow::Variable,
+        s.cc.hpcc.window = match rate_window {
+            RateWindow::None => HpccWindow::None,
+            RateWindow::Fixed => HpccWindow::Fixed,
+            RateWindow::Variable => HpccWindow::Variable,
         };
     } else if timely {
-        s.cc.timely.window = match (has_win, var_win) {
-            (false, _) => TimelyWindow::None,
-            (true, false) => TimelyWindow::Fixed,
-            (true, true) => TimelyWindow::Variable,
-        };
-    } else if has_win {
-        return Err(err("HAS_WIN", "1 is not supported (retx runs a window with CC_MODE 3 HPCC and 7 TIMELY; with this CC_MODE supported: 0)"));
+        s.cc.timely.window = rate_window;
+    } else if dctcp {
+        s.cc.dctcp.window = rate_window;
     }
     if dcqcn {
         // The HPCC model's DCQCN ("Mlx" functions): periodic alpha updates and rate-cut
         // checks, every ECN mark echoed, no byte counter, constant hyper steps.
-        s.cc.dcqcn = DcqcnParams::preset(DcqcnPreset::Ns3);
+        s.cc.dcqcn = DcqcnParams { window: rate_window, ..DcqcnParams::preset(DcqcnPreset::Ns3) };
     }
     // DCQCN (ns-3 "mlx" version). EwmaGain: alpha's gain (DCTCP's too).
     let g: f64 = if dcqcn || k.0.contains_key("EWMA_GAIN") { k.required("EWMA_GAIN")? } else { s.cc.dctcp.g };
@@ -357,6 +359,7 @@ pub fn parse(text: &str, dir: &Path, name: &str) -> Result<Scenario, ScenarioErr
 mod tests {
     use super::*;
     use std::path::PathBuf;
+    use crate::transport::timely::TimelyWindow;
 
     const PEERS: &str = "/work/shared/peers/hpcc-ns3";
 
@@ -415,13 +418,29 @@ mod tests {
         assert_eq!(with("HAS_WIN 0", "HAS_WINDOW 0"), "HAS_WINDOW: unknown key (not a key of HPCC ns-3 third.cc)");
         assert!(with("ENABLE_TRACE 0", "ENABLE_TRACE 1").starts_with("ENABLE_TRACE: 1 is not supported ("));
         assert!(with("QLEN_MON_END 2000000000", "QLEN_MON_END 2010000000").starts_with("QLEN_MON_END: differs"));
-        assert!(with("HAS_WIN 0", "HAS_WIN 1").starts_with("HAS_WIN: 1 is not supported (") && with("HAS_WIN 0", "HAS_WIN 1").ends_with("supported: 0)"));
+        assert_eq!(with("HAS_WIN 0", "HAS_WIN x"), "HAS_WIN: \"x\" is not a number");
         assert!(with("RATE_AI 20Mb/s", "RATE_AI fast").starts_with("RATE_AI: \"fast\" is not a rate"));
         assert!(with("FLOW_FILE mix/flows.txt", "FLOW_FILE mix/none.txt").starts_with("FLOW_FILE: mix/none.txt: no such file"));
         assert!(with("KMIN_MAP 2 100000000000 400 400000000000 1600", "KMIN_MAP 2 100000000000 400").starts_with("KMIN_MAP: expects"));
         for e in [with("CC_MODE 1", "CC_MODE 9"), with("LINK_DOWN 0 0 0", "LINK_DOWN 5 1 2")] {
             assert!(!e.contains('\n') && (e.starts_with("CC_MODE: 9 is not a mode of ns-3") || e.starts_with("LINK_DOWN: 5 1 2")), "{e}");
         }
+    }
+
+    #[test]
+    fn dcqcn_and_dctcp_configs_map_their_window() {
+        // run.py dcqcn_vwin: HAS_WIN 1, VAR_WIN 1; HAS_WIN 0 (run.py dcqcn): no window.
+        let d = dir("dcqcn-win");
+        let none = parse(GOOD, &d, "c").unwrap();
+        assert_eq!(none.cc.dcqcn, DcqcnParams::preset(DcqcnPreset::Ns3));
+        let vwin = parse(&GOOD.replace("HAS_WIN 0", "HAS_WIN 1").replace("VAR_WIN 0", "VAR_WIN 1"), &d, "c").unwrap();
+        assert_eq!(vwin.cc.dcqcn, DcqcnParams { window: RateWindow::Variable, ..DcqcnParams::preset(DcqcnPreset::Ns3) });
+        let fixed = parse(&GOOD.replace("HAS_WIN 0", "HAS_WIN 1"), &d, "c").unwrap();
+        assert_eq!(fixed.cc.dcqcn.window, RateWindow::Fixed);
+        let dctcp = GOOD.replace("CC_MODE 1", "CC_MODE 8");
+        assert_eq!(parse(&dctcp, &d, "c").unwrap().cc.dctcp.window, RateWindow::None);
+        let dctcp_vwin = parse(&dctcp.replace("HAS_WIN 0", "HAS_WIN 1").replace("VAR_WIN 0", "VAR_WIN 1"), &d, "c").unwrap();
+        assert_eq!(dctcp_vwin.cc.dctcp.window, RateWindow::Variable);
     }
 
     #[test]

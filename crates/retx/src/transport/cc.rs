@@ -12,6 +12,39 @@ use super::dctcp_window::DctcpWindow;
 use super::reno::Reno;
 use super::vegas::Vegas;
 use crate::sim::units::{Rate, Time};
+use serde::{Deserialize, Serialize};
+
+/// A window of payload bytes in flight kept beside a rate-based controller's rate (the HPCC
+/// ns-3 model's `HAS_WIN` / `VAR_WIN`, `RdmaQueuePair::GetWin`): TIMELY, DCQCN and DCTCP
+/// (`[cc.timely]`, `[cc.dcqcn]`, `[cc.dctcp]` `window`). HPCC has its own
+/// ([`super::hpcc::WindowMode`], variable by default).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RateWindow {
+    /// Rate alone (ns-3 `HAS_WIN 0`; `run.py --cc dcqcn`, `timely`, `dctcp`).
+    #[default]
+    None,
+    /// One BDP of the run's reference path (ns-3 `HAS_WIN 1`, `VAR_WIN 0`).
+    Fixed,
+    /// That BDP x rate / line rate, at least 1 byte (ns-3 `HAS_WIN 1`, `VAR_WIN 1`:
+    /// `run.py --cc dcqcn_vwin`, `timely_vwin`; the HPCC paper's "+win" variants).
+    Variable,
+}
+
+impl RateWindow {
+    /// The window for a reference BDP of `bdp` bytes at `rate` of `line` (bits per second);
+    /// None without a window or without a reference path (ns-3: `m_win = 0` means none). The
+    /// variable window is computed in integers as ns-3's `GetWin`: `bdp x rate / line`,
+    /// truncated, at least 1.
+    pub fn bytes(self, bdp: u64, rate: u64, line: u64) -> Option<u64> {
+        match self {
+            RateWindow::None => None,
+            _ if bdp == 0 => None,
+            RateWindow::Fixed => Some(bdp),
+            RateWindow::Variable => Some(((bdp as u128 * rate as u128 / line.max(1) as u128) as u64).max(1)),
+        }
+    }
+}
 
 /// What an acknowledgement (ACK, NAK, NACK, RACK) tells the controller.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,10 +112,12 @@ impl Cc {
         match self {
             Cc::Hpcc(h) => h.window(),
             Cc::Timely(t) => t.window(),
+            Cc::Dcqcn(rp) => rp.window(),
+            Cc::Dctcp(d) => d.window(),
             Cc::Reno(r) => Some(r.window()),
             Cc::DctcpWindow(d) => Some(d.window()),
             Cc::Vegas(v) => Some(v.window()),
-            _ => None,
+            Cc::None => None,
         }
     }
 

@@ -17,6 +17,8 @@
 //!   F = 1, R_AI 20 Mbps, R_HAI 200 Mbps, min rate 1 Gbps, and every ECN mark echoed on the ACK
 //!   it triggers (the ACK's CNP flag) instead of paced CNP packets.
 
+use super::cc::RateWindow;
+use super::BasePath;
 use crate::sim::units::{Bw, Dur, Rate, Size, Time};
 use serde::{Deserialize, Deserializer, Serialize};
 
@@ -103,6 +105,9 @@ pub struct DcqcnParams {
     pub alpha_update: Cadence,
     pub rate_cut: Cadence,
     pub cnp: CnpMode,
+    /// A window of payload bytes in flight beside the rate (ns-3 `HAS_WIN`, `VAR_WIN`; every
+    /// preset: none, as `run.py --cc dcqcn`; `dcqcn_vwin` is `Variable`).
+    pub window: RateWindow,
 }
 
 impl Default for DcqcnParams {
@@ -132,6 +137,7 @@ impl DcqcnParams {
             alpha_update: Cadence::OnCnp,
             rate_cut: Cadence::OnCnp,
             cnp: CnpMode::Paced,
+            window: RateWindow::None,
         };
         match preset {
             DcqcnPreset::Retx => retx,
@@ -180,6 +186,7 @@ struct DcqcnFields {
     alpha_update: Option<Cadence>,
     rate_cut: Option<Cadence>,
     cnp: Option<CnpMode>,
+    window: Option<RateWindow>,
 }
 
 impl<'de> Deserialize<'de> for DcqcnParams {
@@ -204,6 +211,7 @@ impl<'de> Deserialize<'de> for DcqcnParams {
             alpha_update: f.alpha_update.unwrap_or(p.alpha_update),
             rate_cut: f.rate_cut.unwrap_or(p.rate_cut),
             cnp: f.cnp.unwrap_or(p.cnp),
+            window: f.window.unwrap_or(p.window),
         })
     }
 }
@@ -213,6 +221,8 @@ impl<'de> Deserialize<'de> for DcqcnParams {
 pub struct DcqcnRp {
     p: DcqcnParams,
     line: Rate,
+    /// The run's reference path, for the optional window (`with_path`; none by default).
+    path: BasePath,
     /// Current rate Rc and target rate Rt, in bits per second (f64 to keep the halving exact
     /// enough; converted to an integer rate when pacing).
     rc: f64,
@@ -243,6 +253,7 @@ impl DcqcnRp {
         DcqcnRp {
             p,
             line,
+            path: BasePath::default(),
             rc: line.0 as f64,
             rt: line.0 as f64,
             alpha: 1.0,
@@ -261,8 +272,21 @@ impl DcqcnRp {
         }
     }
 
+    /// Sizes the optional window from the run's reference path (ns-3 `maxBdp`, `GLOBAL_T 1`).
+    pub fn with_path(mut self, path: BasePath) -> Self {
+        self.path = path;
+        self
+    }
+
     pub fn params(&self) -> &DcqcnParams {
         &self.p
+    }
+
+    /// The most payload bytes in flight (None: no window): one BDP of the reference path, or
+    /// with `window = "variable"` that BDP x the current rate / line rate, at least 1 byte
+    /// (ns-3 `GetWin`, as TIMELY's).
+    pub fn window(&self) -> Option<u64> {
+        self.p.window.bytes(self.path.bdp_bytes, self.rc as u64, self.line.0)
     }
 
     pub fn rate(&self) -> Rate {
@@ -608,5 +632,35 @@ mod tests {
             rp.target()
         };
         assert_eq!(clamped, Rate::gbps(20));
+    }
+
+    #[test]
+    fn the_window_is_none_fixed_or_scaled_by_the_current_rate() {
+        let path = BasePath { rtt: Time::from_us(10), bdp_bytes: 125_000 };
+        let with = |window| {
+            let p = DcqcnParams { window, ..DcqcnParams::default() };
+            let mut rp = DcqcnRp::new(p, Rate::gbps(100)).with_path(path);
+            let before = rp.window();
+            rp.on_cnp(Time::from_us(10)); // alpha = 1: the current rate halves
+            (before, rp.window())
+        };
+        assert_eq!(with(RateWindow::None), (None, None));
+        assert_eq!(with(RateWindow::Fixed), (Some(125_000), Some(125_000)));
+        assert_eq!(with(RateWindow::Variable), (Some(125_000), Some(62_500)));
+        // At the floor the variable window is BDP x min / line, at least 1 byte.
+        let p = DcqcnParams { window: RateWindow::Variable, min_rate: Bw(Rate::mbps(1)), ..DcqcnParams::default() };
+        let mut rp = DcqcnRp::new(p, Rate::gbps(100)).with_path(BasePath { rtt: Time::from_us(1), bdp_bytes: 50 });
+        for i in 0..40 {
+            rp.on_cnp(Time::from_us(10 + 10 * i));
+        }
+        assert_eq!((rp.rate(), rp.window()), (Rate::mbps(1), Some(1)));
+        // No reference path: no window (ns-3: m_win = 0). Every preset defaults to none.
+        assert_eq!(DcqcnRp::new(DcqcnParams { window: RateWindow::Fixed, ..DcqcnParams::default() }, Rate::gbps(100)).window(), None);
+        for preset in [DcqcnPreset::Retx, DcqcnPreset::Paper, DcqcnPreset::Ns3] {
+            assert_eq!(DcqcnParams::preset(preset).window, RateWindow::None);
+        }
+        let p: DcqcnParams = toml::from_str("preset = \"ns3\"\nwindow = \"variable\"").unwrap();
+        assert_eq!(p, DcqcnParams { window: RateWindow::Variable, ..DcqcnParams::preset(DcqcnPreset::Ns3) });
+        assert!(toml::from_str::<DcqcnParams>("window = \"dynamic\"").is_err());
     }
 }

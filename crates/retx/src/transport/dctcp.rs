@@ -4,6 +4,8 @@
 //! the rate by alpha/2 at most once per window (CWR state); each new window without a cut adds
 //! `rate_ai`.
 
+use super::cc::RateWindow;
+use super::BasePath;
 use crate::sim::units::Bw;
 use crate::sim::units::Rate;
 use serde::{Deserialize, Serialize};
@@ -17,11 +19,14 @@ pub struct DctcpParams {
     pub rate_ai: Bw,
     /// Rate floor (HPCC attribute default `MinRate` 100 Mbps).
     pub min_rate: Bw,
+    /// A window of payload bytes in flight beside the rate (ns-3 `HAS_WIN`, `VAR_WIN`;
+    /// `run.py --cc dctcp`: none).
+    pub window: RateWindow,
 }
 
 impl Default for DctcpParams {
     fn default() -> Self {
-        DctcpParams { g: 1.0 / 16.0, rate_ai: Bw(Rate::mbps(615)), min_rate: Bw(Rate::mbps(100)) }
+        DctcpParams { g: 1.0 / 16.0, rate_ai: Bw(Rate::mbps(615)), min_rate: Bw(Rate::mbps(100)), window: RateWindow::None }
     }
 }
 
@@ -29,6 +34,8 @@ impl Default for DctcpParams {
 pub struct Dctcp {
     p: DctcpParams,
     line: f64,
+    /// The run's reference path, for the optional window (`with_path`; none by default).
+    path: BasePath,
     rate: f64,
     alpha: f64,
     /// snd_nxt when alpha was last updated (None before the first ACK).
@@ -46,6 +53,7 @@ impl Dctcp {
         Dctcp {
             p,
             line: line.0 as f64,
+            path: BasePath::default(),
             rate: line.0 as f64,
             alpha: 1.0,
             last_update_seq: None,
@@ -57,8 +65,21 @@ impl Dctcp {
         }
     }
 
+    /// Sizes the optional window from the run's reference path (ns-3 `maxBdp`, `GLOBAL_T 1`).
+    pub fn with_path(mut self, path: BasePath) -> Self {
+        self.path = path;
+        self
+    }
+
     pub fn rate(&self) -> Rate {
         Rate(self.rate as u64)
+    }
+
+    /// The most payload bytes in flight (None: no window): one BDP of the reference path, or
+    /// with `window = "variable"` that BDP x the current rate / line rate, at least 1 byte
+    /// (ns-3 `GetWin`, as TIMELY's).
+    pub fn window(&self) -> Option<u64> {
+        self.p.window.bytes(self.path.bdp_bytes, self.rate as u64, self.line as u64)
     }
 
     pub fn alpha(&self) -> f64 {
@@ -118,5 +139,26 @@ mod tests {
         let frac: f64 = 2.0 / 11.0;
         assert!((d.alpha() - (15.0 / 16.0 + frac / 16.0)).abs() < 1e-12);
         assert_eq!(d.rate(), Rate(50_615_000_000));
+    }
+
+    #[test]
+    fn the_window_is_none_fixed_or_scaled_by_the_rate() {
+        let path = BasePath { rtt: crate::sim::units::Time::from_us(10), bdp_bytes: 125_000 };
+        let with = |window| {
+            let mut d = Dctcp::new(DctcpParams { window, ..DctcpParams::default() }, Rate::gbps(100)).with_path(path);
+            let before = d.window();
+            d.on_ack(1, true, 10); // alpha = 1: the rate halves
+            (before, d.window())
+        };
+        assert_eq!(with(RateWindow::None), (None, None));
+        assert_eq!(with(RateWindow::Fixed), (Some(125_000), Some(125_000)));
+        assert_eq!(with(RateWindow::Variable), (Some(125_000), Some(62_500)));
+        // No reference path: no window; the default is none.
+        let d = Dctcp::new(DctcpParams { window: RateWindow::Variable, ..DctcpParams::default() }, Rate::gbps(100));
+        assert_eq!(d.window(), None);
+        assert_eq!(DctcpParams::default().window, RateWindow::None);
+        let p: DctcpParams = toml::from_str("window = \"variable\"").unwrap();
+        assert_eq!(p.window, RateWindow::Variable);
+        assert!(toml::from_str::<DctcpParams>("window = \"dynamic\"").is_err());
     }
 }

@@ -263,13 +263,13 @@ impl Template {
         let mss = spec.mtu as u64;
         let (cc, np) = match &self.cc {
             CcParams::None => (cc::Cc::None, None),
-            CcParams::Dctcp(p) => (cc::Cc::Dctcp(dctcp::Dctcp::new(*p, line)), None),
+            CcParams::Dctcp(p) => (cc::Cc::Dctcp(dctcp::Dctcp::new(*p, line).with_path(path)), None),
             CcParams::Hpcc(p) => (cc::Cc::Hpcc(hpcc::Hpcc::new(*p, line, path)), None),
             CcParams::Timely(p) => (cc::Cc::Timely(timely::Timely::new(*p, line, path)), None),
             CcParams::Dcqcn(p) => {
                 // With marks echoed on ACKs the receiver sends no CNP packets.
                 let np = (p.cnp == dcqcn::CnpMode::Paced).then(|| dcqcn::DcqcnNp::new(p.cnp_interval.0));
-                (cc::Cc::Dcqcn(dcqcn::DcqcnRp::new(*p, line)), np)
+                (cc::Cc::Dcqcn(dcqcn::DcqcnRp::new(*p, line).with_path(path)), np)
             }
             CcParams::Reno(p) => (cc::Cc::Reno(reno::Reno::new(p, mss, path.bdp_bytes)), None),
             CcParams::DctcpWindow(p) => (cc::Cc::DctcpWindow(dctcp_window::DctcpWindow::new(p, mss, path.bdp_bytes)), None),

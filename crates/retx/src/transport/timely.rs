@@ -35,19 +35,8 @@ use super::BasePath;
 use crate::sim::units::{Bw, Dur, Rate, Time};
 use serde::{Deserialize, Serialize};
 
-/// Which window TIMELY keeps beside its rate.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum TimelyWindow {
-    /// Rate alone (ns-3 `run.py --cc timely`: `HAS_WIN 0`).
-    #[default]
-    None,
-    /// One BDP of the reference path (ns-3 `HAS_WIN 1`, `VAR_WIN 0`).
-    Fixed,
-    /// The BDP x rate / line rate, at least 1 byte (ns-3 `run.py --cc timely_vwin`:
-    /// `HAS_WIN 1`, `VAR_WIN 1`).
-    Variable,
-}
+/// Which window TIMELY keeps beside its rate (the window DCQCN and DCTCP may keep too).
+pub use super::cc::RateWindow as TimelyWindow;
 
 /// TIMELY parameters. Defaults: the HPCC ns-3 model's `RdmaHw` attribute defaults for the
 /// TIMELY-only ones, and what its `run.py --cc timely` writes at 100 Gbps for the rest.
@@ -140,16 +129,7 @@ impl Timely {
     /// The most payload bytes in flight (None: no window). ns-3 `GetWin`: a zero BDP means no
     /// window; the variable window is BDP x rate / line rate, at least 1 byte.
     pub fn window(&self) -> Option<u64> {
-        let bdp = self.path.bdp_bytes;
-        match self.p.window {
-            TimelyWindow::None => None,
-            _ if bdp == 0 => None,
-            TimelyWindow::Fixed => Some(bdp),
-            TimelyWindow::Variable => {
-                let w = bdp as u128 * self.rate as u128 / self.line.max(1) as u128;
-                Some((w as u64).max(1))
-            }
-        }
+        self.p.window.bytes(self.path.bdp_bytes, self.rate, self.line)
     }
 
     /// An acknowledgement arrived. Only the first one past the last update's `snd_nxt` updates
