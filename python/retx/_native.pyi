@@ -17,6 +17,7 @@ ColumnSpec = tuple[str, str, str, str]
 class RunResult(TypedDict):
     flows: dict[str, Column]  # schema()["flows"]: one row per flow
     timeseries: dict[str, Column]  # schema()["timeseries"]: one row per receiver per sample
+    queues: dict[str, Column]  # schema()["queues"]: one row per watched port per sample
     # name, seed, sim_time_us, wall_seconds, events, events_per_sec, packet_hops,
     # packets_created/consumed/in_flight, drops_loss/buffer/unroutable, ecn_marks, pfc_pauses,
     # qp_swaps, bad_deliveries, the recovery scheme's own figures (e.g. melo_rx_pool_peak),
@@ -64,4 +65,4 @@ def memory_table(
 
 def schema() -> dict[str, list[ColumnSpec]]:
     """Every output table's columns as declared in Rust (retx::stats::columns):
-    {"flows" | "timeseries" | "memory": [(name, dtype, unit, description), ...]}."""
+    {"flows" | "timeseries" | "queues" | "memory": [(name, dtype, unit, description), ...]}."""

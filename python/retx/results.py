@@ -64,7 +64,7 @@ class Results:
     # it, and the file it asked for (None: fct.txt in the output folder).
     fct_txt: Optional[str] = None
     fct_txt_file: Optional[Path] = None
-    # The ports `[output] queues` watches, sampled with the time series (empty without).
+    # The ports `[output] queues` watches, sampled with the time series (no rows without).
     queues: Optional[pl.DataFrame] = None
 
     @classmethod
@@ -100,7 +100,7 @@ class Results:
         (out_dir / SUMMARY_FILE).write_text(json.dumps(self.summary, indent=2) + "\n")
         (out_dir / SCENARIO_FILE).write_text(self.resolved)
         self.memory.write_parquet(out_dir / MEMORY_FILE)
-        if self.queues is not None and self.queues.height > 0:
+        if self.queues is not None:
             self.queues.write_parquet(out_dir / QUEUES_FILE)
         if self.fct_txt is not None:
             self.fct_txt_target(out_dir).write_text(self.fct_txt)
@@ -115,7 +115,9 @@ class Results:
             summary=json.loads((out_dir / SUMMARY_FILE).read_text()),
             resolved=(out_dir / SCENARIO_FILE).read_text(),
             memory=pl.read_parquet(out_dir / MEMORY_FILE),
-            queues=pl.read_parquet(out_dir / QUEUES_FILE) if (out_dir / QUEUES_FILE).exists() else None,
+            # Folders written before queues were sampled have no file: an empty table.
+            queues=(pl.read_parquet(out_dir / QUEUES_FILE) if (out_dir / QUEUES_FILE).exists()
+                    else pl.DataFrame(schema=table_schema("queues"))),
         )
 
 

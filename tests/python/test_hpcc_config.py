@@ -66,7 +66,7 @@ def test_fct_txt_falls_back_to_the_output_folder(tmp_path: Path) -> None:
 
 def test_unsupported_key_is_one_line_naming_it(tmp_path: Path) -> None:
     config = short_config(tmp_path)
-    config.write_text(config.read_text().replace("CC_MODE 1", "CC_MODE 3"))
+    config.write_text(config.read_text().replace("CC_MODE 1", "CC_MODE 10"))
     result = run_cli("run", str(config))
     assert result.returncode == 2
-    assert result.stderr == "retx: error: CC_MODE: 3 (HPCC) is not supported yet (supported: 1 DCQCN, 8 DCTCP)\n"
+    assert result.stderr == "retx: error: CC_MODE: 10 (HPCC-PINT) is not supported yet (supported: 1 DCQCN, 3 HPCC, 7 TIMELY, 8 DCTCP)\n"

@@ -353,6 +353,17 @@ mod tests {
     }
 
     #[test]
+    fn an_ack_reaching_exactly_the_recorded_snd_nxt_is_still_a_fast_reaction() {
+        // ns-3 updates per RTT only when the ACK passes m_lastUpdateSeq (ack_seq > it).
+        let mut h = hpcc(HpccParams::default());
+        h.on_ack(1, 10, &one(hop(0, 0, 0)));
+        h.on_ack(10, 12, &one(hop(0, 125_000, 10_000)));
+        assert_eq!((h.updates, h.fast_reactions), (0, 1));
+        h.on_ack(11, 12, &one(hop(0, 250_000, 20_000)));
+        assert_eq!((h.updates, h.fast_reactions), (1, 1));
+    }
+
+    #[test]
     fn fast_reaction_moves_the_rate_not_the_reference() {
         let mut h = hpcc(HpccParams::default());
         h.on_ack(1, 10, &one(hop(0, 0, 0)));
