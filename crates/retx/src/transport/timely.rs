@@ -225,6 +225,25 @@ mod tests {
     }
 
     #[test]
+    fn the_thresholds_are_strict_as_in_ns3() {
+        // An RTT of exactly T_low is not "below T_low": a rising RTT there is cut by the
+        // gradient. 40 -> 50 us: rtt_diff 0.875 x 10 us, gradient 8.75 / 20 = 0.4375.
+        let mut t = timely(TimelyParams { rate_ai: Bw(Rate::mbps(100)), ..Default::default() });
+        t.rate = 50_000_000_000;
+        t.on_ack(&ack(1, 10, us(40)));
+        t.on_ack(&ack(11, 20, us(50)));
+        assert_eq!(t.rate(), Rate((50e9 * (1.0 - 0.8 * 0.4375)) as u64));
+        // An RTT of exactly T_high is not "above T_high": a falling RTT there increases.
+        let mut t = timely(TimelyParams::default());
+        t.rate = 50_000_000_000;
+        t.on_ack(&ack(1, 10, us(600)));
+        t.on_ack(&ack(11, 20, us(500)));
+        assert_eq!(t.rate(), Rate(50_100_000_000));
+        // The parameters it runs with are the ones it was given.
+        assert_eq!(t.params(), &TimelyParams::default());
+    }
+
+    #[test]
     fn above_t_high_the_rate_is_cut_by_beta_times_the_excess() {
         let mut t = timely(TimelyParams::default());
         t.on_ack(&ack(1, 10, us(30)));
