@@ -139,6 +139,14 @@ mod tests {
         let frac: f64 = 2.0 / 11.0;
         assert!((d.alpha() - (15.0 / 16.0 + frac / 16.0)).abs() < 1e-12);
         assert_eq!(d.rate(), Rate(50_615_000_000));
+        // The next window is the 10 packets from 11 to snd_nxt 20. One of its ACKs echoes a
+        // mark; an ACK of exactly 20 does not pass the mark yet; 21 does: F = 1/10.
+        let alpha1 = d.alpha();
+        d.on_ack(15, true, 22);
+        d.on_ack(20, false, 24);
+        assert_eq!(d.alpha(), alpha1);
+        d.on_ack(21, false, 25);
+        assert!((d.alpha() - (15.0 / 16.0 * alpha1 + 0.1 / 16.0)).abs() < 1e-12, "{}", d.alpha());
     }
 
     #[test]
