@@ -75,18 +75,8 @@ def scenarios() -> list[tuple[str, str, Scenario]]:
     out = []
     for exp, data in EXPERIMENTS.items():
         for cc, overrides in CONTROLLERS.items():
-            s = Scenario.from_dict(data).with_overrides({"name": f"hpcc-micro-{exp}-{cc}", **flatten(overrides)})
+            s = Scenario.from_dict(data).with_overrides({"name": f"hpcc-micro-{exp}-{cc}", **overrides})
             out.append((exp, cc, s))
-    return out
-
-
-def flatten(d: dict, prefix: str = "") -> dict:
-    out = {}
-    for k, v in d.items():
-        if isinstance(v, dict):
-            out.update(flatten(v, f"{prefix}{k}."))
-        else:
-            out[f"{prefix}{k}"] = v
     return out
 
 

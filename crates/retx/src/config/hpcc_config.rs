@@ -11,7 +11,6 @@
 use super::{AckClass, CcKind, Dur, EcnLinkCfg, FctTxtCfg, LossCfg, LossModel, PfcMode, RecoveryKind, Scenario, ScenarioError, Size};
 use crate::sim::units::{parse_rate, Bw, Rate, Time};
 use crate::transport::dcqcn::{DcqcnParams, DcqcnPreset};
-use crate::transport::hpcc::WindowMode as HpccWindow;
 use crate::transport::cc::RateWindow;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -226,11 +225,7 @@ pub fn parse(text: &str, dir: &Path, name: &str) -> Result<Scenario, ScenarioErr
         (true, true) => RateWindow::Variable,
     };
     if hpcc {
-        s.cc.hpcc.window = match rate_window {
-            RateWindow::None => HpccWindow::None,
-            RateWindow::Fixed => HpccWindow::Fixed,
-            RateWindow::Variable => HpccWindow::Variable,
-        };
+        s.cc.hpcc.window = rate_window;
     } else if timely {
         s.cc.timely.window = rate_window;
     } else if dctcp {
@@ -466,13 +461,13 @@ mod tests {
         let h = &s.cc.hpcc;
         assert_eq!(s.transport.cc, CcKind::Hpcc);
         assert_eq!((h.eta, h.max_stage, h.int_multi, h.per_hop_rate, h.sample_feedback, h.fast_react), (0.9, 3, 4, false, true, true));
-        assert_eq!((h.rate_ai.0, h.min_rate.0, h.window), (Rate::mbps(40), Rate::mbps(1000), HpccWindow::Variable));
+        assert_eq!((h.rate_ai.0, h.min_rate.0, h.window), (Rate::mbps(40), Rate::mbps(1000), RateWindow::Variable));
         assert_eq!(s.nic.ack_class, AckClass::Data);
         // Without VAR_WIN the window is fixed; without HAS_WIN there is none.
         let fixed = parse(&text.replace("VAR_WIN 1", "VAR_WIN 0"), &dir("hpcc"), "c").unwrap();
-        assert_eq!(fixed.cc.hpcc.window, HpccWindow::Fixed);
+        assert_eq!(fixed.cc.hpcc.window, RateWindow::Fixed);
         let none = parse(&text.replace("HAS_WIN 1", "HAS_WIN 0"), &dir("hpcc"), "c").unwrap();
-        assert_eq!(none.cc.hpcc.window, HpccWindow::None);
+        assert_eq!(none.cc.hpcc.window, RateWindow::None);
         // RATE_AI is HPCC's step: third.cc has no default for it.
         let e = parse(&text.replace("RATE_AI 40Mb/s\n", ""), &dir("hpcc"), "c").unwrap_err().to_string();
         assert_eq!(e, "RATE_AI: is missing (third.cc has no usable default)");

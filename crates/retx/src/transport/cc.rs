@@ -15,9 +15,9 @@ use crate::sim::units::{Rate, Time};
 use serde::{Deserialize, Serialize};
 
 /// A window of payload bytes in flight kept beside a rate-based controller's rate (the HPCC
-/// ns-3 model's `HAS_WIN` / `VAR_WIN`, `RdmaQueuePair::GetWin`): TIMELY, DCQCN and DCTCP
-/// (`[cc.timely]`, `[cc.dcqcn]`, `[cc.dctcp]` `window`). HPCC has its own
-/// ([`super::hpcc::WindowMode`], variable by default).
+/// ns-3 model's `HAS_WIN` / `VAR_WIN`, `RdmaQueuePair::GetWin`): HPCC, TIMELY, DCQCN and DCTCP
+/// (`[cc.hpcc]`, `[cc.timely]`, `[cc.dcqcn]`, `[cc.dctcp]` `window`; variable by default for
+/// HPCC only).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RateWindow {

@@ -23,24 +23,12 @@
 //! queue length in 80 x `int_multi`, time in whole ns; `int_multi = 0`: exact).
 
 use super::int::{IntHop, IntHops, MAX_HOPS};
+use super::cc::RateWindow;
 use super::BasePath;
 use crate::sim::units::{Bw, Rate};
 #[cfg(test)]
 use crate::sim::units::Time;
 use serde::{Deserialize, Serialize};
-
-/// How the window follows the rate.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum WindowMode {
-    /// Paced only (ns-3 `HAS_WIN 0`).
-    None,
-    /// The reference window, whatever the rate (`HAS_WIN 1`, `VAR_WIN 0`).
-    Fixed,
-    /// The reference window scaled by rate / line rate (`HAS_WIN 1`, `VAR_WIN 1`; the paper).
-    #[default]
-    Variable,
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -63,7 +51,8 @@ pub struct HpccParams {
     pub per_hop_rate: bool,
     /// Fast reactions skip hops whose queue is empty (ns-3 `SAMPLE_FEEDBACK`, off in `run.py`).
     pub sample_feedback: bool,
-    pub window: WindowMode,
+    /// The window beside the rate (the paper's W = R x T is `"variable"`, the default here).
+    pub window: RateWindow,
     /// INT field units as ns-3's header carries them: bytes in 128 x this, queue lengths in
     /// 80 x this, time in whole ns (ns-3 `INT_MULTI`; `run.py`: bw / 25 = 4 at 100 Gbps).
     /// 0: exact values.
@@ -80,7 +69,7 @@ impl Default for HpccParams {
             fast_react: true,
             per_hop_rate: false,
             sample_feedback: false,
-            window: WindowMode::Variable,
+            window: RateWindow::Variable,
             int_multi: 4,
         }
     }
@@ -154,14 +143,7 @@ impl Hpcc {
 
     /// Payload bytes allowed in flight (None: paced only).
     pub fn window(&self) -> Option<u64> {
-        let w = self.path.bdp_bytes;
-        match self.p.window {
-            WindowMode::None => None,
-            _ if w == 0 => None,
-            WindowMode::Fixed => Some(w),
-            // ns-3 `GetWin`: integer m_win x m_rate / m_max_rate, at least 1.
-            WindowMode::Variable => Some(((w as u128 * self.rate as u128 / self.line.max(1.0) as u128) as u64).max(1)),
-        }
+        self.p.window.bytes(self.path.bdp_bytes, self.rate as u64, self.line as u64)
     }
 
     pub fn reference_rate(&self) -> Rate {
@@ -420,17 +402,17 @@ mod tests {
     #[test]
     fn window_modes() {
         let path = BasePath::new(Time::from_us(10), LINE);
-        let mut h = Hpcc::new(HpccParams { window: WindowMode::Fixed, ..Default::default() }, LINE, path);
+        let mut h = Hpcc::new(HpccParams { window: RateWindow::Fixed, ..Default::default() }, LINE, path);
         h.rate = 10e9;
         assert_eq!(h.window(), Some(125_000));
-        h.p.window = WindowMode::Variable;
+        h.p.window = RateWindow::Variable;
         assert_eq!(h.window(), Some(12_500));
-        h.p.window = WindowMode::None;
+        h.p.window = RateWindow::None;
         assert_eq!(h.window(), None);
         // A run without a reference path (no BDP) has no window to scale.
-        let mut free = Hpcc::new(HpccParams { window: WindowMode::Fixed, ..Default::default() }, LINE, BasePath::default());
+        let mut free = Hpcc::new(HpccParams { window: RateWindow::Fixed, ..Default::default() }, LINE, BasePath::default());
         assert_eq!(free.window(), None);
-        free.p.window = WindowMode::Variable;
+        free.p.window = RateWindow::Variable;
         assert_eq!(free.window(), None);
     }
 
