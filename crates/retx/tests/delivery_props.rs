@@ -21,6 +21,11 @@ fn irn(detect: bool) -> String {
     )
 }
 
+/// STRIDE: SYN, FIN and their answers are lost, duplicated and reordered like everything else.
+fn stride(cc: &str) -> String {
+    transport_toml("stride", cc, "rto = \"50us\"\nnack_interval = \"20us\"\nsegment = \"4KB\"\n")
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
@@ -48,6 +53,16 @@ proptest! {
     fn irn_paper_rule_delivers_everything_once_in_order(c in case()) {
         check(&irn(false), &c)?;
     }
+
+    #[test]
+    fn stride_delivers_everything_once_in_order(c in case()) {
+        check(&stride("none"), &c)?;
+    }
+
+    #[test]
+    fn stride_with_its_rate_control_delivers_everything_once_in_order(c in case()) {
+        check(&stride("stride"), &c)?;
+    }
 }
 
 /// The corner of the input space at once ([`Case::worst_corner`]). Go-back-N resends
@@ -55,7 +70,7 @@ proptest! {
 #[test]
 fn worst_corner_finishes_for_every_scheme() {
     let c = Case::worst_corner();
-    for sections in [gbn("per-psn"), gbn("strict"), gbn("once-per-gap"), irn(true), irn(false)] {
+    for sections in [gbn("per-psn"), gbn("strict"), gbn("once-per-gap"), irn(true), irn(false), stride("none"), stride("stride")] {
         check(&sections, &c).unwrap_or_else(|e| panic!("{sections}: {e}"));
     }
 }

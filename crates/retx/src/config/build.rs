@@ -7,7 +7,7 @@ use crate::net::ecn::RedProfile;
 use crate::net::port::{Discipline, ShapedRate, ShaperSpec};
 use crate::net::routing::Policy;
 use crate::net::switch::{ColourRule, DynamicPfc, Pfc, PfcThresholds, RateProfile, SwitchParams};
-use crate::nic::HostClock;
+use crate::nic::{ClockPlan, HostClock};
 use crate::observe::{Observer, Quiet};
 use crate::transport::{CcParams, RecoveryParams, SwapCost, Template};
 use crate::world::{Parts, SourceEntropy};
@@ -22,6 +22,7 @@ pub fn transport(s: &Scenario) -> Template {
         RecoveryKind::Melo => RecoveryParams::Melo(r.melo),
         RecoveryKind::Gbone => RecoveryParams::Gbone(r.gbone),
         RecoveryKind::Tcp => RecoveryParams::Tcp(r.tcp),
+        RecoveryKind::Stride => RecoveryParams::Stride(r.stride),
     };
     let cc = match s.transport.cc {
         CcKind::None => CcParams::None,
@@ -32,6 +33,7 @@ pub fn transport(s: &Scenario) -> Template {
         CcKind::Reno => CcParams::Reno(s.cc.reno),
         CcKind::DctcpWindow => CcParams::DctcpWindow(s.cc.dctcp_window),
         CcKind::Vegas => CcParams::Vegas(s.cc.vegas),
+        CcKind::Stride => CcParams::Stride(s.cc.stride),
     };
     let qp_swap = SwapCost { per_context: s.nic.qp_swap_time.0, per_block: s.nic.qp_swap_per_block.0 };
     // The INT header's room on data packets and responses: INT's records, or with TIMELY the
@@ -44,6 +46,12 @@ pub fn transport(s: &Scenario) -> Template {
         0
     };
     Template { recovery, cc, ack_interval: s.nic.ack_interval, qp_swap, int_header }
+}
+
+/// `[nic] clock_drift_spread_ppm`, defaulting to STRIDE's crystal error (25 ppm, the paper's
+/// 0.0025 %) for STRIDE and to perfect clocks otherwise.
+pub fn clock_drift_spread_ppm(s: &Scenario) -> f64 {
+    s.nic.clock_drift_spread_ppm.unwrap_or(if s.transport.recovery == RecoveryKind::Stride { 25.0 } else { 0.0 })
 }
 
 /// Switches stamp INT when asked to, and always for HPCC, which reads it.
@@ -141,7 +149,11 @@ pub fn build_with_observer<O: Observer>(mut s: Scenario, obs: O) -> Result<Simul
         int: int_enabled(&s),
         ack_in_data_class: s.nic.ack_class == super::AckClass::Data,
         rx_latency: s.nic.rx_latency.0,
-        clock: HostClock { offset_ps: s.nic.clock_offset.0 .0 as i64, drift_ppb: (s.nic.clock_drift_ppm * 1000.0).round() as i64 },
+        clock: ClockPlan {
+            base: HostClock { offset_ps: s.nic.clock_offset.0 .0 as i64, drift_ppb: (s.nic.clock_drift_ppm * 1000.0).round() as i64 },
+            offset_spread_ps: s.nic.clock_offset_spread.0 .0,
+            drift_spread_ppb: (clock_drift_spread_ppm(&s) * 1000.0).round() as u64,
+        },
     };
     let mut sim = Simulation::with_observer(parts, obs);
     // The memory table sizes a NIC like the run's hosts: the first host's link, the longest

@@ -394,6 +394,13 @@ pub struct NicCfg {
     pub clock_offset: Dur,
     /// Every host clock's rate error in ppm (a 0.0025 % crystal is 25 ppm); default perfect.
     pub clock_drift_ppm: f64,
+    /// Each host's offset is `clock_offset` plus its own uniform draw within +-this.
+    pub clock_offset_spread: Dur,
+    /// Each host's drift is `clock_drift_ppm` plus its own uniform draw within +-this many ppm.
+    /// Default: 25 ppm with `recovery = "stride"` (the paper's FPGA crystal error, 0.0025 %,
+    /// §IV.B), 0 otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_drift_spread_ppm: Option<f64>,
     /// The receive pipeline's time per packet: packets arriving faster wait in the NIC
     /// (schemes may charge more per operation). Default 0: handled on arrival.
     pub rx_latency: Dur,
@@ -426,6 +433,8 @@ impl Default for NicCfg {
             ack_interval: 1,
             clock_offset: zero,
             clock_drift_ppm: 0.0,
+            clock_offset_spread: zero,
+            clock_drift_spread_ppm: None,
             rx_latency: zero,
             qp_swap_time: zero,
             qp_swap_per_block: zero,
@@ -447,6 +456,8 @@ pub enum RecoveryKind {
     Gbone,
     /// A TCP-like byte stream: cumulative ACKs, NewReno fast recovery, RFC 6298 timer.
     Tcp,
+    /// STRIDE: handshake, an ACK per 64 KB segment, NACK + go-back-N, FIN teardown.
+    Stride,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -461,6 +472,8 @@ pub enum CcKind {
     Reno,
     DctcpWindow,
     Vegas,
+    /// STRIDE's Algorithm 1: rate from the single-trip time, in shifts and additions.
+    Stride,
 }
 
 impl CcKind {
@@ -491,6 +504,7 @@ pub struct RecoveryCfg {
     pub melo: crate::transport::melo::MeloParams,
     pub gbone: crate::transport::gbone::GboneParams,
     pub tcp: crate::transport::tcp::TcpParams,
+    pub stride: crate::transport::stride::StrideParams,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -504,6 +518,7 @@ pub struct CcCfg {
     #[serde(rename = "dctcp-window")]
     pub dctcp_window: crate::transport::dctcp_window::DctcpWindowParams,
     pub vegas: crate::transport::vegas::VegasParams,
+    pub stride: crate::transport::stride_cc::StrideCcParams,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -556,6 +571,8 @@ pub enum PacketKindCfg {
     Ack,
     Nak,
     Cnp,
+    /// SYN, SYN-ACK, FIN and FIN-ACK (STRIDE's connection set-up and tear-down).
+    Conn,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

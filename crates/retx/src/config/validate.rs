@@ -73,6 +73,7 @@ pub fn loss_rule(topo: &Topology, l: &super::LossCfg, i: usize) -> Result<crate:
                 K::Ack => LossKind::Ack,
                 K::Nak => LossKind::Nak,
                 K::Cnp => LossKind::Cnp,
+                K::Conn => LossKind::Conn,
             })
         })
     };
@@ -268,6 +269,10 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
     }
     range_u32("recovery.gbone.chunk_packets", s.recovery.gbone.chunk_packets, 1, 1 << 20)?;
     range_u32("recovery.gbone.max_ooo_psn", s.recovery.gbone.max_ooo_psn, 0, 1 << 24)?;
+    let seg = s.recovery.stride.segment.0;
+    if !(64..=1 << 30).contains(&seg) {
+        return Err(err("recovery.stride.segment", format!("{seg} B is out of range (allowed 64B..=1GiB)")));
+    }
     range_f64("cc.dctcp.g", s.cc.dctcp.g, 0.0, 1.0)?;
     let h = &s.cc.hpcc;
     if !(h.eta > 0.0 && h.eta <= 1.0) {
@@ -286,6 +291,9 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
         return Err(err("cc.dcqcn.decrease_interval", "must be greater than 0 with rate_cut = \"periodic\" (it is the period of the cut checks)"));
     }
     cc_timely(&s.cc.timely)?;
+    if let Err((field, message)) = s.cc.stride.validate() {
+        return Err(err(format!("cc.stride.{field}"), message));
+    }
     for (field, t) in [
         ("recovery.gbn.nak_interval", s.recovery.gbn.nak_interval.0),
         ("recovery.gbn.rto", s.recovery.gbn.rto.0),
@@ -293,6 +301,8 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
         ("recovery.irn.rto_high", s.recovery.irn.rto_high.0),
         ("recovery.melo.rto", s.recovery.melo.rto.0),
         ("recovery.gbone.rto", s.recovery.gbone.rto.0),
+        ("recovery.stride.rto", s.recovery.stride.rto.0),
+        ("recovery.stride.nack_interval", s.recovery.stride.nack_interval.0),
         ("cc.dcqcn.alpha_interval", d.alpha_interval.0),
         ("cc.dcqcn.increase_interval", d.increase_interval.0),
         ("output.sample_interval", s.output.sample_interval.0),
@@ -345,6 +355,14 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
         if t > Time::from_ms(1) {
             return Err(err(field, format!("{t} is out of range (allowed 0ps..=1ms)")));
         }
+    }
+    if let Some(x) = s.nic.clock_drift_spread_ppm {
+        if !(0.0..=1000.0).contains(&x) {
+            return Err(err("nic.clock_drift_spread_ppm", format!("{x} is out of range (allowed 0..=1000)")));
+        }
+    }
+    if s.nic.clock_offset_spread.0 .0 > 1_000_000_000_000 {
+        return Err(err("nic.clock_offset_spread", "is out of range (allowed up to 1s)"));
     }
     if s.nic.clock_drift_ppm.is_nan() || s.nic.clock_drift_ppm.abs() > 1000.0 {
         return Err(err("nic.clock_drift_ppm", format!("{} is out of range (allowed -1000..=1000)", s.nic.clock_drift_ppm)));

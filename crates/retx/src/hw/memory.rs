@@ -67,6 +67,9 @@ pub struct Footprint {
     pub per_connection: f64,
     /// Bytes shared by all connections of a NIC (sender + receiver sides).
     pub shared: f64,
+    /// Off-chip (DRAM) bytes each connection needs at line rate, where the scheme keeps its
+    /// send buffer on the device (STRIDE); 0 for NICs that read data from host memory.
+    pub off_chip_per_connection: f64,
     /// per_connection + shared / connections.
     pub average: f64,
     /// average / 248 B QPC, in percent.
@@ -77,7 +80,7 @@ pub struct Footprint {
 
 fn row(scheme: &'static str, per: f64, shared: f64, n: u32, breakdown: String) -> Footprint {
     let avg = per + shared / n.max(1) as f64;
-    Footprint { scheme, per_connection: per, shared, average: avg, pct_of_qpc: avg / QPC_BYTES * 100.0, total: per * n as f64 + shared, breakdown }
+    Footprint { scheme, per_connection: per, shared, off_chip_per_connection: 0.0, average: avg, pct_of_qpc: avg / QPC_BYTES * 100.0, total: per * n as f64 + shared, breakdown }
 }
 
 /// Bits needed to address `n` things.
@@ -128,7 +131,28 @@ pub fn footprints(z: &Sizing) -> Vec<Footprint> {
             n,
             format!("receiver bitmap of max_ooo_psn = one BDP ({bdp} bits) + m_lastRACK/m_crtRACK (3 B each); retransQueue not counted (sender DRAM)"),
         ),
+        stride_row(z),
     ]
+}
+
+/// STRIDE (§IV "Sender memory"): on chip, counters of packets per state instead of per-packet
+/// state (ready, in flight, acknowledged, to resend: 4 x 4 B), Algorithm 1's STT_old, ΔSTT and
+/// STT_min (3 x 4 B, ns) and the rate (4 B); off chip, one 64 KB DRAM slot per data segment in
+/// flight, a BDP's worth of segments at line rate (the paper's default segment; a run reports
+/// the slots it actually held as `stride_dram_peak_slots`).
+fn stride_row(z: &Sizing) -> Footprint {
+    const SLOT: u64 = 64 * 1024;
+    let bdp_bytes = (z.bandwidth.0 as u128 * z.rtt.0 as u128 / 8 / 1_000_000_000_000) as u64;
+    let slots = bdp_bytes.div_ceil(SLOT).max(1);
+    let mut r = row(
+        "stride",
+        16.0 + 12.0 + 4.0,
+        0.0,
+        z.connections,
+        format!("4 packet-state counters (16 B) + STT_old/dSTT/STT_min (12 B) + rate (4 B); DRAM: {slots} x 64 KB slots per connection (one BDP in segments)"),
+    );
+    r.off_chip_per_connection = (slots * SLOT) as f64;
+    r
 }
 
 #[cfg(test)]
@@ -157,5 +181,18 @@ mod tests {
         let irn = footprints(&z).into_iter().find(|r| r.scheme == "irn").unwrap();
         // One side's bitmap is 2442 bits ~ 2.5 Kb (the paper's footnote), i.e. 1.23x a QPC.
         assert!(((irn.per_connection - 3.0) / 2.0 - 305.25).abs() < 1e-9);
+    }
+
+    #[test]
+    fn stride_keeps_32_bytes_on_chip_and_a_bdp_of_64kb_slots_in_dram() {
+        // 100 Gbps x 200 us = 2.5 MB = 38.15 slots of 64 KiB: 39 slots.
+        let stride = footprints(&paper()).into_iter().find(|r| r.scheme == "stride").unwrap();
+        assert_eq!(stride.per_connection, 32.0);
+        assert_eq!(stride.off_chip_per_connection, 39.0 * 65536.0);
+        // STRIDE's 10 Gbps testbed, 20 us: 25 KB, one slot.
+        let z = Sizing { bandwidth: Rate::gbps(10), rtt: Time::from_us(20), ..paper() };
+        let stride = footprints(&z).into_iter().find(|r| r.scheme == "stride").unwrap();
+        assert_eq!(stride.off_chip_per_connection, 65536.0);
+        assert!(footprints(&z).iter().filter(|r| r.scheme != "stride").all(|r| r.off_chip_per_connection == 0.0));
     }
 }

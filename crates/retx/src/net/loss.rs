@@ -11,7 +11,8 @@
 //!   adding one leaves every Bernoulli loss pattern as it was.
 //!
 //! A rule targets packet kinds separately: data, ACK, NAK (go-back-N NAK, IRN/MELO NACK,
-//! Go-Back-ONE RACK), CNP. PFC frames are never lost.
+//! Go-Back-ONE RACK), CNP, connection set-up and tear-down (SYN, SYN-ACK, FIN,
+//! FIN-ACK). PFC frames are never lost.
 
 use crate::sim::rng::Rng;
 
@@ -23,11 +24,13 @@ pub enum LossKind {
     Ack = 1,
     Nak = 2,
     Cnp = 3,
+    /// Connection set-up and tear-down: SYN, SYN-ACK, FIN, FIN-ACK (STRIDE).
+    Conn = 4,
 }
 
 impl LossKind {
-    pub const ALL: [LossKind; 4] = [LossKind::Data, LossKind::Ack, LossKind::Nak, LossKind::Cnp];
-    pub const COUNT: usize = 4;
+    pub const ALL: [LossKind; 5] = [LossKind::Data, LossKind::Ack, LossKind::Nak, LossKind::Cnp, LossKind::Conn];
+    pub const COUNT: usize = 5;
 }
 
 /// A set of [`LossKind`]s.
@@ -36,8 +39,8 @@ pub struct KindMask(pub u8);
 
 impl KindMask {
     pub const DATA: KindMask = KindMask(1 << LossKind::Data as u8);
-    pub const CONTROL: KindMask = KindMask(!(1 << LossKind::Data as u8) & 0x0F);
-    pub const ALL: KindMask = KindMask(0x0F);
+    pub const CONTROL: KindMask = KindMask(!(1 << LossKind::Data as u8) & 0x1F);
+    pub const ALL: KindMask = KindMask(0x1F);
 
     pub fn with(self, k: LossKind) -> KindMask {
         KindMask(self.0 | 1 << k as u8)

@@ -51,6 +51,7 @@ impl Packet {
             SegKind::Ack => LossKind::Ack,
             SegKind::Nak | SegKind::Sack | SegKind::MeloNack | SegKind::Rack => LossKind::Nak,
             SegKind::Cnp => LossKind::Cnp,
+            SegKind::Syn | SegKind::SynAck | SegKind::Fin | SegKind::FinAck => LossKind::Conn,
         }
     }
 }

@@ -42,6 +42,33 @@ impl HostClock {
     }
 }
 
+/// How the run's host clocks are drawn: every host reads `base`, moved by its own uniform
+/// draws within +-`offset_spread_ps` and +-`drift_spread_ppb` from the host's random stream
+/// (so two hosts' clocks drift apart as two crystals do).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ClockPlan {
+    pub base: HostClock,
+    pub offset_spread_ps: u64,
+    pub drift_spread_ppb: u64,
+}
+
+impl ClockPlan {
+    /// The clock of host `node` under root `seed` (no draw without a spread).
+    pub fn host(&self, seed: u64, node: usize) -> HostClock {
+        if self.offset_spread_ps == 0 && self.drift_spread_ppb == 0 {
+            return self.base;
+        }
+        let mut rng = crate::sim::rng::stream(seed, crate::sim::rng::Stream::HostClock, node as u64);
+        let mut within = |spread: u64| -> i64 {
+            let span = 2 * spread as u128 + 1;
+            (rng.next_u64() as u128 % span) as i64 - spread as i64
+        };
+        let offset = within(self.offset_spread_ps);
+        let drift = within(self.drift_spread_ppb);
+        HostClock { offset_ps: self.base.offset_ps + offset, drift_ppb: self.base.drift_ppb + drift }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -56,5 +83,23 @@ mod tests {
             assert!(c.local(g) >= l && g <= Time(t), "t {t}: local {l:?} global {g:?}");
         }
         assert_eq!(HostClock::default().local(Time(42)), Time(42));
+    }
+
+    #[test]
+    fn a_plan_draws_each_host_within_its_spread_and_repeats_by_seed() {
+        let base = HostClock { offset_ps: 1_000, drift_ppb: -2_000 };
+        let plan = ClockPlan { base, offset_spread_ps: 500, drift_spread_ppb: 25_000 };
+        let clocks: Vec<HostClock> = (0..200).map(|n| plan.host(7, n)).collect();
+        for c in &clocks {
+            assert!((500..=1_500).contains(&c.offset_ps), "{c:?}");
+            assert!((-27_000..=23_000).contains(&c.drift_ppb), "{c:?}");
+        }
+        // Hosts differ, the spread is used on both sides, and the same seed repeats.
+        assert!(clocks.iter().any(|c| c.drift_ppb < -2_000 - 12_500) && clocks.iter().any(|c| c.drift_ppb > -2_000 + 12_500));
+        assert_ne!(clocks[0], clocks[1]);
+        assert_eq!(plan.host(7, 3), clocks[3]);
+        assert_ne!(plan.host(8, 3), clocks[3]);
+        // Without a spread every host reads the base clock.
+        assert_eq!(ClockPlan { base, ..Default::default() }.host(7, 3), base);
     }
 }

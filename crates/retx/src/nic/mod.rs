@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 use crate::transport::endpoint::Endpoint;
 use crate::transport::NicState;
 
-pub use clock::HostClock;
+pub use clock::{ClockPlan, HostClock};
 pub use qp_cache::QpCache;
 pub use scheduler::QpScheduler;
 

@@ -255,6 +255,12 @@ static MEMORY_COLUMNS: &[Column<(), Footprint>] = &[
         Get::F64(|_, r| r.per_connection),
     ),
     col("shared_bytes", "B", "bytes shared by all connections of a NIC (sender + receiver)", Get::F64(|_, r| r.shared)),
+    col(
+        "off_chip_per_connection_bytes",
+        "B",
+        "device DRAM each connection needs at line rate (STRIDE's send slots); 0 where data stays in host memory",
+        Get::F64(|_, r| r.off_chip_per_connection),
+    ),
     col("average_bytes", "B", "per connection + shared / connections", Get::F64(|_, r| r.average)),
     col("pct_of_qpc", "%", "average bytes as a share of a 248 B CX-3 Pro QPC", Get::F64(|_, r| r.pct_of_qpc)),
     col("total_bytes", "B", "per connection x connections + shared", Get::F64(|_, r| r.total)),

@@ -7,6 +7,7 @@
 use super::dcqcn::{CnpMode, DcqcnRp};
 use super::dctcp::Dctcp;
 use super::hpcc::Hpcc;
+use super::stride_cc::StrideCc;
 use super::timely::Timely;
 use super::dctcp_window::DctcpWindow;
 use super::reno::Reno;
@@ -92,6 +93,8 @@ pub enum Cc {
     Reno(Reno),
     DctcpWindow(DctcpWindow),
     Vegas(Vegas),
+    /// STRIDE's Algorithm 1 on the single-trip time.
+    Stride(StrideCc),
 }
 
 impl Cc {
@@ -103,6 +106,7 @@ impl Cc {
             Cc::Dctcp(d) => Some(d.rate()),
             Cc::Hpcc(h) => Some(h.rate()),
             Cc::Timely(t) => Some(t.rate()),
+            Cc::Stride(s) => Some(s.rate()),
             Cc::Reno(_) | Cc::DctcpWindow(_) | Cc::Vegas(_) => None,
         }
     }
@@ -117,7 +121,7 @@ impl Cc {
             Cc::Reno(r) => Some(r.window()),
             Cc::DctcpWindow(d) => Some(d.window()),
             Cc::Vegas(v) => Some(v.window()),
-            Cc::None => None,
+            Cc::None | Cc::Stride(_) => None,
         }
     }
 
@@ -145,6 +149,12 @@ impl Cc {
             Cc::Reno(r) => r.on_ack(s),
             Cc::DctcpWindow(d) => d.on_ack(s),
             Cc::Vegas(v) => v.on_ack(s),
+            // Every ACK and NACK carries the STT of the packet that triggered it.
+            Cc::Stride(c) => {
+                if let Some(stt) = s.one_way {
+                    c.on_stt(stt);
+                }
+            }
             Cc::Dcqcn(rp) if s.ece && rp.params().cnp == CnpMode::PerMark => {
                 rp.on_cnp(now);
                 return true;
@@ -185,7 +195,7 @@ impl Cc {
     /// The controller's own next deadline (DCQCN's alpha and rate-increase timers).
     pub fn poll_timeout(&self) -> Option<Time> {
         match self {
-            Cc::None | Cc::Dctcp(_) | Cc::Hpcc(_) | Cc::Timely(_) | Cc::Reno(_) | Cc::DctcpWindow(_) | Cc::Vegas(_) => None,
+            Cc::None | Cc::Dctcp(_) | Cc::Hpcc(_) | Cc::Timely(_) | Cc::Reno(_) | Cc::DctcpWindow(_) | Cc::Vegas(_) | Cc::Stride(_) => None,
             Cc::Dcqcn(rp) => rp.poll_timeout(),
         }
     }

@@ -18,6 +18,8 @@ pub mod receiver;
 pub mod reno;
 pub mod segment;
 pub mod sender;
+pub mod stride;
+pub mod stride_cc;
 pub mod timely;
 pub mod tcp;
 pub mod vegas;
@@ -72,6 +74,8 @@ impl FlowSpec {
 #[derive(Clone, Debug)]
 pub struct NicState {
     pub melo: melo::MeloPools,
+    /// DRAM slots STRIDE's senders hold.
+    pub stride: stride::StrideDram,
     /// The INT records of the packet being handled, as the NIC's parser extracted them
     /// (empty without INT): congestion control reads them from the ACK sample.
     pub int_in: int::IntHops,
@@ -96,6 +100,7 @@ impl NicState {
         };
         NicState {
             melo: melo::MeloPools::new(&melo),
+            stride: stride::StrideDram::default(),
             int_in: int::IntHops::default(),
             charged: Time::ZERO,
             qp: 0,
@@ -136,8 +141,23 @@ impl NicState {
     /// Figures the schemes report about their NIC-wide state over every NIC of a run:
     /// (name, value), e.g. the peak share of MELO's pools.
     pub fn report<'a>(nics: impl Iterator<Item = &'a NicState>) -> Vec<(&'static str, f64)> {
-        melo::MeloPools::report(nics.map(|n| &n.melo))
+        let nics: Vec<&NicState> = nics.collect();
+        let mut report = melo::MeloPools::report(nics.iter().map(|n| &n.melo));
+        report.extend(stride::StrideDram::report(nics.iter().map(|n| &n.stride)));
+        report
     }
+}
+
+/// Figures the senders' schemes report over every connection of a run: today STRIDE's rate
+/// calculator's operation counts.
+pub fn sender_report<'a>(senders: impl Iterator<Item = &'a sender::Sender>) -> Vec<(&'static str, f64)> {
+    let mut ops = stride_cc::OpCount::default();
+    for s in senders {
+        if let cc::Cc::Stride(c) = s.cc() {
+            ops.add(c.ops());
+        }
+    }
+    ops.report()
 }
 
 /// What moving one connection context between the on-chip QP cache and off-chip memory costs
@@ -164,6 +184,7 @@ pub enum RecoveryParams {
     Melo(melo::MeloParams),
     Gbone(gbone::GboneParams),
     Tcp(tcp::TcpParams),
+    Stride(stride::StrideParams),
 }
 
 /// Congestion control and its parameters: one line per scheme.
@@ -178,6 +199,7 @@ pub enum CcParams {
     Reno(reno::RenoParams),
     DctcpWindow(dctcp_window::DctcpWindowParams),
     Vegas(vegas::VegasParams),
+    Stride(stride_cc::StrideCcParams),
 }
 
 /// The run's reference path, as the HPCC ns-3 model gives every QP with `GLOBAL_T 1`: the
@@ -213,12 +235,18 @@ pub struct Template {
 impl Template {
     /// Data packet bytes on the wire beyond the payload.
     pub fn data_header(&self) -> u32 {
-        DATA_HEADER_BYTES + self.int_header
+        match self.recovery {
+            RecoveryParams::Stride(_) => stride::HEADER_BYTES + self.int_header,
+            _ => DATA_HEADER_BYTES + self.int_header,
+        }
     }
 
     /// A response's (ACK, NAK, CNP) bytes on the wire.
     pub fn response_bytes(&self) -> u32 {
-        CONTROL_BYTES.max(RESPONSE_HEADER_BYTES + self.int_header)
+        match self.recovery {
+            RecoveryParams::Stride(_) => stride::HEADER_BYTES + self.int_header,
+            _ => CONTROL_BYTES.max(RESPONSE_HEADER_BYTES + self.int_header),
+        }
     }
 
     /// The scheme's name in the on-chip memory table ([`crate::hw::memory`]).
@@ -229,6 +257,7 @@ impl Template {
             RecoveryParams::Melo(_) => "melo",
             RecoveryParams::Gbone(_) => "gbone",
             RecoveryParams::Tcp(_) => "tcp",
+            RecoveryParams::Stride(_) => "stride",
         }
     }
 
@@ -259,6 +288,10 @@ impl Template {
                 receiver::RxRecovery::Bitmap(irn::BitmapReceiver::gbone(or_bdp(p.max_ooo_psn), ack)),
             ),
             RecoveryParams::Tcp(p) => (sender::TxRecovery::Tcp(tcp::TcpSender::new(p, n)), receiver::RxRecovery::Tcp(tcp::TcpReceiver::new(ack))),
+            RecoveryParams::Stride(p) => (
+                sender::TxRecovery::Stride(stride::StrideSender::new(p, n, spec.mtu)),
+                receiver::RxRecovery::Stride(stride::StrideReceiver::new(p, spec.mtu)),
+            ),
         };
         let mss = spec.mtu as u64;
         let (cc, np) = match &self.cc {
@@ -274,6 +307,7 @@ impl Template {
             CcParams::Reno(p) => (cc::Cc::Reno(reno::Reno::new(p, mss, path.bdp_bytes)), None),
             CcParams::DctcpWindow(p) => (cc::Cc::DctcpWindow(dctcp_window::DctcpWindow::new(p, mss, path.bdp_bytes)), None),
             CcParams::Vegas(p) => (cc::Cc::Vegas(vegas::Vegas::new(p, mss, path.bdp_bytes)), None),
+            CcParams::Stride(p) => (cc::Cc::Stride(stride_cc::StrideCc::new(*p, line)), None),
         };
         (sender::Sender::new(spec, tx, cc, line, self.data_header()), receiver::Receiver::new(spec, rx, np))
     }

@@ -4,6 +4,7 @@ use super::dcqcn::DcqcnNp;
 use super::gbn::GbnReceiver;
 use super::irn::BitmapReceiver;
 use super::melo::MeloReceiver;
+use super::stride::StrideReceiver;
 use super::tcp::TcpReceiver;
 use super::psn::{Psn, PsnSpace};
 use super::endpoint::Want;
@@ -93,6 +94,7 @@ pub enum RxRecovery {
     Bitmap(BitmapReceiver),
     Melo(MeloReceiver),
     Tcp(TcpReceiver),
+    Stride(StrideReceiver),
 }
 
 /// The receive side of one flow.
@@ -135,16 +137,21 @@ impl Receiver {
     /// copied out to the application when a hole filled, packets dropped for lack of state).
     pub fn reorder_stats(&self) -> (u64, u64, u64) {
         match &self.recovery {
-            RxRecovery::Gbn(_) => (0, 0, 0),
+            RxRecovery::Gbn(_) | RxRecovery::Stride(_) => (0, 0, 0),
             RxRecovery::Bitmap(r) => (r.stored_bytes, r.copied_bytes, r.beyond_bitmap),
             RxRecovery::Melo(r) => (r.stored_bytes, r.copied_bytes, r.dropped_middle + r.dropped_no_bits + r.swap_in_failures),
             RxRecovery::Tcp(r) => (r.stored_bytes, r.copied_bytes, 0),
         }
     }
 
-    /// Handles a data packet from the network (anything else is not for a responder). `shared`
+    /// Handles a data packet from the network (anything else is not for a responder, but for
+    /// STRIDE's connection packets). `shared`
     /// is the NIC state all queue pairs share (MELO's receive pool).
     pub fn handle_packet(&mut self, now: Time, seg: &Segment, shared: &mut NicState) {
+        if let (RxRecovery::Stride(r), true) = (&mut self.recovery, seg.kind != SegKind::Data) {
+            r.on_control(now, seg, &mut self.ctx);
+            return;
+        }
         if seg.kind != SegKind::Data {
             return;
         }
@@ -163,6 +170,7 @@ impl Receiver {
             RxRecovery::Bitmap(r) => r.on_data(now, index, seg, &mut self.ctx),
             RxRecovery::Melo(r) => r.on_data(now, index, seg, &mut self.ctx, &mut shared.melo.rx),
             RxRecovery::Tcp(r) => r.on_data(now, index, seg, &mut self.ctx),
+            RxRecovery::Stride(r) => r.on_data(now, index, seg, &mut self.ctx),
         }
         if matches!(self.recovery, RxRecovery::Tcp(_)) {
             return; // TCP's receiver sets the echo itself (RFC 8257's state machine)

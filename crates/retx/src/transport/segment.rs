@@ -23,11 +23,23 @@ pub enum SegKind {
     /// Go-Back-ONE loss notification (IP protocol 0xFD; ACK is 0xFC): [`Ext::Rack`] is the
     /// PSN just received out of order, `psn` the PSN expected.
     Rack,
+    /// STRIDE connection set-up and tear-down (flags SYN, SYN+ACK, FIN, FIN+ACK; the
+    /// handshake's third packet and the final ACK are [`SegKind::Ack`]).
+    Syn,
+    SynAck,
+    Fin,
+    FinAck,
 }
 
 impl SegKind {
     pub fn is_control(self) -> bool {
         !matches!(self, SegKind::Data)
+    }
+
+    /// Opens or closes a connection (SYN, SYN-ACK, FIN, FIN-ACK): carries no data and no
+    /// congestion signal.
+    pub fn is_connection(self) -> bool {
+        matches!(self, SegKind::Syn | SegKind::SynAck | SegKind::Fin | SegKind::FinAck)
     }
 }
 

@@ -6,6 +6,7 @@ use super::gbn::GbnSender;
 use super::gbone::GboneSender;
 use super::irn::IrnSender;
 use super::melo::MeloSender;
+use super::stride::StrideSender;
 use super::tcp::TcpSender;
 use super::psn::{PsnReader, PsnSpace};
 use super::segment::{payload_tag, SegKind, Segment};
@@ -20,6 +21,7 @@ pub enum TxRecovery {
     Melo(MeloSender),
     Gbone(GboneSender),
     Tcp(TcpSender),
+    Stride(StrideSender),
 }
 
 /// Dispatches a call to whichever loss recovery a sender has.
@@ -31,6 +33,7 @@ macro_rules! each {
             TxRecovery::Melo($x) => $e,
             TxRecovery::Gbone($x) => $e,
             TxRecovery::Tcp($x) => $e,
+            TxRecovery::Stride($x) => $e,
         }
     };
 }
@@ -125,6 +128,14 @@ impl Sender {
     /// the wire, it sends retransmissions and new data as its gate allows: the pacing rate,
     /// and the window of bytes in flight if congestion control sets one.
     pub fn poll_transmit(&mut self, now: Time, nic: &mut NicState, want: Want) -> Transmit {
+        // A connection packet (STRIDE's SYN, FIN, or the ACK answering SYN+ACK / FIN+ACK)
+        // goes whatever is asked, unpaced: it answers an input or opens / closes the flow.
+        if let TxRecovery::Stride(r) = &mut self.recovery {
+            let psn = self.psn;
+            if let Some(seg) = r.poll_control(now, |i| psn.wire(i)) {
+                return Transmit::Send(seg);
+            }
+        }
         if want == Want::Responses || self.is_done() || !self.has_data() {
             return Transmit::Idle;
         }
@@ -138,6 +149,7 @@ impl Sender {
                 TxRecovery::Melo(r) => r.next_with(now, &mut nic.melo.tx),
                 TxRecovery::Gbone(r) => r.next(now),
                 TxRecovery::Tcp(r) => r.next(now),
+                TxRecovery::Stride(r) => r.next(now, &mut nic.stride),
             }
         } else {
             // The window bounds snd_nxt - snd_una; retransmitting a hole below snd_nxt does not
@@ -206,6 +218,9 @@ impl Sender {
                 self.stats.naks += 1;
                 self.cc.on_loss(now, &flight);
             }
+            if seg.kind.is_connection() {
+                return self.check_done(now); // no congestion signal
+            }
             let (new_una, nxt) = (self.snd_una(), self.snd_nxt());
             let sample = AckSample {
                 cum: at.index(seg.psn).unwrap_or(una).max(una),
@@ -228,6 +243,10 @@ impl Sender {
                 self.next_send = Time((self.next_send.0 + new.0).saturating_sub(old.0));
             }
         }
+        self.check_done(now);
+    }
+
+    fn check_done(&mut self, now: Time) {
         let finished = each!(&self.recovery, r => r.is_done());
         if finished && self.done_at.is_none() {
             self.done_at = Some(now);
@@ -253,6 +272,7 @@ impl Sender {
             TxRecovery::Melo(r) => r.handle_timeout(now, &mut nic.melo.tx),
             TxRecovery::Gbone(r) => r.handle_timeout(now),
             TxRecovery::Tcp(r) => r.handle_timeout(now),
+            TxRecovery::Stride(r) => r.handle_timeout(now),
         };
         if fired {
             self.stats.timeouts += 1;

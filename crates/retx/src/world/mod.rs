@@ -18,7 +18,7 @@ use crate::net::port::{Discipline, Port, ShaperSpec};
 use crate::net::routing::{Policy, Router, Routes};
 use crate::net::switch::{Pfc, Switch, SwitchParams};
 use crate::net::topology::{NodeKind, Topology};
-use crate::nic::{HostClock, Nic, QpCache};
+use crate::nic::{ClockPlan, Nic, QpCache};
 use crate::observe::{Observer, Quiet};
 use crate::sim::queue::EventQueue;
 use crate::sim::rng::{self, Stream};
@@ -67,8 +67,8 @@ pub struct Parts {
     pub transport: Template,
     pub mtu: u32,
     pub flows: Vec<FlowDef>,
-    /// Every host's clock.
-    pub clock: HostClock,
+    /// How every host's clock is drawn.
+    pub clock: ClockPlan,
     /// Switches stamp INT hop records on data packets; receivers echo them in ACKs.
     pub int: bool,
     /// Responses take their flow's data class at switches (ns-3 `ACK_HIGH_PRIO 0`).
@@ -246,7 +246,7 @@ impl<O: Observer> Simulation<O> {
         for node in 0..n {
             if is_host[node] {
                 nic_of[node] = nics.len() as u32;
-                let mut nic = Nic::new(node_ports[node][0], NicState::new(&p.transport), QpCache::new(p.transport.qp_cache()), p.clock);
+                let mut nic = Nic::new(node_ports[node][0], NicState::new(&p.transport), QpCache::new(p.transport.qp_cache()), p.clock.host(p.seed, node));
                 nic.rx.per_packet = p.rx_latency;
                 nics.push(nic);
             }
@@ -605,8 +605,11 @@ impl<O: Observer> Simulation<O> {
                 goodput_bps,
             });
         }
+        let mut scheme_report = NicState::report(self.nics.iter().map(|n| &n.state));
+        let senders = self.conns.iter().filter_map(|f| self.endpoint(f.ends[0]).and_then(Endpoint::as_sender));
+        scheme_report.extend(crate::transport::sender_report(senders));
         RunOutput {
-            scheme_report: NicState::report(self.nics.iter().map(|n| &n.state)),
+            scheme_report,
             memory: self.memory,
             flows,
             samples: self.samples,
