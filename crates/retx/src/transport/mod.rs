@@ -152,12 +152,16 @@ impl NicState {
 /// calculator's operation counts.
 pub fn sender_report<'a>(senders: impl Iterator<Item = &'a sender::Sender>) -> Vec<(&'static str, f64)> {
     let mut ops = stride_cc::OpCount::default();
+    let mut steadiness = Vec::new();
     for s in senders {
         if let cc::Cc::Stride(c) = s.cc() {
             ops.add(c.ops());
+            steadiness.push(c.steadiness);
         }
     }
-    ops.report()
+    let mut report = ops.report();
+    report.extend(stride_cc::SttSteadiness::report(steadiness.iter()));
+    report
 }
 
 /// What moving one connection context between the on-chip QP cache and off-chip memory costs

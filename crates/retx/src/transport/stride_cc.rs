@@ -254,6 +254,47 @@ impl OpCount {
     }
 }
 
+/// How steady the STT samples of one connection were (the paper's Fig. 8 clock-drift view):
+/// the largest |STT(t) / STT(1) − 1| and |STT(t) / STT(t + 1) − 1|. A measurement for the
+/// report, outside the FPGA's update path (it divides).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SttSteadiness {
+    first: Option<i64>,
+    prev: i64,
+    pub samples: u64,
+    pub max_from_first: f64,
+    pub max_step: f64,
+}
+
+impl SttSteadiness {
+    pub fn observe(&mut self, stt: i64) {
+        self.samples += 1;
+        let Some(first) = self.first else {
+            self.first = Some(stt);
+            self.prev = stt;
+            return;
+        };
+        let ratio = |a: i64, b: i64| if b == 0 { 0.0 } else { (a as f64 / b as f64 - 1.0).abs() };
+        self.max_from_first = self.max_from_first.max(ratio(stt, first));
+        self.max_step = self.max_step.max(ratio(self.prev, stt));
+        self.prev = stt;
+    }
+
+    /// The largest of each over a run's connections (nothing without samples).
+    pub fn report<'a>(all: impl Iterator<Item = &'a SttSteadiness>) -> Vec<(&'static str, f64)> {
+        let (mut n, mut first, mut step) = (0, 0.0f64, 0.0f64);
+        for s in all {
+            n += s.samples;
+            first = first.max(s.max_from_first);
+            step = step.max(s.max_step);
+        }
+        if n == 0 {
+            return Vec::new();
+        }
+        vec![("stride_stt_max_dev_from_first", first), ("stride_stt_max_dev_step", step)]
+    }
+}
+
 /// `x >> s`, arithmetic; shifts past the width give the sign (no panic for unvalidated shifts).
 fn sar(x: i128, s: u32) -> i128 {
     x >> s.min(127)
@@ -282,12 +323,14 @@ pub struct StrideCc {
     last_branch: Option<Branch>,
     ops: OpCount,
     capped: u64,
+    /// How steady the samples were (reported, not used by the algorithm).
+    pub steadiness: SttSteadiness,
 }
 
 impl StrideCc {
     pub fn new(p: StrideCcParams, line: Rate) -> Self {
         let floor = p.min_rate.0 .0.min(line.0);
-        StrideCc { p, line: line.0, floor, rate: line.0, stt_min: None, stt_old: 0, delta_stt: 0, last_branch: None, ops: OpCount::default(), capped: 0 }
+        StrideCc { p, line: line.0, floor, rate: line.0, stt_min: None, stt_old: 0, delta_stt: 0, last_branch: None, ops: OpCount::default(), capped: 0, steadiness: SttSteadiness::default() }
     }
 
     pub fn params(&self) -> &StrideCcParams {
@@ -326,6 +369,7 @@ impl StrideCc {
     /// timestamp minus the sender's send timestamp, each on its own clock (so it may be
     /// negative or huge with a clock offset).
     pub fn on_stt(&mut self, stt: i64) {
+        self.steadiness.observe(stt);
         let o = &mut self.ops;
         o.updates += 1;
         // Line 2: S includes the new sample.
