@@ -24,6 +24,8 @@ pub enum Stream {
     Routing = 9,
     /// Per-switch WRED drops by colour (kept apart from ECN marking).
     SwitchWred = 10,
+    /// A background traffic source's random rates.
+    Background = 11,
 }
 
 /// SplitMix64 finaliser: a fast, well-mixed 64-bit hash.
