@@ -27,6 +27,9 @@ pub struct FlowRecord {
     pub reorder_copied_bytes: u64,
     /// Data packets the receiver dropped for lack of state (bitmap full, MELO middle block).
     pub rx_dropped: u64,
+    /// Its packets (data and control, both ways) the network dropped: buffer overflow, a
+    /// loss model, no route.
+    pub drops: u64,
     /// Bytes per second delivered in order to the application over the flow's active time.
     pub goodput_bps: f64,
 }

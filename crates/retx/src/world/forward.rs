@@ -149,11 +149,7 @@ impl<O: Observer> Simulation<O> {
         self.obs.wire(now, p, &pkt);
         let lost = pkt.frame == Frame::Transport && port.loss.drops(pkt.loss_kind());
         if lost {
-            self.c.drops_loss += 1;
-            self.obs.drop(now, p, &pkt, DropCause::Loss);
-            self.int.free(pkt.int);
-            self.gone();
-            return;
+            return self.drop_packet(p, &pkt, DropCause::Loss);
         }
         let arrival = now + ser + port.delay;
         // Arrivals off one wire are strictly increasing in time: one key per (time, wire).
@@ -190,7 +186,17 @@ impl<O: Observer> Simulation<O> {
         }
     }
 
+    /// Drops `pkt` at `port`: counted by cause, and against its flow.
     fn drop_packet(&mut self, port: usize, pkt: &Packet, cause: DropCause) {
+        match cause {
+            DropCause::Loss => self.c.drops_loss += 1,
+            DropCause::Buffer => self.c.drops_buffer += 1,
+            DropCause::Unroutable => self.c.drops_unroutable += 1,
+        }
+        match pkt.frame {
+            Frame::Transport => self.conns[pkt.flow as usize].drops += 1,
+            Frame::Pause(_) | Frame::Resume(_) => {} // never dropped: not lost, not buffered
+        }
         self.obs.drop(self.now, port, pkt, cause);
         self.int.free(pkt.int);
         self.gone();
@@ -200,7 +206,6 @@ impl<O: Observer> Simulation<O> {
         let (sw, router) = self.switches[node].as_mut().expect("a switch node");
         let candidates = self.routes.candidates(node, pkt.dst as usize);
         if candidates.is_empty() {
-            self.c.drops_unroutable += 1;
             return self.drop_packet(in_port, &pkt, DropCause::Unroutable);
         }
         let out = router.pick(candidates, pkt.entropy, self.now);
@@ -210,7 +215,6 @@ impl<O: Observer> Simulation<O> {
         let queued = self.ports[out].queued_bytes[q];
         if self.ports[out].shaped_full(q) {
             // The shaped queue's own small buffer is full (ExpressPass drops excess credits).
-            self.c.drops_buffer += 1;
             return self.drop_packet(out, &pkt, DropCause::Buffer);
         }
         let lossless = self.ports[out].is_lossless(q);
@@ -219,7 +223,6 @@ impl<O: Observer> Simulation<O> {
         let by_colour = if data { sw.admit_colour(&self.switch_params, pkt.seg.colour, q, self.ports[out].rate, queued) } else { Ok(()) };
         if let Err(why) = by_colour.and_then(|()| sw.admit(&self.switch_params, queued, data, size, ingress)) {
             debug_assert!(matches!(why, Refusal::BufferFull | Refusal::OverThreshold | Refusal::HeadroomFull | Refusal::Colour));
-            self.c.drops_buffer += 1;
             return self.drop_packet(out, &pkt, DropCause::Buffer);
         }
         pkt.in_port = in_port as u32;

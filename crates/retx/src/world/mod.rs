@@ -118,6 +118,8 @@ struct Conn {
     /// The requester and the responder, once started.
     ends: [End; 2],
     ideal_fct: Time,
+    /// Its packets the network dropped.
+    drops: u64,
 }
 
 /// Everything one run produces.
@@ -436,6 +438,7 @@ impl<O: Observer> Simulation<O> {
                 dst_nic: self.nic_of[def.dst],
                 ends: [UNSET; 2],
                 ideal_fct,
+                drops: 0,
             });
             if def.size == FlowSpec::ENDLESS { self.endless += 1 } else { self.finite_left += 1 }
             receivers.insert(def.dst);
@@ -602,6 +605,7 @@ impl<O: Observer> Simulation<O> {
                 reorder_stored_bytes: stored,
                 reorder_copied_bytes: copied,
                 rx_dropped,
+                drops: f.drops,
                 goodput_bps,
             });
         }
