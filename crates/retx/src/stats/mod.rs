@@ -82,4 +82,10 @@ pub struct Counters {
     pub bad_deliveries: u64,
     /// INT hop records that reached a sender in an ACK (0 without INT).
     pub int_hops_echoed: u64,
+    /// Background traffic (`[[background]]`): packets its sources sent into their egress
+    /// queues, those the switch dropped there (counted in `drops_buffer` too, and in no flow's
+    /// drops), and those that reached the far end of the link.
+    pub background_sent: u64,
+    pub background_dropped: u64,
+    pub background_delivered: u64,
 }
