@@ -20,9 +20,10 @@ class RunResult(TypedDict):
     queues: dict[str, Column]  # schema()["queues"]: one row per watched port per sample
     # name, seed, sim_time_us, wall_seconds, events, events_per_sec, packet_hops,
     # packets_created/consumed/in_flight, drops_loss/buffer/unroutable, ecn_marks, pfc_pauses,
-    # qp_swaps, bad_deliveries, the recovery scheme's own figures (e.g. melo_rx_pool_peak),
-    # sized_for_bandwidth_gbps, sized_for_rtt_us, onchip_per_connection/shared/total_bytes,
-    # flows, flows_completed.
+    # qp_swaps, bad_deliveries, background_sent/dropped/delivered ([[background]] packets;
+    # background_dropped is part of drops_buffer), the recovery scheme's own figures (e.g.
+    # melo_rx_pool_peak), sized_for_bandwidth_gbps, sized_for_rtt_us,
+    # onchip_per_connection/shared/total_bytes, flows, flows_completed.
     summary: dict[str, Union[str, int, float]]
     resolved: str  # the scenario as TOML with every default filled in
     memory: dict[str, Column]  # schema()["memory"]: one row per loss recovery scheme

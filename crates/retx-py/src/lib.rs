@@ -107,6 +107,9 @@ fn to_python(py: Python<'_>, out: &RunOutput, name: &str, seed: u64, wall_s: f64
     summary.set_item("pfc_pauses", c.pfc_pauses)?;
     summary.set_item("qp_swaps", c.qp_swaps)?;
     summary.set_item("bad_deliveries", c.bad_deliveries)?;
+    summary.set_item("background_sent", c.background_sent)?;
+    summary.set_item("background_dropped", c.background_dropped)?;
+    summary.set_item("background_delivered", c.background_delivered)?;
     for (name, value) in &out.scheme_report {
         summary.set_item(*name, *value)?;
     }

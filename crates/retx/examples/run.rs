@@ -32,7 +32,7 @@ fn main() {
     let c = &out.counters;
     let secs = wall.elapsed().as_secs_f64();
     println!(
-        "end {:.1} us, {} events ({:.1} M/s), {} packet-hops, drops loss {} buffer {}, ecn {}, pauses {}, bad deliveries {}, wall {:.2}s",
+        "end {:.1} us, {} events ({:.1} M/s), {} packet-hops, drops loss {} buffer {}, ecn {}, pauses {}, background sent {} dropped {} delivered {}, bad deliveries {}, wall {:.2}s",
         out.end.as_us_f64(),
         c.events,
         c.events as f64 / secs / 1e6,
@@ -41,6 +41,9 @@ fn main() {
         c.drops_buffer,
         c.ecn_marks,
         c.pfc_pauses,
+        c.background_sent,
+        c.background_dropped,
+        c.background_delivered,
         c.bad_deliveries,
         secs
     );

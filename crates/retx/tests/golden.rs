@@ -7,6 +7,8 @@
 //! What is compared: every column of every flow record, every counter except the event count
 //! (an engine detail: a restructured loop may spend more or fewer events on the same packets),
 //! the end time, packets left in flight, the MELO pool figures, and a digest of the time series.
+//! Every run must also account for each drop: the flows' `drops` plus `background_dropped`
+//! equal the drops by cause (loss, buffer, unroutable).
 
 use retx::{RunOutput, Scenario, Simulation};
 use std::fmt::Write as _;
@@ -22,9 +24,9 @@ fn digest(out: &RunOutput) -> String {
     for f in &out.flows {
         writeln!(
             s,
-            "flow {} {}->{} size={} start={} finish={:?} ideal={} delivered={} sent={} retx={} naks={} rto={} cnps={} stored={} copied={} rxdrop={} goodput={:?}",
+            "flow {} {}->{} size={} start={} finish={:?} ideal={} delivered={} sent={} retx={} naks={} rto={} cnps={} stored={} copied={} rxdrop={} drops={} goodput={:?}",
             f.flow_id, f.src, f.dst, f.size_bytes, f.start.0, f.finish.map(|t| t.0), f.ideal_fct.0, f.delivered_bytes, f.sent_bytes,
-            f.retx_bytes, f.naks, f.timeouts, f.cnps, f.reorder_stored_bytes, f.reorder_copied_bytes, f.rx_dropped, f.goodput_bps
+            f.retx_bytes, f.naks, f.timeouts, f.cnps, f.reorder_stored_bytes, f.reorder_copied_bytes, f.rx_dropped, f.drops, f.goodput_bps
         )
         .unwrap();
     }
@@ -35,6 +37,8 @@ fn digest(out: &RunOutput) -> String {
         c.packet_hops, c.packets_created, c.packets_consumed, c.drops_loss, c.drops_buffer, c.drops_unroutable, c.pfc_pauses,
         c.ecn_marks, c.qp_swaps, c.bad_deliveries
     )
+    .unwrap();
+    writeln!(s, "background sent={} dropped={} delivered={}", c.background_sent, c.background_dropped, c.background_delivered)
     .unwrap();
     writeln!(s, "end={} in_flight={}", out.end.0, out.packets_in_flight).unwrap();
     writeln!(s, "melo rx_peak={:?} tx_peak={:?} in_use={}", out.scheme_figure("melo_rx_pool_peak").unwrap(), out.scheme_figure("melo_tx_pool_peak").unwrap(), (out.scheme_figure("melo_blocks_in_use_at_end").unwrap() as u64)).unwrap();
@@ -59,7 +63,10 @@ fn run_file(path: &Path) -> RunOutput {
 }
 
 fn check(name: &str, path: &Path) -> Option<String> {
-    let got = digest(&run_file(path));
+    let out = run_file(path);
+    let (c, flow_drops) = (&out.counters, out.flows.iter().map(|f| f.drops).sum::<u64>());
+    assert_eq!(flow_drops + c.background_dropped, c.drops_loss + c.drops_buffer + c.drops_unroutable, "{name}: every drop is a flow's or background's");
+    let got = digest(&out);
     assert_eq!(got.matches("bad=0").count(), 1, "{name}: every delivery must be good\n{got}");
     let expected_path = root().join("tests/golden/expected").join(format!("{name}.txt"));
     if std::env::var_os("RETX_BLESS").is_some() {

@@ -116,6 +116,12 @@ pub fn build_with_observer<O: Observer>(mut s: Scenario, obs: O) -> Result<Simul
     let template = transport(&s);
     let scheme = template.memory_scheme();
     let watched_queues = super::validate::watched_queues(&topology, &s.output.queues)?;
+    let background = s
+        .background
+        .iter()
+        .enumerate()
+        .map(|(i, b)| super::validate::background(&topology, b, i, s.duration.0, s.switch.queues))
+        .collect::<Result<Vec<_>, _>>()?;
     let parts = Parts {
         topology,
         seed: s.seed,
@@ -149,6 +155,7 @@ pub fn build_with_observer<O: Observer>(mut s: Scenario, obs: O) -> Result<Simul
         int: int_enabled(&s),
         ack_in_data_class: s.nic.ack_class == super::AckClass::Data,
         rx_latency: s.nic.rx_latency.0,
+        background,
         clock: ClockPlan {
             base: HostClock { offset_ps: s.nic.clock_offset.0 .0 as i64, drift_ppb: (s.nic.clock_drift_ppm * 1000.0).round() as i64 },
             offset_spread_ps: s.nic.clock_offset_spread.0 .0,

@@ -66,6 +66,9 @@ pub struct Scenario {
     pub routing: RoutingCfg,
     #[serde(default)]
     pub loss: Vec<LossCfg>,
+    /// Unresponsive background traffic into switch egress queues (a traffic generator's).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub background: Vec<BackgroundCfg>,
     pub workload: WorkloadCfg,
     #[serde(default)]
     pub output: OutputCfg,
@@ -573,6 +576,52 @@ pub enum PacketKindCfg {
     Cnp,
     /// SYN, SYN-ACK, FIN and FIN-ACK (STRIDE's connection set-up and tear-down).
     Conn,
+}
+
+/// One `[[background]]` source: packets of `size` wire bytes into egress queue `class` of the
+/// switch port `link` ("A->B"), from `start` to `until`, at a rate that follows `profile`.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BackgroundCfg {
+    pub link: String,
+    pub profile: BackgroundProfile,
+    /// fixed: the rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Bw>,
+    /// random: the range rates are drawn from; linear: the rate at start and at until.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub low: Option<Bw>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub high: Option<Bw>,
+    /// random: how long each drawn rate lasts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<Dur>,
+    #[serde(default)]
+    pub start: Dur,
+    /// Default: the run's duration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<Dur>,
+    /// Wire bytes per packet, 64B..=9216B. Default 1500 B, a full Ethernet frame.
+    #[serde(default = "ethernet_frame")]
+    pub size: Size,
+    /// Egress queue, 1..queues (default 1, the data class flows use by default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<u8>,
+}
+
+fn ethernet_frame() -> Size {
+    Size(1500)
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BackgroundProfile {
+    /// A fixed rate (`rate`).
+    Fixed,
+    /// A rate drawn uniformly in `low..=high` every `interval`.
+    Random,
+    /// A rate rising linearly from `low` at `start` to `high` at `until`.
+    Linear,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

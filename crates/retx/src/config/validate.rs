@@ -105,21 +105,93 @@ pub fn loss_target(topo: &Topology, at: &str, field: &str) -> Result<LossTarget,
 
 /// Resolves `[output] queues`: each "A->B" names the egress port of node A toward node B.
 pub fn watched_queues(topo: &Topology, queues: &[String]) -> Result<Vec<(usize, usize)>, ScenarioError> {
-    queues
-        .iter()
-        .enumerate()
-        .map(|(i, q)| {
-            let field = format!("output.queues[{i}]");
-            let pair = q.strip_prefix("link:").unwrap_or(q);
-            if !pair.contains("->") {
-                return Err(err(&field, format!("{q:?}: write a port as \"A->B\" (node A's port toward node B)")));
+    queues.iter().enumerate().map(|(i, q)| port(topo, q, &format!("output.queues[{i}]"))).collect()
+}
+
+/// Resolves a port written "A->B" (node A's port toward node B): (A, B).
+fn port(topo: &Topology, q: &str, field: &str) -> Result<(usize, usize), ScenarioError> {
+    let pair = q.strip_prefix("link:").unwrap_or(q);
+    if !pair.contains("->") {
+        return Err(err(field, format!("{q:?}: write a port as \"A->B\" (node A's port toward node B)")));
+    }
+    match loss_target(topo, &format!("link:{pair}"), field)? {
+        crate::net::loss::LossTarget::Link(a, b) => Ok((a, b)),
+        _ => unreachable!("a link: target"),
+    }
+}
+
+/// Checks one `[[background]]` source and resolves it for the network (`duration`: the run's,
+/// the default `until`; `queues`: egress queues per port).
+pub fn background(topo: &Topology, b: &super::BackgroundCfg, i: usize, duration: Time, queues: u32) -> Result<crate::net::background::Spec, ScenarioError> {
+    use super::BackgroundProfile as P;
+    use crate::net::background::{Profile, Spec};
+    let field = |name: &str| format!("background[{i}].{name}");
+    let (from, to) = port(topo, &b.link, &field("link"))?;
+    if topo.nodes[from].kind != NodeKind::Switch {
+        return Err(err(field("link"), format!("{:?} is a host's port; background traffic enters a switch's egress queue (write \"SWITCH->NODE\")", b.link)));
+    }
+    let link = topo.links.iter().find(|l| (l.a == from && l.b == to) || (l.a == to && l.b == from)).expect("a resolved link").rate;
+    let profile_name = match b.profile {
+        P::Fixed => "fixed",
+        P::Random => "random",
+        P::Linear => "linear",
+    };
+    let given = [("rate", b.rate.is_some()), ("low", b.low.is_some()), ("high", b.high.is_some()), ("interval", b.interval.is_some())];
+    let uses: &[&str] = match b.profile {
+        P::Fixed => &["rate"],
+        P::Random => &["low", "high", "interval"],
+        P::Linear => &["low", "high"],
+    };
+    for (name, present) in given {
+        if present && !uses.contains(&name) {
+            return Err(err(field(name), format!("is not used by profile = {profile_name:?} (its fields: {})", uses.join(", "))));
+        }
+    }
+    let rate = |name: &str, v: Option<super::Bw>| -> Result<crate::sim::units::Rate, ScenarioError> {
+        let r = v.ok_or_else(|| err(field(name), format!("profile = {profile_name:?} needs {name} (a rate, e.g. \"4Gbps\")")))?.0;
+        if r.0 == 0 || r > link {
+            return Err(err(field(name), format!("{r} is out of range (allowed above 0, up to the link's rate, {link})")));
+        }
+        Ok(r)
+    };
+    let profile = match b.profile {
+        P::Fixed => Profile::Fixed(rate("rate", b.rate)?),
+        P::Random | P::Linear => {
+            let (low, high) = (rate("low", b.low)?, rate("high", b.high)?);
+            if high < low {
+                return Err(err(field("high"), format!("{high} must not be below low ({low})")));
             }
-            match loss_target(topo, &format!("link:{pair}"), &field)? {
-                crate::net::loss::LossTarget::Link(a, b) => Ok((a, b)),
-                _ => unreachable!("a link: target"),
+            if b.profile == P::Linear {
+                Profile::Linear { low, high }
+            } else {
+                let interval = b.interval.ok_or_else(|| err(field("interval"), "profile = \"random\" needs interval (how long each drawn rate lasts, e.g. \"100us\")"))?.0;
+                if interval == Time::ZERO {
+                    return Err(err(field("interval"), "must be greater than 0"));
+                }
+                Profile::Random { low, high, interval }
             }
-        })
-        .collect()
+        }
+    };
+    let start = b.start.0;
+    let until = b.until.map_or(duration, |u| u.0);
+    if start >= until {
+        return Err(match b.until {
+            Some(_) => err(field("until"), format!("{until} must be later than start ({start})")),
+            None => err(field("start"), format!("{start} must be before until, which defaults to the run's duration ({until})")),
+        });
+    }
+    if !(64..=9216).contains(&b.size.0) {
+        return Err(err(field("size"), format!("{} B is out of range (allowed 64B..=9216B)", b.size.0)));
+    }
+    let class = match b.class {
+        None => crate::net::packet::CLASS_DATA as u8,
+        Some(_) if queues < 2 => return Err(err(field("class"), "with switch.queues = 1 data has no queue of its own; leave class out")),
+        Some(c) => {
+            range_u32(&field("class"), c as u32, 1, queues - 1)?;
+            c
+        }
+    };
+    Ok(Spec { from, to, class, size: b.size.0 as u32, start, until, profile })
 }
 
 /// Checks one `[[switch.wred]]` rule: a colour, an optional data queue, and either a
@@ -316,6 +388,9 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
         loss_rule(&topo, l, i)?;
     }
     range_u32("switch.queues", s.switch.queues, 1, crate::net::port::MAX_QUEUES as u32)?;
+    for (i, b) in s.background.iter().enumerate() {
+        background(&topo, b, i, s.duration.0, s.switch.queues)?;
+    }
     if s.switch.queues == 1 && s.switch.pfc.enabled {
         return Err(err("switch.queues", "PFC needs at least 2 queues (queue 0, control, is never paused; with 1 queue data shares it)"));
     }

@@ -1,6 +1,7 @@
-//! The network model: packets, ports (queues, wires, loss), switches, routing, paths and
-//! topologies.
+//! The network model: packets, ports (queues, wires, loss), switches, routing, paths,
+//! topologies and background traffic sources.
 
+pub mod background;
 pub mod ecn;
 pub mod hpcc;
 pub mod int;

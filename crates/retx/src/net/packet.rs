@@ -13,6 +13,9 @@ pub enum Frame {
     Pause(u8),
     /// PFC RESUME (XON) for one egress queue.
     Resume(u8),
+    /// Background traffic ([`super::background`]): put into a switch egress queue by a source,
+    /// consumed by the node at the other end of the link; loss models skip it.
+    Background,
 }
 
 /// Egress queues: control (ACK/NAK/CNP) is strict high priority and never paused, like the

@@ -282,7 +282,7 @@ impl Port {
         let opposite = match frame {
             Frame::Pause(q) => Frame::Resume(q),
             Frame::Resume(q) => Frame::Pause(q),
-            Frame::Transport => return,
+            Frame::Transport | Frame::Background => return,
         };
         if let Some(i) = self.pfc_pending.iter().position(|&f| f == opposite) {
             self.pfc_pending.remove(i);

@@ -24,8 +24,10 @@ pub enum Stream {
     Routing = 9,
     /// Per-switch WRED drops by colour (kept apart from ECN marking).
     SwitchWred = 10,
+    /// A background traffic source's random rates.
+    Background = 11,
     /// Per-host clock offset and drift within `[nic]` spreads.
-    HostClock = 11,
+    HostClock = 12,
 }
 
 /// SplitMix64 finaliser: a fast, well-mixed 64-bit hash.

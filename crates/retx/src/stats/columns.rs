@@ -217,6 +217,12 @@ static FLOW_COLUMNS: &[Column<(), FlowRecord>] = &[
         "data packets the receiver dropped for lack of state (bitmap full, MELO middle block)",
         Get::I64(|_, r| r.rx_dropped as i64),
     ),
+    col(
+        "drops",
+        "",
+        "its packets (data and control, both ways) the network dropped: buffer, loss model, no route",
+        Get::I64(|_, r| r.drops as i64),
+    ),
     col("completed", "", "whether the flow finished before the run ended", Get::Bool(|_, r| r.finish.is_some())),
 ];
 

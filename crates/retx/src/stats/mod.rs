@@ -27,6 +27,9 @@ pub struct FlowRecord {
     pub reorder_copied_bytes: u64,
     /// Data packets the receiver dropped for lack of state (bitmap full, MELO middle block).
     pub rx_dropped: u64,
+    /// Its packets (data and control, both ways) the network dropped: buffer overflow, a
+    /// loss model, no route.
+    pub drops: u64,
     /// Bytes per second delivered in order to the application over the flow's active time.
     pub goodput_bps: f64,
 }
@@ -79,4 +82,10 @@ pub struct Counters {
     pub bad_deliveries: u64,
     /// INT hop records that reached a sender in an ACK (0 without INT).
     pub int_hops_echoed: u64,
+    /// Background traffic (`[[background]]`): packets its sources sent into their egress
+    /// queues, those the switch dropped there (counted in `drops_buffer` too, and in no flow's
+    /// drops), and those that reached the far end of the link.
+    pub background_sent: u64,
+    pub background_dropped: u64,
+    pub background_delivered: u64,
 }

@@ -1,6 +1,6 @@
 //! The network side of the event loop: ports put packets on wires (where loss models may drop
-//! them), wires deliver them, switches admit, mark and forward them, and PFC frames pause and
-//! resume queues.
+//! them), wires deliver them, switches admit, mark and forward them, PFC frames pause and
+//! resume queues, and background sources feed switch egress queues.
 
 use super::{Event, Simulation, PFC_FRAME_BYTES};
 use crate::net::int::NO_INT;
@@ -117,7 +117,8 @@ impl<O: Observer> Simulation<O> {
         let Some((sw, _)) = self.switches[node].as_mut() else { return };
         let (rate, left) = (self.ports[p].rate, self.ports[p].queued_bytes[q]);
         let (ip, data) = (pkt.in_port as usize, pkt.class as usize != CLASS_CONTROL);
-        let pfc_queue = self.ports[p].is_lossless(q).then_some(q);
+        // Background packets were charged to no ingress queue.
+        let pfc_queue = (self.ports[p].is_lossless(q) && pkt.frame == Frame::Transport).then_some(q);
         let d = sw.depart(&self.switch_params, rate, left, &mut self.ports[ip], pfc_queue, data, pkt.size as u64);
         if pkt.int != NO_INT && pkt.seg.kind == SegKind::Data {
             // INT is stamped on data as it leaves the egress queue (HPCC's switch); the ACK
@@ -149,11 +150,7 @@ impl<O: Observer> Simulation<O> {
         self.obs.wire(now, p, &pkt);
         let lost = pkt.frame == Frame::Transport && port.loss.drops(pkt.loss_kind());
         if lost {
-            self.c.drops_loss += 1;
-            self.obs.drop(now, p, &pkt, DropCause::Loss);
-            self.int.free(pkt.int);
-            self.gone();
-            return;
+            return self.drop_packet(p, &pkt, DropCause::Loss);
         }
         let arrival = now + ser + port.delay;
         // Arrivals off one wire are strictly increasing in time: one key per (time, wire).
@@ -185,50 +182,103 @@ impl<O: Observer> Simulation<O> {
                     self.try_transmit(in_port);
                 }
             }
+            Frame::Background => {
+                // It has crossed the one link it loads: the node at the end consumes it.
+                self.c.packets_consumed += 1;
+                self.c.background_delivered += 1;
+                self.gone();
+            }
             Frame::Transport if self.is_host[node] => self.host_receive(node, pkt),
             Frame::Transport => self.switch_receive(node, in_port, pkt),
         }
     }
 
+    /// Drops `pkt` at `port`: counted by cause, and against its flow (or as background).
     fn drop_packet(&mut self, port: usize, pkt: &Packet, cause: DropCause) {
+        match cause {
+            DropCause::Loss => self.c.drops_loss += 1,
+            DropCause::Buffer => self.c.drops_buffer += 1,
+            DropCause::Unroutable => self.c.drops_unroutable += 1,
+        }
+        match pkt.frame {
+            Frame::Transport => self.conns[pkt.flow as usize].drops += 1,
+            Frame::Background => self.c.background_dropped += 1,
+            Frame::Pause(_) | Frame::Resume(_) => {} // never dropped: not lost, not buffered
+        }
         self.obs.drop(self.now, port, pkt, cause);
         self.int.free(pkt.int);
         self.gone();
     }
 
-    fn switch_receive(&mut self, node: usize, in_port: usize, mut pkt: Packet) {
-        let (sw, router) = self.switches[node].as_mut().expect("a switch node");
+    fn switch_receive(&mut self, node: usize, in_port: usize, pkt: Packet) {
+        let (_, router) = self.switches[node].as_mut().expect("a switch node");
         let candidates = self.routes.candidates(node, pkt.dst as usize);
         if candidates.is_empty() {
-            self.c.drops_unroutable += 1;
             return self.drop_packet(in_port, &pkt, DropCause::Unroutable);
         }
         let out = router.pick(candidates, pkt.entropy, self.now);
+        self.switch_enqueue(node, out, Some(in_port), pkt);
+    }
+
+    /// Puts `pkt` into its egress queue at port `out` of switch `node`, or drops it (the shaped
+    /// queue's buffer, colour rules, the shared buffer, the dynamic threshold, PFC headroom),
+    /// and starts the port. `ingress`: the port it came in by, whose ingress queue it is
+    /// charged to for PFC if its egress queue is lossless; None for background traffic, which
+    /// is born in the egress queue.
+    #[inline]
+    fn switch_enqueue(&mut self, node: usize, out: usize, ingress: Option<usize>, mut pkt: Packet) {
+        let (sw, _) = self.switches[node].as_mut().expect("a switch node");
         let size = pkt.size as u64;
         let q = (pkt.class as usize).min(self.ports[out].queue_count() - 1);
         let data = pkt.class as usize != CLASS_CONTROL;
         let queued = self.ports[out].queued_bytes[q];
         if self.ports[out].shaped_full(q) {
             // The shaped queue's own small buffer is full (ExpressPass drops excess credits).
-            self.c.drops_buffer += 1;
             return self.drop_packet(out, &pkt, DropCause::Buffer);
         }
-        let lossless = self.ports[out].is_lossless(q);
-        let ingress = lossless.then_some((&self.ports[in_port], q));
+        let charged = ingress.filter(|_| self.ports[out].is_lossless(q));
         // Colour drops (WRED, thresholds) are buffer management: counted with buffer drops.
         let by_colour = if data { sw.admit_colour(&self.switch_params, pkt.seg.colour, q, self.ports[out].rate, queued) } else { Ok(()) };
-        if let Err(why) = by_colour.and_then(|()| sw.admit(&self.switch_params, queued, data, size, ingress)) {
+        if let Err(why) = by_colour.and_then(|()| sw.admit(&self.switch_params, queued, data, size, charged.map(|ip| (&self.ports[ip], q)))) {
             debug_assert!(matches!(why, Refusal::BufferFull | Refusal::OverThreshold | Refusal::HeadroomFull | Refusal::Colour));
-            self.c.drops_buffer += 1;
             return self.drop_packet(out, &pkt, DropCause::Buffer);
         }
-        pkt.in_port = in_port as u32;
-        if lossless && sw.charge_ingress(&self.switch_params, &mut self.ports[in_port], q, size) {
-            self.c.pfc_pauses += 1;
-            self.try_transmit(in_port);
+        // A background packet names its own port: `dequeued` charges it to no ingress queue.
+        pkt.in_port = ingress.unwrap_or(out) as u32;
+        if let Some(ip) = charged {
+            if sw.charge_ingress(&self.switch_params, &mut self.ports[ip], q, size) {
+                self.c.pfc_pauses += 1;
+                self.try_transmit(ip);
+            }
         }
         self.ports[out].enqueue(q, pkt);
         self.obs.enqueue(self.now, out, q, &pkt, self.ports[out].queued_bytes[q]);
         self.try_transmit(out);
+    }
+
+    /// Background source `i`'s tick: one packet into its egress queue, through the switch's
+    /// admission as transit traffic (it may be dropped), and the next tick at its rate now.
+    pub(super) fn background_tick(&mut self, i: usize) {
+        let (p, class, size) = (self.background[i].port, self.background[i].spec.class, self.background[i].spec.size);
+        let (node, peer) = (self.ports[p].node, self.ports[p].peer_node);
+        let pkt = Packet {
+            frame: Frame::Background,
+            seg: Segment { ecn: Ecn::NotEct, ..Segment::data(Default::default(), 0, 0, self.now) },
+            flow: u32::MAX,
+            dir: 0,
+            src: node as u32,
+            dst: peer as u32,
+            size,
+            class,
+            in_port: p as u32,
+            entropy: 0,
+            int: NO_INT,
+        };
+        self.created();
+        self.c.background_sent += 1;
+        self.switch_enqueue(node, p, None, pkt);
+        if let Some(t) = self.background[i].next_tick(self.now) {
+            self.events.push(t, Self::node_origin(node), Event::Background(i as u32));
+        }
     }
 }

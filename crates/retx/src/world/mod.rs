@@ -11,6 +11,7 @@ mod forward;
 mod host;
 
 use crate::hw::memory::MemoryReport;
+use crate::net::background::{self, Source};
 use crate::net::int::IntTable;
 use crate::net::loss::{KindMask, LossRule, PortLoss};
 use crate::net::path;
@@ -75,6 +76,8 @@ pub struct Parts {
     pub ack_in_data_class: bool,
     /// Every NIC's receive pipeline time per packet (schemes may charge more).
     pub rx_latency: Time,
+    /// Background traffic sources (`[[background]]`), each on a switch egress port.
+    pub background: Vec<background::Spec>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -96,6 +99,8 @@ enum Event {
     NicTimer(u32),
     FlowStart(u32),
     Sample,
+    /// A background source's tick: it sends a packet into its egress queue.
+    Background(u32),
 }
 
 /// Where one end of a connection lives: (NIC, queue pair), or unset before it starts.
@@ -118,6 +123,8 @@ struct Conn {
     /// The requester and the responder, once started.
     ends: [End; 2],
     ideal_fct: Time,
+    /// Its packets the network dropped.
+    drops: u64,
 }
 
 /// Everything one run produces.
@@ -191,6 +198,8 @@ pub struct Simulation<O: Observer = Quiet> {
     memory: Option<MemoryReport>,
     /// Queue pairs a NIC-wide timeout woke (reused, so waking allocates nothing).
     woken: Vec<u32>,
+    /// Background traffic sources; `Event::Background(i)` is the tick of source `i`.
+    background: Vec<Source>,
     obs: O,
 }
 
@@ -309,10 +318,11 @@ impl<O: Observer> Simulation<O> {
             host_names: topo.nodes.iter().map(|n| n.name.clone()).collect(),
             memory: None,
             woken: Vec::new(),
+            background: Vec::with_capacity(p.background.len()),
             obs,
         };
         for &(a, b) in &p.watched_queues {
-            let port = sim.ports.iter().position(|x| x.node == a && x.peer_node == b).expect("a validated link");
+            let port = sim.port_toward(a, b);
             sim.watched.push(port);
             sim.queue_names.push(format!("{}->{}", sim.host_names[a], sim.host_names[b]));
         }
@@ -320,7 +330,20 @@ impl<O: Observer> Simulation<O> {
         sim.base_path = sim.compute_base_path(p.mtu);
         sim.add_flows(p.flows, p.seed, p.mtu);
         sim.events.push(sim.sample_interval, RUN_ORIGIN, Event::Sample);
+        for (i, spec) in p.background.into_iter().enumerate() {
+            let source = Source::new(spec, sim.port_toward(spec.from, spec.to), rng::stream(p.seed, Stream::Background, i as u64));
+            // A source's ticks are its switch's events, as the port's own are.
+            if let Some(t) = source.first_tick() {
+                sim.events.push(t, Self::node_origin(spec.from), Event::Background(i as u32));
+            }
+            sim.background.push(source);
+        }
         sim
+    }
+
+    /// The port of node `a` toward node `b` (a link the scenario's validation checked).
+    fn port_toward(&self, a: usize, b: usize) -> usize {
+        self.ports.iter().position(|x| x.node == a && x.peer_node == b).expect("a validated link")
     }
 
     fn hosts(&self) -> impl Iterator<Item = usize> + '_ {
@@ -436,6 +459,7 @@ impl<O: Observer> Simulation<O> {
                 dst_nic: self.nic_of[def.dst],
                 ends: [UNSET; 2],
                 ideal_fct,
+                drops: 0,
             });
             if def.size == FlowSpec::ENDLESS { self.endless += 1 } else { self.finite_left += 1 }
             receivers.insert(def.dst);
@@ -525,6 +549,7 @@ impl<O: Observer> Simulation<O> {
             Event::NicTimer(nic) => self.nic_timer(nic as usize),
             Event::FlowStart(f) => self.start_flow(f as usize),
             Event::Sample => self.sample(),
+            Event::Background(i) => self.background_tick(i as usize),
         }
     }
 
@@ -602,6 +627,7 @@ impl<O: Observer> Simulation<O> {
                 reorder_stored_bytes: stored,
                 reorder_copied_bytes: copied,
                 rx_dropped,
+                drops: f.drops,
                 goodput_bps,
             });
         }
