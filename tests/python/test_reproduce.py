@@ -21,7 +21,8 @@ import polars as pl
 import pytest
 
 from retx.reproduce import (REPRODUCTIONS, cc_compare, gbone_fct, gbone_goodput, hpcc_micro, melo_fig5a, melo_fig5b,
-                            melo_fig6a, melo_fig6b, ns3_crosscheck)
+                            melo_fig6a, melo_fig6b, ns3_crosscheck, stride_fattree, stride_segment,
+                            stride_testbed)
 from retx.table import format_table
 
 COLUMNS = ["loss_rate", "scheme", "goodput_gbps", "pct_of_line_rate", "pct_of_max_goodput",
@@ -109,6 +110,8 @@ def test_registry_names_its_modules() -> None:
         "melo-fig5a": melo_fig5a, "melo-fig5b": melo_fig5b, "melo-fig6a": melo_fig6a,
         "melo-fig6b": melo_fig6b, "gbone-fct": gbone_fct, "gbone-goodput": gbone_goodput,
         "ns3-crosscheck": ns3_crosscheck, "hpcc-micro": hpcc_micro, "cc-compare": cc_compare,
+        "stride-fattree": stride_fattree, "stride-segment": stride_segment,
+        "stride-testbed": stride_testbed,
     }
 
 

@@ -8,7 +8,8 @@ paper's numbers.
 from types import ModuleType
 
 from retx.reproduce import (cc_compare, gbone_fct, gbone_goodput, hpcc_micro, melo_fig5a, melo_fig5b, melo_fig6a,
-                            melo_fig6b, ns3_crosscheck)
+                            melo_fig6b, ns3_crosscheck, stride_fattree, stride_segment,
+                            stride_testbed)
 
 REPRODUCTIONS: dict[str, ModuleType] = {
     "melo-fig5a": melo_fig5a,
@@ -20,6 +21,9 @@ REPRODUCTIONS: dict[str, ModuleType] = {
     "ns3-crosscheck": ns3_crosscheck,
     "hpcc-micro": hpcc_micro,
     "cc-compare": cc_compare,
+    "stride-fattree": stride_fattree,
+    "stride-segment": stride_segment,
+    "stride-testbed": stride_testbed,
 }
 
 
