@@ -51,6 +51,7 @@ SCHEMES = {"stride": ("stride", "stride"), "tcp": ("tcp", "reno")}
 BACKGROUNDS = ["fixed", "random", "linear"]
 LINE_BPS = 10e9
 GAP_US = 50
+TOPOLOGY_FILE = "testbed-topology.txt"
 TOPOLOGY = "4 2 3\n2 3\n0 2 10Gbps 1000ns 0\n2 3 10Gbps 1000ns 0\n3 1 10Gbps 1000ns 0\n"
 
 
@@ -84,7 +85,7 @@ def scenarios(out_dir: Path, quick: bool) -> tuple[list[tuple[str, str]], list[S
     until_us = float(last["start"][:-2]) + int(last["size"][:-1]) * 8 / LINE_BPS * 1e6 + GAP_US
     base = {
         "name": "stride-testbed", "seed": 1, "duration": f"{until_us / 1e6 + 0.2:.6f}s",
-        "topology": {"kind": "hpcc-file", "file": "testbed-topology.txt"},
+        "topology": {"kind": "hpcc-file", "file": TOPOLOGY_FILE},
         "switch": {"buffer": "512KB"},
         "nic": {"mtu": 1024},
         "workload": {"kind": "flow-list", "flows": flows},
@@ -103,7 +104,7 @@ def drift_scenario(out_dir: Path) -> Scenario:
     """Fig. 8: one STRIDE flow alone (whole packets, queues empty), clocks within +-25 ppm."""
     return Scenario.from_dict({
         "name": "stride-testbed-drift", "seed": 1, "duration": "50ms",
-        "topology": {"kind": "hpcc-file", "file": "testbed-topology.txt"},
+        "topology": {"kind": "hpcc-file", "file": TOPOLOGY_FILE},
         "nic": {"mtu": 1024, "clock_drift_spread_ppm": 25.0},
         "transport": {"recovery": "stride", "cc": "stride"},
         "workload": {"kind": "flow-list", "flows": [{"src": "h0", "dst": "h1", "size": f"{1024 * 10_000}B"}]},
@@ -120,7 +121,7 @@ def bucket_of(size: int) -> str:
 def run(out_dir: Path, quick: bool) -> pl.DataFrame:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "testbed-topology.txt").write_text(TOPOLOGY)
+    (out_dir / TOPOLOGY_FILE).write_text(TOPOLOGY)
     points, runs = scenarios(out_dir, quick)
     results = run_many(runs + [drift_scenario(out_dir)])
     drift = results.pop()

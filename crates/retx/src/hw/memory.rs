@@ -24,10 +24,14 @@ pub struct Sizing {
 }
 
 impl Sizing {
+    /// Bytes in one bandwidth-delay product.
+    pub fn bdp_bytes(&self) -> u64 {
+        (self.bandwidth.0 as u128 * self.rtt.0 as u128 / 8 / 1_000_000_000_000) as u64
+    }
+
     /// Packets in one bandwidth-delay product.
     pub fn bdp_packets(&self) -> u64 {
-        let bytes = self.bandwidth.0 as u128 * self.rtt.0 as u128 / 8 / 1_000_000_000_000;
-        bytes.div_ceil(self.mtu as u128) as u64
+        self.bdp_bytes().div_ceil(self.mtu as u64)
     }
 }
 
@@ -142,8 +146,7 @@ pub fn footprints(z: &Sizing) -> Vec<Footprint> {
 /// the slots it actually held as `stride_dram_peak_slots`).
 fn stride_row(z: &Sizing) -> Footprint {
     const SLOT: u64 = 64 * 1024;
-    let bdp_bytes = (z.bandwidth.0 as u128 * z.rtt.0 as u128 / 8 / 1_000_000_000_000) as u64;
-    let slots = bdp_bytes.div_ceil(SLOT).max(1);
+    let slots = z.bdp_bytes().div_ceil(SLOT).max(1);
     let mut r = row(
         "stride",
         16.0 + 12.0 + 4.0,

@@ -148,11 +148,10 @@ impl Receiver {
     /// STRIDE's connection packets). `shared`
     /// is the NIC state all queue pairs share (MELO's receive pool).
     pub fn handle_packet(&mut self, now: Time, seg: &Segment, shared: &mut NicState) {
-        if let (RxRecovery::Stride(r), true) = (&mut self.recovery, seg.kind != SegKind::Data) {
-            r.on_control(now, seg, &mut self.ctx);
-            return;
-        }
         if seg.kind != SegKind::Data {
+            if let RxRecovery::Stride(r) = &mut self.recovery {
+                r.on_control(now, seg, &mut self.ctx);
+            }
             return;
         }
         let marked = seg.ecn == Ecn::Ce;

@@ -231,9 +231,6 @@ pub struct Pair {
     cum_at_sender: u64,
     pub limit: Time,
     pub steps: u64,
-    /// What the receiver's clock reads ahead of the sender's (its timestamps carry it, as a
-    /// hardware clock offset would).
-    pub rx_offset: Time,
 }
 
 impl Pair {
@@ -276,7 +273,6 @@ impl Pair {
             cum_at_sender: 0,
             limit: Time::from_ms(1_000),
             steps: 0,
-            rx_offset: Time::ZERO,
         }
     }
 
@@ -469,9 +465,8 @@ impl Pair {
         let now = self.now;
         if f.to_receiver {
             let seg = self.data[f.log].seg;
-            let local = now + self.rx_offset;
-            self.receiver.handle_packet(local, &seg, &mut self.rx_nic);
-            while let Transmit::Send(c) = self.receiver.poll_transmit(local, &mut self.rx_nic, Want::Responses) {
+            self.receiver.handle_packet(now, &seg, &mut self.rx_nic);
+            while let Transmit::Send(c) = self.receiver.poll_transmit(now, &mut self.rx_nic, Want::Responses) {
                 let reference = self.receiver.ctx.expected();
                 let index = self.psn.unwrap(c.psn, reference).expect("control PSN in range");
                 self.put(Dir::Ctrl, c, index);
