@@ -130,6 +130,23 @@ fn a_lost_tail_waits_for_the_timer_which_resends_everything_unacknowledged() {
 }
 
 #[test]
+fn the_timer_runs_from_the_pacing_gap_after_the_last_packet_when_no_answer_comes() {
+    // ACK 4 and packet 7 are lost: the sender hears nothing after the handshake. Its timer
+    // runs from when the pacer would have let the packet after 7 go (one PSER after 7 left),
+    // not from packet 0, and goes back to snd_una = 0.
+    let mut p = stride(8);
+    p.script(Rule::drop_data(7));
+    p.script(Rule::drop_ctrl(SegKind::Ack).index(4));
+    p.run();
+    assert_delivered_once_in_order(&p, 8);
+    let fired = leave(7) + PSER + RTO;
+    assert_eq!(p.timer_calls, vec![t(fired)]);
+    let resent: Vec<_> = data_sends(&p).into_iter().filter(|s| s.2).collect();
+    assert_eq!(resent, (0..8).map(|k| (fired + k * PSER, k, true)).collect::<Vec<_>>());
+    assert_eq!(p.sender.stats.timeouts, 1);
+}
+
+#[test]
 fn a_lost_syn_or_syn_ack_is_sent_again_after_the_timer() {
     for lost in [SegKind::Syn, SegKind::SynAck] {
         let mut p = stride(4);

@@ -53,6 +53,23 @@ fn the_handshake_and_teardown_cost_two_round_trips_of_the_flow_completion_time()
 }
 
 #[test]
+fn a_slow_sender_waits_for_its_segment_ack_without_a_timeout() {
+    // At 100 Mbps a 64 KiB segment takes 5.4 ms to send, at 10 Mbps one 1 KB packet takes
+    // 0.85 ms and a segment 54 ms, all longer than or near the 1 ms rto: the data timer runs
+    // from the pacing gap after the last packet, so a lossless flow never times out or resends.
+    for (link, size) in [("100Mbps", "300KB"), ("10Mbps", "100KB")] {
+        let text = scenario("none", "").replace("10Gbps", link).replace("duration = \"200ms\"", "duration = \"2s\"").replace(
+            r#"flows = [{ src = "h0", dst = "h2", size = "2MB" }, { src = "h1", dst = "h2", size = "300KB", start = "20us" }]"#,
+            &format!(r#"flows = [{{ src = "h0", dst = "h2", size = "{size}" }}]"#),
+        );
+        let out = run(&text);
+        let f = &out.flows[0];
+        assert!(f.finish.is_some(), "{link}: the flow finished");
+        assert_eq!((f.timeouts, f.retx_bytes), (0, 0), "{link}");
+    }
+}
+
+#[test]
 fn every_byte_arrives_once_in_order_under_loss_of_data_acks_nacks_syns_and_fins() {
     // 2 % of every kind of packet, then 30 % of SYN, SYN-ACK, FIN and FIN-ACK alone (so every
     // drop of those runs is a connection packet's).

@@ -142,6 +142,7 @@ impl Sender {
         if now < self.next_send {
             return Transmit::WaitUntil(self.next_send);
         }
+        let rate = self.rate();
         let next = if self.window_open() {
             match &mut self.recovery {
                 TxRecovery::Gbn(r) => r.next(now),
@@ -149,7 +150,7 @@ impl Sender {
                 TxRecovery::Melo(r) => r.next_with(now, &mut nic.melo.tx),
                 TxRecovery::Gbone(r) => r.next(now),
                 TxRecovery::Tcp(r) => r.next(now),
-                TxRecovery::Stride(r) => r.next(now, &mut nic.stride),
+                TxRecovery::Stride(r) => r.next(now, rate, &mut nic.stride),
             }
         } else {
             // The window bounds snd_nxt - snd_una; retransmitting a hole below snd_nxt does not
@@ -173,7 +174,7 @@ impl Sender {
             self.stats.retx_bytes += payload as u64;
         }
         let wire = (payload + self.header) as u64;
-        self.next_send = now + self.rate().serialization(wire);
+        self.next_send = now + rate.serialization(wire);
         self.last_wire = wire;
         self.cc.on_sent(now, wire);
         Transmit::Send(seg)

@@ -15,7 +15,12 @@
 //! - **Loss.** A packet beyond the expected one is answered by one NACK naming the missing
 //!   packet; the sender resends it and everything after it (go-back-N, [`super::gbn`], whose
 //!   receiver rate-limits NACKs per missing packet). A timer resends what is not acknowledged
-//!   when neither ACK nor NACK comes.
+//!   when the sender has heard nothing for `rto` and sent nothing for `rto` plus its pacing
+//!   gap. Run from the last ACK alone, as go-back-N's is, it would fire while a slow sender is
+//!   still sending the segment whose ACK it waits for (with a 1 ms `rto` and 64 KiB segments,
+//!   at every rate below 524 Mb/s) and go back N with nothing lost; stretched by a segment's
+//!   send time instead, a lost tail would cost 53 ms at the 10 Mb/s rate floor. While packets
+//!   still flow a loss is the NACK's to report.
 //! - **STT.** Every data packet carries its hardware TX timestamp (the sender's clock) and every
 //!   ACK and NACK the single-trip time the receiver measured for the packet that triggered it,
 //!   `rx_ts - tx_ts` on the two hosts' clocks (offsets and drift included). In the model the
@@ -45,7 +50,7 @@ use super::psn::PsnReader;
 use super::receiver::RxCtx;
 use super::segment::{SegKind, Segment};
 use super::NicState;
-use crate::sim::units::{Dur, Size, Time};
+use crate::sim::units::{Dur, Rate, Size, Time};
 use serde::{Deserialize, Serialize};
 
 /// Bytes on the wire beyond the payload: Ethernet 14 + IPv4 20 + UDP 8 + STRIDE 20.
@@ -57,9 +62,10 @@ pub struct StrideParams {
     /// The receiver acknowledges once per this many payload bytes (the paper's 64 KB data
     /// segment, §VI.A and Fig. 5); also the size of a DRAM slot at the sender.
     pub segment: Size,
-    /// Retransmission timer for data, SYN and FIN. The paper gives no value; 1 ms is the
-    /// minimum RTO of the TCP baseline it is compared with (`[recovery.tcp] min_rto`), so the
-    /// two recover from a lost tail on one footing.
+    /// Retransmission timer for data, SYN and FIN; the data timer runs from the last ACK or
+    /// NACK and from the pacing gap after the last packet sent, whichever ends later. The
+    /// paper gives no value; 1 ms is the minimum RTO of the TCP baseline it is compared with
+    /// (`[recovery.tcp] min_rto`), so the two recover from a lost tail on one footing.
     pub rto: Dur,
     /// NACK generation interval per missing packet (go-back-N's per-PSN rule: a NACK for a new
     /// missing packet goes at once, the same one again only after this). The paper gives none;
@@ -142,6 +148,11 @@ pub struct StrideSender {
     rto: Time,
     npkts: u64,
     seg_pkts: u64,
+    /// Bytes a full packet puts on the wire.
+    pkt_wire: u64,
+    /// When the pacer lets the packet after the last one sent go: the data timer runs `rto`
+    /// from there at the earliest.
+    paced_until: Time,
     /// DRAM slots held now.
     slots: u64,
     pub stats: StrideTxStats,
@@ -157,6 +168,8 @@ impl StrideSender {
             rto: p.rto.0,
             npkts,
             seg_pkts: p.segment_packets(mtu) as u64,
+            pkt_wire: mtu as u64 + HEADER_BYTES as u64,
+            paced_until: Time::ZERO,
             slots: 0,
             stats: StrideTxStats::default(),
         }
@@ -185,12 +198,16 @@ impl StrideSender {
         Some(Segment::control(kind, psn, now))
     }
 
-    /// Takes the next data packet: (index, is_retransmission); none before the handshake.
-    pub fn next(&mut self, now: Time, dram: &mut StrideDram) -> Option<(u64, bool)> {
+    /// Takes the next data packet, sent now at pacing rate `rate`: (index, is_retransmission);
+    /// none before the handshake.
+    pub fn next(&mut self, now: Time, rate: Rate, dram: &mut StrideDram) -> Option<(u64, bool)> {
         if self.phase != TxPhase::Established {
             return None;
         }
         let next = self.gbn.next(now);
+        if next.is_some() {
+            self.paced_until = now + rate.serialization(self.pkt_wire);
+        }
         self.update_slots(dram);
         next
     }
@@ -250,7 +267,7 @@ impl StrideSender {
 
     pub fn poll_timeout(&self) -> Option<Time> {
         match self.phase {
-            TxPhase::Established => self.gbn.poll_timeout(),
+            TxPhase::Established => self.gbn.poll_timeout().map(|t| t.max(self.paced_until + self.rto)),
             TxPhase::Connecting | TxPhase::Closing => self.ctl_deadline,
             TxPhase::Closed => None,
         }
@@ -259,7 +276,7 @@ impl StrideSender {
     /// Returns true if the data timer fired (a SYN or FIN sent again is not a data timeout).
     pub fn handle_timeout(&mut self, now: Time) -> bool {
         match self.phase {
-            TxPhase::Established => self.gbn.handle_timeout(now),
+            TxPhase::Established => now >= self.paced_until + self.rto && self.gbn.handle_timeout(now),
             TxPhase::Connecting | TxPhase::Closing => {
                 if self.ctl_deadline.is_some_and(|t| now >= t) {
                     self.ctl_deadline = None;

@@ -861,4 +861,54 @@ mod tests {
         assert!(text.contains("t_high = \"480us\"") && text.contains("decrease = \"shift\""), "{text}");
         assert_eq!(toml::from_str::<StrideCcParams>(&text).unwrap(), StrideCcParams::default());
     }
+
+    #[test]
+    fn op_counts_sum_over_connections_and_report_per_update() {
+        let a = OpCount { updates: 2, shifts: 6, adds: 4, compares: 10, loop_iterations: 3, max_loop: 2 };
+        let b = OpCount { updates: 3, shifts: 9, adds: 11, compares: 5, loop_iterations: 7, max_loop: 5 };
+        let mut sum = a;
+        sum.add(&b);
+        assert_eq!(sum, OpCount { updates: 5, shifts: 15, adds: 15, compares: 15, loop_iterations: 10, max_loop: 5 });
+        sum.add(&a); // max_loop keeps the larger
+        assert_eq!(sum.max_loop, 5);
+        let r = OpCount { updates: 4, shifts: 8, adds: 12, compares: 20, loop_iterations: 6, max_loop: 3 }.report();
+        assert_eq!(
+            r,
+            vec![
+                ("stride_cc_updates", 4.0),
+                ("stride_cc_ops_per_update", 10.0),
+                ("stride_cc_shifts_per_update", 2.0),
+                ("stride_cc_adds_per_update", 3.0),
+                ("stride_cc_compares_per_update", 5.0),
+                ("stride_cc_loop_iterations_per_update", 1.5),
+                ("stride_cc_max_loop", 3.0),
+            ]
+        );
+        assert!(OpCount::default().report().is_empty());
+    }
+
+    #[test]
+    fn stt_steadiness_measures_drift_from_the_first_sample_and_per_step() {
+        let mut s = SttSteadiness::default();
+        for stt in [1000, 1010, 1030, 990] {
+            s.observe(stt);
+        }
+        assert_eq!(s.samples, 4);
+        // From the first: 1030 / 1000 - 1 = 0.03; per step: |1030 / 990 - 1| = 40 / 990.
+        assert!((s.max_from_first - 0.03).abs() < 1e-12, "{}", s.max_from_first);
+        assert!((s.max_step - 40.0 / 990.0).abs() < 1e-12, "{}", s.max_step);
+        let mut other = SttSteadiness::default();
+        other.observe(500);
+        other.observe(600); // 0.2 from the first; step |500 / 600 - 1|
+        let r = SttSteadiness::report([s, other].iter());
+        assert_eq!((r[0].0, r[1].0), ("stride_stt_max_dev_from_first", "stride_stt_max_dev_step"));
+        assert!((r[0].1 - 0.2).abs() < 1e-12);
+        assert!((r[1].1 - 100.0 / 600.0).abs() < 1e-12);
+        // A zero first STT gives no ratio instead of an infinity.
+        let mut z = SttSteadiness::default();
+        z.observe(0);
+        z.observe(5);
+        assert_eq!((z.max_from_first, z.max_step), (0.0, 1.0));
+        assert!(SttSteadiness::report([SttSteadiness::default()].iter()).is_empty());
+    }
 }
