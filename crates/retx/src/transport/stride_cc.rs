@@ -911,4 +911,21 @@ mod tests {
         assert_eq!((z.max_from_first, z.max_step), (0.0, 1.0));
         assert!(SttSteadiness::report([SttSteadiness::default()].iter()).is_empty());
     }
+
+    #[test]
+    fn a_gradient_of_an_exact_multiple_is_not_capped() {
+        // ΔSTT = 2 x STT_min: one subtraction leaves Δ = STT_min, which ends the loop (g = 1).
+        let p = StrideCcParams { alpha_shift: 2, ..Default::default() };
+        let mut c = cc(p);
+        assert_eq!(c.params(), &p);
+        c.delta_stt = 2 * us(10);
+        c.gradient_region(us(10));
+        assert_eq!((c.ops().loop_iterations, c.capped_loops()), (1, 0));
+        // 65 x STT_min: the 64th subtraction leaves exactly STT_min, so the bound is reached
+        // with nothing left over and the gradient is exact, not capped.
+        let mut c = cc(p);
+        c.delta_stt = 65 * us(10);
+        c.gradient_region(us(10));
+        assert_eq!((c.ops().loop_iterations, c.capped_loops()), (64, 0));
+    }
 }
