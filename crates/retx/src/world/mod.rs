@@ -161,6 +161,8 @@ pub struct Simulation<O: Observer = Quiet> {
     end: Time,
     stop_when_done: bool,
     sample_interval: Time,
+    /// When the time series was last sampled (or starts): a sample covers the time since.
+    last_sample: Time,
     events: EventQueue<Event>,
     /// The first wire's event origin (after the run's and the nodes').
     wire_origins: u32,
@@ -288,6 +290,7 @@ impl<O: Observer> Simulation<O> {
             end: p.duration,
             stop_when_done: p.stop_when_done,
             sample_interval: p.sample_interval,
+            last_sample: Time::ZERO,
             events: EventQueue::new(1 + n + ports.len()),
             wire_origins: 1 + n as u32,
             live: 0,
@@ -329,7 +332,13 @@ impl<O: Observer> Simulation<O> {
         sim.bdp_packets = sim.compute_bdp_packets(p.mtu);
         sim.base_path = sim.compute_base_path(p.mtu);
         sim.add_flows(p.flows, p.seed, p.mtu);
-        sim.events.push(sim.sample_interval, RUN_ORIGIN, Event::Sample);
+        // The time series starts on the sampling grid point at or before the first flow or
+        // background source (HPCC flow files start at 2 s: sampling the idle warm-up would
+        // give rows of zeros).
+        let first = sim.conns.iter().map(|c| c.def.start).chain(p.background.iter().map(|b| b.start)).min().unwrap_or(Time::ZERO);
+        let dt = sim.sample_interval.0.max(1);
+        sim.last_sample = Time(first.0 / dt * dt);
+        sim.events.push(sim.last_sample + sim.sample_interval, RUN_ORIGIN, Event::Sample);
         for (i, spec) in p.background.into_iter().enumerate() {
             let source = Source::new(spec, sim.port_toward(spec.from, spec.to), rng::stream(p.seed, Stream::Background, i as u64));
             // A source's ticks are its switch's events, as the port's own are.
@@ -500,6 +509,12 @@ impl<O: Observer> Simulation<O> {
             }
         }
         progress(stopped_at, end);
+        if stopped_at > self.last_sample {
+            // The last, partial interval: without it a run that stops between samples loses
+            // its end (all of it, when the flows fit in one interval).
+            self.now = stopped_at;
+            self.record_sample();
+        }
         Ok(self.finish(stopped_at))
     }
 
@@ -573,7 +588,18 @@ impl<O: Observer> Simulation<O> {
     }
 
     fn sample(&mut self) {
-        let dt = self.sample_interval;
+        self.record_sample();
+        let next = self.now + self.sample_interval;
+        if next <= self.end {
+            self.events.push(next, RUN_ORIGIN, Event::Sample);
+        }
+    }
+
+    /// Rates over the time since the last sample (a full interval, or the run's last,
+    /// partial one) and the watched queues now.
+    fn record_sample(&mut self) {
+        let dt = self.now - self.last_sample;
+        self.last_sample = self.now;
         let rate = |now: u64, before: u64| (now - before) as f64 * 8.0 / dt.as_secs_f64();
         for (nic, h, last, last_wire) in self.sampled.iter_mut() {
             let (cur, wire) = (self.nics[*nic].rx_bytes, self.nics[*nic].rx_wire_bytes);
@@ -585,10 +611,6 @@ impl<O: Observer> Simulation<O> {
             let port = &mut self.ports[p];
             let sample = QueueSample { time: self.now, link: i as u32, bytes: port.held_bytes, peak: port.take_peak() };
             self.queue_samples.push(sample);
-        }
-        let next = self.now + dt;
-        if next <= self.end {
-            self.events.push(next, RUN_ORIGIN, Event::Sample);
         }
     }
 
