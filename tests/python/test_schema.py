@@ -33,7 +33,8 @@ duration = "50us"
 [topology]
 kind = "single-switch"
 [output]
-sample_interval = "1ms"
+# The series starts at the grid point before the first flow (100 us), after the end: no rows.
+sample_interval = "10us"
 [workload]
 kind = "flow-list"
 flows = [{ src = "h0", dst = "h1", size = "1MB", start = "100us" }]

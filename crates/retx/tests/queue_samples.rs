@@ -54,3 +54,46 @@ fn names_are_validated() {
     assert_eq!(refused("\"sw0->h0\", \"h1->h0\""), "output.queues[1]: no link between \"h1\" and \"h0\"");
     assert!(refused("\"sw9->h0\"").starts_with("output.queues[0]: no node named \"sw9\""));
 }
+
+#[test]
+fn a_watched_port_reports_its_rate_its_marks_and_pfc() {
+    // Two senders without congestion control into h0 through one switch, lossless (PFC) with
+    // an ECN step at 10 KB: the port toward h0 runs at line rate in every full interval and
+    // marks every data packet it sends; the switch pauses both senders' links.
+    let text = r#"
+name = "queues-pfc"
+duration = "500us"
+[topology]
+kind = "single-switch"
+hosts = 3
+host_link = "100Gbps"
+[switch]
+ecn = { enabled = true, kmin = "10KB", kmax = "10KB", pmax = 1.0 }
+pfc = { enabled = true }
+[transport]
+cc = "none"
+[workload]
+kind = "long-flows"
+pairs = [["h1", "h0"], ["h2", "h0"]]
+[output]
+sample_interval = "100us"
+queues = ["sw0->h0", "sw0->h1"]
+"#;
+    let out = retx::run_toml(text).unwrap_or_else(|e| panic!("{e}"));
+    let toward_h0: Vec<_> = out.queue_samples.iter().filter(|s| s.link == 0).collect();
+    assert_eq!(toward_h0.len(), 5);
+    // After the first interval (the queue is still filling in it) the port is saturated.
+    for s in &toward_h0[1..] {
+        assert!(s.tx_bps > 99e9 && s.tx_bps <= 100e9 + 1.0, "{s:?}");
+        // 100 Gbps x 100 us is ~1,190 packets of 1 KB, nearly all sent above the 10 KB step.
+        assert!(s.ecn_marks > 1_100, "{s:?}");
+    }
+    // Every mark of the run happened at this port (the only congested one).
+    assert_eq!(toward_h0.iter().map(|s| s.ecn_marks).sum::<u64>(), out.counters.ecn_marks);
+    // sw0 -> h1 carries only h0's ACKs and sw0's pauses toward h1: it paused h1's link.
+    let toward_h1: Vec<_> = out.queue_samples.iter().filter(|s| s.link == 1).collect();
+    assert!(toward_h1.iter().map(|s| s.pauses_sent).sum::<u64>() > 0, "{toward_h1:?}");
+    assert!(toward_h1.iter().all(|s| s.ecn_marks == 0 && s.tx_bps < 10e9));
+    // Nobody pauses the switch's port toward h0 (h0 only receives).
+    assert!(toward_h0.iter().all(|s| s.paused == 0 && s.pauses_sent == 0));
+}

@@ -110,6 +110,8 @@ pub struct Port {
     peak_bytes: u64,
     pub tx_packets: u64,
     pub pauses_sent: u64,
+    /// Packets this port marked CE (at dequeue) since the start.
+    pub ecn_marks: u64,
 }
 
 impl Port {
@@ -146,6 +148,7 @@ impl Port {
             peak_bytes: 0,
             tx_packets: 0,
             pauses_sent: 0,
+            ecn_marks: 0,
         }
     }
 

@@ -246,6 +246,10 @@ static QUEUE_COLUMNS: &[Column<[String], super::QueueSample>] = &[
     col("port", "", "the watched egress port, \"A->B\": node A's port toward node B", Get::Str(|names, s| names[s.link as usize].as_str())),
     col("queue_bytes", "B", "bytes in the port's queues at the sample time", Get::I64(|_, s| s.bytes as i64)),
     col("peak_bytes", "B", "the most bytes its queues held since the previous sample", Get::I64(|_, s| s.peak as i64)),
+    col("tx_gbps", "Gbps", "bytes the port sent over the interval (headers included), as a rate", Get::F64(|_, s| s.tx_bps / 1e9)),
+    col("ecn_marks", "packets", "packets the port marked CE over the interval", Get::I64(|_, s| s.ecn_marks as i64)),
+    col("pfc_pauses_sent", "frames", "PFC pause frames the port sent to its peer over the interval", Get::I64(|_, s| s.pauses_sent as i64)),
+    col("pfc_paused_classes", "bitmask", "classes the peer held paused at the sample time (bit c: class c)", Get::I64(|_, s| s.paused as i64)),
 ];
 
 /// One row per loss recovery scheme: its on-chip memory for a NIC of a given sizing

@@ -61,6 +61,13 @@ pub struct QueueSample {
     pub link: u32,
     pub bytes: u64,
     pub peak: u64,
+    /// Bytes the port sent over the interval, as a rate.
+    pub tx_bps: f64,
+    /// Packets it marked CE and PFC pauses it sent upstream over the interval.
+    pub ecn_marks: u64,
+    pub pauses_sent: u64,
+    /// The classes paused by the peer at the sample time (bit c: class c).
+    pub paused: u8,
 }
 
 /// Totals of one run.

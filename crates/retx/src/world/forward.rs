@@ -131,6 +131,7 @@ impl<O: Observer> Simulation<O> {
                 pkt.seg.ecn = Ecn::Ce;
             }
             self.c.ecn_marks += 1;
+            self.ports[p].ecn_marks += 1;
         }
         if d.resume {
             self.events.push(self.now, Self::node_origin(node), Event::TryTx(ip as u32));

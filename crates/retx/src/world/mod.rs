@@ -191,6 +191,8 @@ pub struct Simulation<O: Observer = Quiet> {
     samples: Vec<Sample>,
     /// Watched ports and their samples.
     watched: Vec<usize>,
+    /// Their counters at the last sample: (tx_bytes, ecn_marks, pauses_sent).
+    watched_last: Vec<(u64, u64, u64)>,
     queue_names: Vec<String>,
     queue_samples: Vec<QueueSample>,
     c: Counters,
@@ -313,6 +315,7 @@ impl<O: Observer> Simulation<O> {
             sampled: Vec::new(),
             samples: Vec::new(),
             watched: Vec::new(),
+            watched_last: Vec::new(),
             queue_names: Vec::new(),
             queue_samples: Vec::new(),
             c: Counters::default(),
@@ -327,6 +330,7 @@ impl<O: Observer> Simulation<O> {
         for &(a, b) in &p.watched_queues {
             let port = sim.port_toward(a, b);
             sim.watched.push(port);
+            sim.watched_last.push((0, 0, 0));
             sim.queue_names.push(format!("{}->{}", sim.host_names[a], sim.host_names[b]));
         }
         sim.bdp_packets = sim.compute_bdp_packets(p.mtu);
@@ -609,7 +613,18 @@ impl<O: Observer> Simulation<O> {
         }
         for (i, &p) in self.watched.iter().enumerate() {
             let port = &mut self.ports[p];
-            let sample = QueueSample { time: self.now, link: i as u32, bytes: port.held_bytes, peak: port.take_peak() };
+            let last = &mut self.watched_last[i];
+            let sample = QueueSample {
+                time: self.now,
+                link: i as u32,
+                bytes: port.held_bytes,
+                peak: port.take_peak(),
+                tx_bps: rate(port.tx_bytes, last.0),
+                ecn_marks: port.ecn_marks - last.1,
+                pauses_sent: port.pauses_sent - last.2,
+                paused: port.paused,
+            };
+            *last = (port.tx_bytes, port.ecn_marks, port.pauses_sent);
             self.queue_samples.push(sample);
         }
     }
