@@ -18,6 +18,7 @@ class RunResult(TypedDict):
     flows: dict[str, Column]  # schema()["flows"]: one row per flow
     timeseries: dict[str, Column]  # schema()["timeseries"]: one row per receiver per sample
     queues: dict[str, Column]  # schema()["queues"]: one row per watched port per sample
+    cc: dict[str, Column]  # schema()["cc"]: one row per watched flow's sender per sample
     # name, seed, sim_time_us, wall_seconds, events, events_per_sec, packet_hops,
     # packets_created/consumed/in_flight, drops_loss/buffer/unroutable, ecn_marks, pfc_pauses,
     # qp_swaps, bad_deliveries, background_sent/dropped/delivered ([[background]] packets;
@@ -66,4 +67,4 @@ def memory_table(
 
 def schema() -> dict[str, list[ColumnSpec]]:
     """Every output table's columns as declared in Rust (retx::stats::columns):
-    {"flows" | "timeseries" | "queues" | "memory": [(name, dtype, unit, description), ...]}."""
+    {"flows" | "timeseries" | "queues" | "cc" | "memory": [(name, dtype, unit, description), ...]}."""

@@ -24,7 +24,7 @@ POLARS_DTYPES: dict[str, pl.DataType] = {
 
 
 def table_schema(table: str) -> dict[str, pl.DataType]:
-    """{column: polars type} of an output table ("flows", "timeseries", "queues", "memory"), in column
+    """{column: polars type} of an output table ("flows", "timeseries", "queues", "cc", "memory"), in column
     order, as the Rust core declares it; empty tables get these types too."""
     return {name: POLARS_DTYPES[dtype] for name, dtype, _unit, _description in _SCHEMA[table]}
 
@@ -45,6 +45,7 @@ def describe(table: str) -> pl.DataFrame:
 FLOWS_FILE = "flows.parquet"
 TIMESERIES_FILE = "timeseries.parquet"
 QUEUES_FILE = "queues.parquet"
+CC_FILE = "cc.parquet"
 SUMMARY_FILE = "summary.json"
 SCENARIO_FILE = "scenario.toml"
 MEMORY_FILE = "memory.parquet"
@@ -66,6 +67,8 @@ class Results:
     fct_txt_file: Optional[Path] = None
     # The ports `[output] queues` watches, sampled with the time series (no rows without).
     queues: Optional[pl.DataFrame] = None
+    # The flows `[output] cc_flows` watches: their senders' rate, window and bytes in flight.
+    cc: Optional[pl.DataFrame] = None
 
     @classmethod
     def from_native(cls, raw: dict[str, Any], fct_txt_file: Optional[Path] = None) -> Results:
@@ -78,6 +81,7 @@ class Results:
             fct_txt=raw.get("fct_txt"),
             fct_txt_file=fct_txt_file,
             queues=frame(raw["queues"], "queues"),
+            cc=frame(raw["cc"], "cc"),
         )
 
     def fct_txt_target(self, out_dir: str | Path) -> Path:
@@ -102,6 +106,8 @@ class Results:
         self.memory.write_parquet(out_dir / MEMORY_FILE)
         if self.queues is not None:
             self.queues.write_parquet(out_dir / QUEUES_FILE)
+        if self.cc is not None:
+            self.cc.write_parquet(out_dir / CC_FILE)
         if self.fct_txt is not None:
             self.fct_txt_target(out_dir).write_text(self.fct_txt)
         return out_dir
@@ -118,6 +124,8 @@ class Results:
             # Folders written before queues were sampled have no file: an empty table.
             queues=(pl.read_parquet(out_dir / QUEUES_FILE) if (out_dir / QUEUES_FILE).exists()
                     else pl.DataFrame(schema=table_schema("queues"))),
+            cc=(pl.read_parquet(out_dir / CC_FILE) if (out_dir / CC_FILE).exists()
+                else pl.DataFrame(schema=table_schema("cc"))),
         )
 
 

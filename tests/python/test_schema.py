@@ -19,11 +19,11 @@ from retx import _native
 from retx.results import POLARS_DTYPES, Results, describe, frame, table_schema
 
 STUB = Path(retx.__file__).with_name("_native.pyi")
-TABLES = ("flows", "timeseries", "queues", "memory")
+TABLES = ("flows", "timeseries", "queues", "cc", "memory")
 NUMPY_DTYPES = {"i64": np.int64, "u64": np.uint64, "f64": np.float64, "bool": np.bool_}
 
 # The small scenario sampled often enough that its time series has rows.
-SAMPLED = retx.Scenario.from_str(SMALL_SCENARIO).with_overrides({"output": {"sample_interval": "10us"}}).text
+SAMPLED = retx.Scenario.from_str(SMALL_SCENARIO).with_overrides({"output": {"sample_interval": "10us", "cc_flows": [0]}}).text
 
 # One flow starting after the run ends, sampled less often than the run lasts: every table
 # empty but the flow table, whose one flow never finished.
@@ -149,6 +149,7 @@ def test_run_returns_the_declared_columns() -> None:
     for table in TABLES:
         assert_columns_match_schema(raw[table], table)
     assert len(raw["flows"]["flow_id"]) == 1 and len(raw["timeseries"]["time_us"]) > 0
+    assert len(raw["cc"]["time_us"]) > 0 and set(raw["cc"]["flow_id"]) == {0}
 
 
 def test_memory_table_returns_the_declared_columns() -> None:

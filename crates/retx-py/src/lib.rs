@@ -9,7 +9,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 use retx::sim::units::Time;
-use retx::stats::columns::{Data, Table, FLOWS, MEMORY, QUEUES, TIMESERIES};
+use retx::stats::columns::{Data, Table, CC, FLOWS, MEMORY, QUEUES, TIMESERIES};
 use retx::{RunOutput, Scenario, ScenarioError as CoreError, Simulation};
 
 create_exception!(_native, ScenarioError, PyValueError, "A scenario failed validation; str() is one line naming the field.");
@@ -87,6 +87,7 @@ fn to_python(py: Python<'_>, out: &RunOutput, name: &str, seed: u64, wall_s: f64
     let flows = columns(py, &FLOWS, &(), f)?;
     let ts = columns(py, &TIMESERIES, &out.host_names, &out.samples)?;
     let queues = columns(py, &QUEUES, &out.queue_names, &out.queue_samples)?;
+    let cc = columns(py, &CC, &(), &out.cc_samples)?;
 
     let c = &out.counters;
     let summary = PyDict::new_bound(py);
@@ -126,6 +127,7 @@ fn to_python(py: Python<'_>, out: &RunOutput, name: &str, seed: u64, wall_s: f64
     result.set_item("flows", flows)?;
     result.set_item("timeseries", ts)?;
     result.set_item("queues", queues)?;
+    result.set_item("cc", cc)?;
     result.set_item("summary", summary)?;
     result.set_item("resolved", resolved)?;
     result.set_item("memory", columns(py, &MEMORY, &(), &memory.rows)?)?;

@@ -73,3 +73,64 @@ fn sampling_starts_at_the_grid_point_before_the_first_flow() {
     }
     assert!(times[times.len() - 1] - times[times.len() - 2] <= 20_000_000);
 }
+
+/// Two flows into h2 through one switch with `cc`, the second starting at 200 us; both watched.
+fn cc_run(cc: &str, extra: &str) -> Result<RunOutput, String> {
+    let text = format!(
+        r#"
+name = "cc-series"
+duration = "2ms"
+[topology]
+kind = "single-switch"
+hosts = 3
+host_link = "10Gbps"
+[switch]
+ecn = {{ enabled = true, kmin = "20KB", kmax = "20KB", pmax = 1.0 }}
+[transport]
+recovery = "{recovery}"
+cc = "{cc}"
+[workload]
+kind = "flow-list"
+flows = [{{ src = "h0", dst = "h2", size = "1MB" }}, {{ src = "h1", dst = "h2", size = "1MB", start = "200us" }}]
+[output]
+sample_interval = "50us"
+{extra}
+"#,
+        recovery = if cc == "dctcp-window" { "tcp" } else { "gbn" },
+    );
+    retx::run_toml(&text).map_err(|e| e.to_string())
+}
+
+#[test]
+fn watched_flows_report_their_senders_rate_window_and_flight() {
+    // DCQCN: a rate, no window; the second flow has no row before it starts.
+    let out = cc_run("dcqcn", "cc_flows = [0, 1]").unwrap();
+    let of = |f: u32| out.cc_samples.iter().filter(move |s| s.flow == f);
+    assert!(of(1).all(|s| s.time.0 >= 200_000_000));
+    assert!(of(1).count() > 0 && of(0).count() > of(1).count());
+    assert!(out.cc_samples.iter().all(|s| s.window.is_none() && s.rate_bps > 0.0 && s.rate_bps <= 10e9));
+    // Sharing the 10 Gbps link toward h2, DCQCN cuts the first flow below line rate.
+    assert!(of(0).any(|s| s.rate_bps < 9e9), "{:?}", out.cc_samples);
+    // Done once its FCT has passed, with nothing in flight.
+    let fin = out.flows[0].finish.unwrap();
+    assert!(of(0).filter(|s| s.time >= fin).all(|s| s.done && s.in_flight == 0));
+    assert!(of(0).filter(|s| s.time < fin).all(|s| !s.done));
+    // DCTCP over the TCP baseline: a window, cut below its initial 10 packets by the marks
+    // and grown again once the first flow is done; data in flight until the end.
+    let out = cc_run("dctcp-window", "cc_flows = [1]").unwrap();
+    let s = &out.cc_samples;
+    assert!(!s.is_empty() && s.iter().all(|x| x.flow == 1 && x.window.is_some()));
+    let w: Vec<u64> = s.iter().map(|x| x.window.unwrap()).collect();
+    let low = w.iter().position(|&x| x < 10 * 1024).expect("a cut");
+    assert!(w[low..].iter().any(|&x| x > 20 * 1024), "{w:?}");
+    assert!(s.iter().filter(|x| !x.done).all(|x| x.in_flight > 0));
+    assert!(s.last().unwrap().done && s.last().unwrap().in_flight == 0);
+    // Unwatched by default.
+    assert!(cc_run("dcqcn", "").unwrap().cc_samples.is_empty());
+}
+
+#[test]
+fn a_watched_flow_must_exist() {
+    let Err(e) = cc_run("dcqcn", "cc_flows = [0, 2]") else { panic!("flow 2 must be refused") };
+    assert_eq!(e, "output.cc_flows[1]: flow 2 does not exist (flows are 0..=1)");
+}

@@ -116,6 +116,7 @@ pub fn build_with_observer<O: Observer>(mut s: Scenario, obs: O) -> Result<Simul
     let template = transport(&s);
     let scheme = template.memory_scheme();
     let watched_queues = super::validate::watched_queues(&topology, &s.output.queues)?;
+    let watched_flows = super::validate::watched_flows(&s.output.cc_flows, flows.len())?;
     let background = s
         .background
         .iter()
@@ -129,6 +130,7 @@ pub fn build_with_observer<O: Observer>(mut s: Scenario, obs: O) -> Result<Simul
         stop_when_done: s.stop_when_done,
         sample_interval: s.output.sample_interval.0,
         watched_queues,
+        watched_flows,
         switch: switch(&s),
         queues: s.switch.queues as usize,
         discipline: match s.switch.discipline {

@@ -799,11 +799,15 @@ pub struct OutputCfg {
     /// toward node B): the bytes queued and the peak since the previous sample. Default none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub queues: Vec<String>,
+    /// Flows (by id, their order in the workload) whose sender's congestion control state is
+    /// sampled every `sample_interval`: pacing rate, window, bytes in flight. Default none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cc_flows: Vec<u32>,
 }
 
 impl Default for OutputCfg {
     fn default() -> Self {
-        OutputCfg { sample_interval: Dur(crate::sim::units::Time::from_us(100)), fct_txt: None, queues: Vec::new() }
+        OutputCfg { sample_interval: Dur(crate::sim::units::Time::from_us(100)), fct_txt: None, queues: Vec::new(), cc_flows: Vec::new() }
     }
 }
 

@@ -103,6 +103,17 @@ pub fn loss_target(topo: &Topology, at: &str, field: &str) -> Result<LossTarget,
     }
 }
 
+/// Checks `[output] cc_flows` against the workload's `flows` flows.
+pub fn watched_flows(ids: &[u32], flows: usize) -> Result<Vec<u32>, ScenarioError> {
+    for (i, &id) in ids.iter().enumerate() {
+        if id as usize >= flows {
+            let have = if flows == 0 { "the workload has no flows".to_string() } else { format!("flows are 0..={}", flows - 1) };
+            return Err(err(format!("output.cc_flows[{i}]"), format!("flow {id} does not exist ({have})")));
+        }
+    }
+    Ok(ids.to_vec())
+}
+
 /// Resolves `[output] queues`: each "A->B" names the egress port of node A toward node B.
 pub fn watched_queues(topo: &Topology, queues: &[String]) -> Result<Vec<(usize, usize)>, ScenarioError> {
     queues.iter().enumerate().map(|(i, q)| port(topo, q, &format!("output.queues[{i}]"))).collect()

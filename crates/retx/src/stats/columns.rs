@@ -148,7 +148,7 @@ impl<C: ?Sized, R> Table<C, R> {
 
 /// Every table's name and columns, in a fixed order: flows, timeseries, memory.
 pub fn schema() -> Vec<(&'static str, Vec<ColumnSpec>)> {
-    vec![(FLOWS.name, FLOWS.specs()), (TIMESERIES.name, TIMESERIES.specs()), (QUEUES.name, QUEUES.specs()), (MEMORY.name, MEMORY.specs())]
+    vec![(FLOWS.name, FLOWS.specs()), (TIMESERIES.name, TIMESERIES.specs()), (QUEUES.name, QUEUES.specs()), (CC.name, CC.specs()), (MEMORY.name, MEMORY.specs())]
 }
 
 fn nan_or(t: Option<f64>) -> f64 {
@@ -250,6 +250,18 @@ static QUEUE_COLUMNS: &[Column<[String], super::QueueSample>] = &[
     col("ecn_marks", "packets", "packets the port marked CE over the interval", Get::I64(|_, s| s.ecn_marks as i64)),
     col("pfc_pauses_sent", "frames", "PFC pause frames the port sent to its peer over the interval", Get::I64(|_, s| s.pauses_sent as i64)),
     col("pfc_paused_classes", "bitmask", "classes the peer held paused at the sample time (bit c: class c)", Get::I64(|_, s| s.paused as i64)),
+];
+
+/// One row per sample of a watched flow's sender (`RunOutput::cc_samples`); no context.
+pub static CC: Table<(), super::CcSample> = Table { name: "cc", columns: CC_COLUMNS };
+
+static CC_COLUMNS: &[Column<(), super::CcSample>] = &[
+    col("time_us", "us", "sample time", Get::F64(|_, s| s.time.as_us_f64())),
+    col("flow_id", "", "the flow (its row in the flows table)", Get::I64(|_, s| s.flow as i64)),
+    col("rate_gbps", "Gbps", "the sender's pacing rate (line rate when congestion control sets none)", Get::F64(|_, s| s.rate_bps / 1e9)),
+    col("window_bytes", "B", "congestion window; NaN when the controller keeps none", Get::F64(|_, s| s.window.map_or(f64::NAN, |w| w as f64))),
+    col("in_flight_bytes", "B", "payload bytes sent and not yet acknowledged", Get::I64(|_, s| s.in_flight as i64)),
+    col("done", "", "every byte acknowledged", Get::Bool(|_, s| s.done)),
 ];
 
 /// One row per loss recovery scheme: its on-chip memory for a NIC of a given sizing

@@ -70,6 +70,21 @@ pub struct QueueSample {
     pub paused: u8,
 }
 
+/// One sample of a flow's sender (`[output] cc_flows`): what congestion control allows.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CcSample {
+    pub time: Time,
+    pub flow: u32,
+    /// Pacing rate (the line rate when congestion control sets none).
+    pub rate_bps: f64,
+    /// Congestion window in bytes, if the controller keeps one.
+    pub window: Option<u64>,
+    /// Payload bytes sent and not yet acknowledged.
+    pub in_flight: u64,
+    /// The sender has finished (every byte acknowledged).
+    pub done: bool,
+}
+
 /// Totals of one run.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Counters {

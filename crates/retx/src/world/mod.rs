@@ -24,7 +24,7 @@ use crate::observe::{Observer, Quiet};
 use crate::sim::queue::EventQueue;
 use crate::sim::rng::{self, Stream};
 use crate::sim::units::Time;
-use crate::stats::{Counters, FlowRecord, QueueSample, Sample};
+use crate::stats::{CcSample, Counters, FlowRecord, QueueSample, Sample};
 use crate::nic::Qp;
 use crate::transport::endpoint::Endpoint;
 use crate::transport::{self, BasePath, FlowSpec, NicState, Template, CONTROL_BYTES, DATA_HEADER_BYTES};
@@ -55,6 +55,8 @@ pub struct Parts {
     pub sample_interval: Time,
     /// Egress ports sampled with the time series: (node, the node its link leads to).
     pub watched_queues: Vec<(usize, usize)>,
+    /// Flows whose sender's congestion control state is sampled with the time series.
+    pub watched_flows: Vec<u32>,
     pub switch: SwitchParams,
     /// Egress queues per port (queue 0: control) and how data queues share the port.
     pub queues: usize,
@@ -134,6 +136,8 @@ pub struct RunOutput {
     /// `[output] queues`: the watched ports' names ("A->B") and their samples.
     pub queue_names: Vec<String>,
     pub queue_samples: Vec<QueueSample>,
+    /// `[output] cc_flows`: their senders' samples.
+    pub cc_samples: Vec<CcSample>,
     pub counters: Counters,
     pub end: Time,
     pub host_names: Vec<String>,
@@ -193,6 +197,8 @@ pub struct Simulation<O: Observer = Quiet> {
     watched: Vec<usize>,
     /// Their counters at the last sample: (tx_bytes, ecn_marks, pauses_sent).
     watched_last: Vec<(u64, u64, u64)>,
+    watched_flows: Vec<u32>,
+    cc_samples: Vec<CcSample>,
     queue_names: Vec<String>,
     queue_samples: Vec<QueueSample>,
     c: Counters,
@@ -316,6 +322,8 @@ impl<O: Observer> Simulation<O> {
             samples: Vec::new(),
             watched: Vec::new(),
             watched_last: Vec::new(),
+            watched_flows: p.watched_flows,
+            cc_samples: Vec::new(),
             queue_names: Vec::new(),
             queue_samples: Vec::new(),
             c: Counters::default(),
@@ -627,6 +635,13 @@ impl<O: Observer> Simulation<O> {
             *last = (port.tx_bytes, port.ecn_marks, port.pauses_sent);
             self.queue_samples.push(sample);
         }
+        for &f in &self.watched_flows {
+            // Before its start a flow has no sender yet: no row.
+            let Some(tx) = self.endpoint(self.conns[f as usize].ends[0]).and_then(Endpoint::as_sender) else { continue };
+            let in_flight = (tx.snd_nxt() - tx.snd_una()) * tx.spec().mtu as u64;
+            let sample = CcSample { time: self.now, flow: f, rate_bps: tx.rate().0 as f64, window: tx.cc().window(), in_flight, done: tx.is_done() };
+            self.cc_samples.push(sample);
+        }
     }
 
     fn finish(self, end: Time) -> RunOutput {
@@ -678,6 +693,7 @@ impl<O: Observer> Simulation<O> {
             samples: self.samples,
             queue_names: self.queue_names,
             queue_samples: self.queue_samples,
+            cc_samples: self.cc_samples,
             counters: c,
             end,
             host_names: self.host_names,
