@@ -9,7 +9,9 @@ import typer
 from retx import reproduce
 from retx._native import ScenarioError
 from retx.memory import memory_table
-from retx.plots import plot_throughput
+from retx.plots import plot_fct_cdf, plot_slowdown_by_size, plot_throughput
+from retx.provenance import version
+from retx.results import FLOWS_FILE, SUMMARY_FILE
 from retx.runner import run as run_scenario
 from retx.scenario import Scenario
 from retx.table import format_table, format_value
@@ -27,23 +29,54 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    # Plain click help: rich markup would eat "[default: ...]" and label flags "<bool>".
+    rich_markup_mode=None,
 )
+
+
+class UserError(Exception):
+    """A mistake on the command line: printed as one line, exit status 2."""
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        print(f"retx {version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main_options(
+    _version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                  help="Print the retx version and exit."),
+) -> None:
+    """Packet-level simulator of loss recovery and congestion control for RDMA NICs."""
 
 
 @app.command()
 def run(
     file: Path = typer.Argument(..., help="Scenario TOML file, or an HPCC ns-3 config (see docs/SCENARIO.md)."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Output folder [default: results/<name>]."),
+    out: Optional[Path] = typer.Option(None, "--out", show_default=False,
+                                       help="Output folder [default: results/<name>]."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Override the scenario's root seed."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar and no tables."),
+    force: bool = typer.Option(False, "--force", help="Overwrite the results already in --out."),
 ) -> None:
-    """Run one scenario; write flows, time series, summary and a throughput plot."""
+    """Run one scenario and write its results.
+
+    Writes flows, time series, summary.json (with FCT statistics and provenance), the resolved
+    scenario and plots: throughput, and the slowdown CDF and slowdown by size when flows
+    finished."""
     scenario = Scenario.load(file)
     if seed is not None:
         scenario = scenario.with_overrides({"seed": seed})
+    if out is not None and not force:
+        _refuse_to_overwrite(out)
     results = run_scenario(scenario, progress=not quiet)
     out_dir = results.save(out or Path("results") / scenario.name)
     plot_throughput(results.timeseries, out_dir / "throughput.png", title=scenario.name)
+    if results.fct_stats()["flows_finished"] > 0:
+        plot_fct_cdf(results.flows, out_dir / "fct_cdf.png", title=scenario.name)
+        plot_slowdown_by_size(results.flows, out_dir / "slowdown_by_size.png", title=scenario.name)
     if results.fct_txt is not None:
         print(f"wrote {results.fct_txt_target(out_dir)}")
     if not quiet:
@@ -64,8 +97,10 @@ def validate(file: Path = typer.Argument(..., help="Scenario TOML file, or an HP
 @app.command(name="reproduce")
 def reproduce_command(
     name: str = typer.Argument(..., help=f"One of: {', '.join(reproduce.REPRODUCTIONS)}."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Output folder [default: results/<name>]."),
-    quick: bool = typer.Option(False, "--quick", help="A coarser, shorter grid (about a minute)."),
+    out: Optional[Path] = typer.Option(None, "--out", show_default=False,
+                                       help="Output folder [default: results/<name>]."),
+    quick: bool = typer.Option(False, "--quick",
+                               help="A coarser, shorter grid: faster, how much depends on the figure."),
 ) -> None:
     """Reproduce a figure from a paper: run the grid, print the table, write table and plot."""
     module = reproduce.lookup(name)
@@ -95,9 +130,16 @@ def memory(
 def main() -> None:
     try:
         app()
-    except (ScenarioError, reproduce.UnknownReproduction) as error:
+    except (ScenarioError, UserError, reproduce.UnknownReproduction) as error:
         print(f"retx: error: {error}", file=sys.stderr)
         sys.exit(USER_ERROR_STATUS)
+
+
+def _refuse_to_overwrite(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out}: is a file, not a folder")
+    if (out / SUMMARY_FILE).exists() or (out / FLOWS_FILE).exists():
+        raise UserError(f"--out {out}: already holds results; pass --force to overwrite them")
 
 
 def _format_summary(summary: dict[str, Any]) -> str:
