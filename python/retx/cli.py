@@ -14,6 +14,8 @@ from retx.provenance import version
 from retx.results import FLOWS_FILE, SUMMARY_FILE
 from retx.runner import run as run_scenario
 from retx.scenario import Scenario
+from retx.sweep import EXECUTORS, parse_set_option
+from retx.sweep import sweep as run_sweep
 from retx.table import format_table, format_value
 
 USER_ERROR_STATUS = 2
@@ -86,6 +88,42 @@ def run(
         print(format_table(results.flows.select(shown), max_rows=FLOW_ROWS_SHOWN))
         print()
     print(f"wrote {out_dir}/")
+
+
+@app.command()
+def sweep(
+    file: Path = typer.Argument(..., help="Scenario TOML file; its [sweep] table, if any, declares a grid."),
+    set_: Optional[list[str]] = typer.Option(
+        None, "--set", show_default=False,
+        help="Sweep a field: key=v1,v2,... (dotted key, e.g. transport.cc=dcqcn,hpcc). Repeat for "
+             "more keys; every combination runs. Overrides the same key in [sweep]."),
+    seeds: Optional[int] = typer.Option(None, "--seeds", show_default=False,
+                                        help="Seeds per point: seed, seed+1, ... [default: [sweep] seeds, else 1]."),
+    out: Optional[Path] = typer.Option(None, "--out", show_default=False,
+                                       help="Output folder [default: results/<name>-sweep]."),
+    workers: Optional[int] = typer.Option(None, "--workers", show_default=False,
+                                          help="Points run at once [default: one per core]."),
+    executor: str = typer.Option("local", "--executor", help=f"Where points run: {' or '.join(EXECUTORS)}."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar and no table."),
+) -> None:
+    """Run a grid of scenario variants x seeds in parallel; rerun to resume.
+
+    Each point goes to OUT/points/<hash>/; OUT/runs.parquet indexes them (parameters, seed,
+    hash, status, error, wall time), OUT/flows.parquet holds every point's flows and
+    OUT/summary.parquet the mean and 95 % confidence interval across seeds. Finished points
+    are skipped when the same sweep runs again; a failed point is recorded and the rest go on.
+    Exit status 1 when some point failed."""
+    grid = dict(parse_set_option(option) for option in set_ or [])
+    result = run_sweep(file, grid, seeds, out, workers, executor, progress=not quiet)
+    failed = result.failed
+    if not quiet and result.summary.height:
+        print(format_table(result.summary))
+        print()
+    for error, count in failed.group_by("error", maintain_order=True).len().iter_rows():
+        print(f"failed ({count} point{'s' if count > 1 else ''}): {error}", file=sys.stderr)
+    print(f"{result.runs.height - failed.height} of {result.runs.height} points done; wrote {result.out_dir}/")
+    if failed.height:
+        raise typer.Exit(code=1)
 
 
 @app.command()
