@@ -14,7 +14,7 @@ from retx.provenance import version
 from retx.results import FLOWS_FILE, SUMMARY_FILE
 from retx.runner import run as run_scenario
 from retx.scenario import Scenario
-from retx.sweep import EXECUTORS, parse_set_option
+from retx.sweep import EXECUTORS, SWEEP_TABLE, parse_set_option
 from retx.sweep import sweep as run_sweep
 from retx.table import format_table, format_value
 
@@ -68,7 +68,7 @@ def run(
     Writes flows, time series, summary.json (with FCT statistics and provenance), the resolved
     scenario and plots: throughput, and the slowdown CDF and slowdown by size when flows
     finished."""
-    scenario = Scenario.load(file)
+    scenario = _load_one(file)
     if seed is not None:
         scenario = scenario.with_overrides({"seed": seed})
     if out is not None and not force:
@@ -129,7 +129,7 @@ def sweep(
 @app.command()
 def validate(file: Path = typer.Argument(..., help="Scenario TOML file, or an HPCC ns-3 config.")) -> None:
     """Check a scenario and print it with every default filled in."""
-    print(Scenario.load(file).resolved(), end="")
+    print(_load_one(file).resolved(), end="")
 
 
 @app.command(name="reproduce")
@@ -171,6 +171,14 @@ def main() -> None:
     except (ScenarioError, UserError, reproduce.UnknownReproduction) as error:
         print(f"retx: error: {error}", file=sys.stderr)
         sys.exit(USER_ERROR_STATUS)
+
+
+def _load_one(file: Path) -> Scenario:
+    """A scenario for `run` or `validate`, which run one: a [sweep] table is for `retx sweep`."""
+    scenario = Scenario.load(file)
+    if SWEEP_TABLE in scenario.data:
+        raise UserError(f"{SWEEP_TABLE}: {file} declares a grid; run it with `retx sweep {file}`")
+    return scenario
 
 
 def _refuse_to_overwrite(out: Path) -> None:

@@ -1,5 +1,13 @@
 """Flow completion metrics over a run's `flows` table (columns as in `Results.flows`).
 
+Everything here counts finished flows only: `completed`, with a finite `fct_us` and `slowdown`
+(`finished_flows`); an unfinished flow has no completion time to measure.
+
+- `fct_stats`: FCT and slowdown p50/p95/p99, overall and by size bucket (summary.json "fct");
+- `run_metrics`: one run's mean FCT, p50/p99 slowdown and mean goodput (a sweep's summary);
+- `slowdown_by_size`: slowdown quantiles in size groups of equal count;
+- `tail_fct`: one quantile of FCT.
+
 Quantiles use polars' "linear" interpolation (numpy's default): the q-quantile of n sorted
 values v[0..n-1] is v[k] + (v[k+1] - v[k]) * f where k + f = q * (n - 1).
 """

@@ -91,6 +91,11 @@ def test_bad_grid_is_one_line_error(tmp_path: Path, sweep_table: str, args: list
     assert not out.exists()
 
 
+@pytest.mark.parametrize("command", ["run", "validate"])
+def test_run_and_validate_point_a_sweep_file_to_retx_sweep(swept_file: Path, command: str) -> None:
+    assert_one_line_error(run_cli(command, str(swept_file)), "sweep:", f"retx sweep {swept_file}")
+
+
 # --- statistics across seeds --------------------------------------------------------------------
 
 def test_t_quantiles() -> None:
