@@ -13,6 +13,7 @@ import polars as pl
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
 
 from retx.metrics import finished_flows, slowdown_by_size
 
@@ -78,6 +79,11 @@ def plot_fct_cdf(flows: pl.DataFrame, path: Optional[str | Path] = None, title: 
     if n:
         axes.step(slowdowns, [(i + 1) / n for i in range(n)], where="post")
         axes.set_xscale("log")
+        # Plain numbers (2, 3, 20) rather than 2x10^0 on the ticks a log axis labels.
+        plain = FuncFormatter(lambda value, _pos: f"{value:g}")
+        axes.xaxis.set_major_formatter(plain)
+        if slowdowns[-1] / slowdowns[0] < 10:
+            axes.xaxis.set_minor_formatter(plain)
     axes.set_xlabel("FCT slowdown (FCT / ideal FCT)")
     axes.set_ylabel(f"fraction of finished flows (n = {n})")
     axes.set_ylim(0, 1.02)
