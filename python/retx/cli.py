@@ -94,7 +94,7 @@ def run(
 def sweep(
     file: Path = typer.Argument(..., help="Scenario TOML file; its [sweep] table, if any, declares a grid."),
     set_: Optional[list[str]] = typer.Option(
-        None, "--set", show_default=False,
+        None, "--set", show_default=False, metavar="KEY=V1,V2",
         help="Sweep a field: key=v1,v2,... (dotted key, e.g. transport.cc=dcqcn,hpcc). Repeat for "
              "more keys; every combination runs. Overrides the same key in [sweep]."),
     seeds: Optional[int] = typer.Option(None, "--seeds", show_default=False,
