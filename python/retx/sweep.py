@@ -385,11 +385,14 @@ def _run_local(points: list[Point], workers: Optional[int]) -> Iterator[tuple[st
                     outcome = {"status": "failed", "wall_seconds": None,
                                "error": "the worker process died (killed, or out of memory)"}
                 yield futures[future].hash, outcome
-    finally:
-        # On Ctrl-C or an error, stop the points still running instead of waiting for them.
+    except BaseException:
+        # Ctrl-C, an error, or the caller stopping early: stop the points still running rather
+        # than wait for them (the executor has no public way to).
         for process in list(getattr(pool, "_processes", {}).values()):
             if process.is_alive():
                 process.terminate()
+        raise
+    finally:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
