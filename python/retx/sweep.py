@@ -18,7 +18,9 @@ Writes are atomic: a point is written into `points/.tmp-<hash>` by this process 
 renamed into place, the tables go to a temp file that replaces the old one. A point folder
 therefore exists only complete, so a sweep killed at any instant and run again skips the
 finished points (their folders), reruns failed and missing ones, and indexes each point once.
-Only one sweep may write to an output folder at a time.
+Only one sweep writes to an output folder at a time (a lock on `<out>/.lock`). Folders of
+points no longer in the grid (the scenario or grid changed) stay in `points/` but are left
+out of the tables.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import tempfile
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Optional, Sequence, Union
@@ -57,6 +60,11 @@ if sys.version_info >= (3, 11):
 else:
     import tomli as tomllib
 
+try:
+    import fcntl
+except ImportError:  # Windows: no lock
+    fcntl = None  # type: ignore[assignment]
+
 SWEEP_TABLE = "sweep"
 POINTS_DIR = "points"
 RUNS_FILE = "runs.parquet"
@@ -64,6 +72,9 @@ SUMMARY_FILE = "summary.parquet"
 SWEEP_FILE = "sweep.toml"
 POINT_FILE = "point.json"
 TEMP_PREFIX = ".tmp-"
+LOCK_FILE = ".lock"
+# Without a terminal, a long sweep still reports now and then (e.g. in CI logs).
+PLAIN_REPORT_EVERY_SECONDS = 10.0
 EXECUTORS = ("local", "ray")
 METRICS = ("mean_fct_us", "slowdown_p50", "slowdown_p99", "goodput_gbps")
 
@@ -227,6 +238,10 @@ class _Sweep:
 
     def run(self, workers: Optional[int], executor: str, show_progress: bool) -> SweepResult:
         self.points_dir.mkdir(parents=True, exist_ok=True)
+        with _exclusive(self.out_dir / LOCK_FILE):
+            return self._run_locked(workers, executor, show_progress)
+
+    def _run_locked(self, workers: Optional[int], executor: str, show_progress: bool) -> SweepResult:
         for stale in self.points_dir.glob(TEMP_PREFIX + "*"):
             shutil.rmtree(stale, ignore_errors=True)  # left by a sweep killed mid-write
         _atomic_write_text(self.out_dir / SWEEP_FILE, self._sweep_toml())
@@ -243,12 +258,17 @@ class _Sweep:
         bar = Progress(TextColumn("[bold]sweep"), BarColumn(), TaskProgressColumn(),
                        TextColumn("{task.completed:.0f}/{task.total:.0f} points"), TimeElapsedColumn(),
                        console=console, disable=not (show_progress and console.is_terminal))
+        plain = show_progress and not console.is_terminal
+        last_report = time.monotonic()
         with bar:
             task = bar.add_task("points", total=len(todo))
             run_all = _run_ray if executor == "ray" else _run_local
-            for name, outcome in run_all(list(todo.values()), workers):
+            for finished, (name, outcome) in enumerate(run_all(list(todo.values()), workers), 1):
                 self._record(name, outcome)
                 bar.advance(task)
+                if plain and time.monotonic() - last_report >= PLAIN_REPORT_EVERY_SECONDS:
+                    last_report = time.monotonic()
+                    console.print(f"sweep: {finished} of {len(todo)} points run", highlight=False)
         return self._finish()
 
     def _record(self, name: str, outcome: dict[str, Any]) -> None:
@@ -517,6 +537,19 @@ def _frame(rows: list[dict[str, Any]], schema: dict[str, Any]) -> pl.DataFrame:
 def _one_line(error: BaseException) -> str:
     text = " ".join(str(error).split()) or type(error).__name__
     return text if isinstance(error, ScenarioError) else f"{type(error).__name__}: {text}"
+
+
+@contextmanager
+def _exclusive(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on `path` (flock, released even if the process is killed), so
+    two sweeps never write to one folder; ScenarioError if another sweep holds it."""
+    with open(path, "a") as handle:
+        if fcntl is not None:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise ScenarioError(f"--out {path.parent}: another sweep is writing there") from None
+        yield
 
 
 def _atomic_write_text(path: Path, text: str) -> None:

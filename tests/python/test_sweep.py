@@ -216,6 +216,19 @@ def test_rerun_skips_finished_points_and_repairs_a_lost_index(swept_file: Path, 
     assert grown.runs.head(4).equals(first.runs)
 
 
+def test_a_second_sweep_into_the_same_folder_is_refused(swept_file: Path, tmp_path: Path) -> None:
+    import fcntl
+
+    out = tmp_path / "out"
+    out.mkdir()
+    with open(out / ".lock", "a") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)  # as a running sweep holds it
+        assert_one_line_error(run_cli("sweep", str(swept_file), "--out", str(out)),
+                              f"--out {out}", "another sweep")
+    assert not (out / "runs.parquet").exists()
+    assert run_cli("sweep", str(swept_file), "--out", str(out), "--quiet").returncode == 0
+
+
 def test_python_api_and_repr(tmp_path: Path) -> None:
     base = retx.Scenario.from_str(SMALL_SCENARIO)
     result = retx.sweep(base, {"transport.recovery": ["gbn", "irn"]}, seeds=[1, 2], out=tmp_path / "s",
