@@ -19,6 +19,8 @@ from retx.sweep import sweep as run_sweep
 from retx.table import format_table, format_value
 
 USER_ERROR_STATUS = 2
+FCT_CDF_PLOT = "fct_cdf.png"
+SLOWDOWN_BY_SIZE_PLOT = "slowdown_by_size.png"
 FLOW_ROWS_SHOWN = 10
 FLOW_COLUMNS_SHOWN = [
     "flow_id", "src", "dst", "size_bytes", "fct_us", "slowdown", "goodput_gbps",
@@ -76,9 +78,12 @@ def run(
     results = run_scenario(scenario, progress=not quiet)
     out_dir = results.save(out or Path("results") / scenario.name)
     plot_throughput(results.timeseries, out_dir / "throughput.png", title=scenario.name)
-    if results.fct_stats()["flows_finished"] > 0:
-        plot_fct_cdf(results.flows, out_dir / "fct_cdf.png", title=scenario.name)
-        plot_slowdown_by_size(results.flows, out_dir / "slowdown_by_size.png", title=scenario.name)
+    some_finished = results.fct_stats()["flows_finished"] > 0
+    for name, plot in {FCT_CDF_PLOT: plot_fct_cdf, SLOWDOWN_BY_SIZE_PLOT: plot_slowdown_by_size}.items():
+        if some_finished:
+            plot(results.flows, out_dir / name, title=scenario.name)
+        else:
+            (out_dir / name).unlink(missing_ok=True)  # --force: not one from an earlier run
     if results.fct_txt is not None:
         print(f"wrote {results.fct_txt_target(out_dir)}")
     if not quiet:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import math
 from dataclasses import dataclass
@@ -11,7 +12,7 @@ from typing import Any, Optional
 import polars as pl
 
 from retx import _native
-from retx.metrics import fct_stats
+from retx.metrics import fct_stats, finished_flows
 from retx.provenance import write_parquet
 
 _SCHEMA = _native.schema()
@@ -142,23 +143,18 @@ class Results:
         )
 
     def __repr__(self) -> str:
-        finished = self.summary.get("flows_completed", self.flows.height)
-        mean_fct = self.flows.filter(pl.col("completed"))["fct_us"].mean() if self.flows.height else None
-        lines = [
-            f"Results({self.name!r})",
-            f"  flows finished: {finished}/{self.flows.height}",
-            f"  mean FCT: {_format_us(mean_fct)}",
-        ]
-        return "\n".join(lines)
+        finished, total, mean_fct = self._headline()
+        return f"Results({self.name!r})\n  flows finished: {finished}/{total}\n  mean FCT: {mean_fct}"
 
     def _repr_html_(self) -> str:
-        import html
-
-        finished = self.summary.get("flows_completed", self.flows.height)
-        mean_fct = self.flows.filter(pl.col("completed"))["fct_us"].mean() if self.flows.height else None
+        finished, total, mean_fct = self._headline()
         return (f"<b>Results</b> {html.escape(self.name)}<br>"
-                f"flows finished: {finished}/{self.flows.height}<br>"
-                f"mean FCT: {html.escape(_format_us(mean_fct))}")
+                f"flows finished: {finished}/{total}<br>mean FCT: {html.escape(mean_fct)}")
+
+    def _headline(self) -> tuple[int, int, str]:
+        """Finished flows, all flows, and the finished flows' mean FCT as text."""
+        done = finished_flows(self.flows)
+        return done.height, self.flows.height, _format_us(done["fct_us"].mean() if done.height else None)
 
 
 def _format_us(value: Optional[float]) -> str:

@@ -99,7 +99,9 @@ def test_run_without_finished_flows_draws_no_fct_plots(small_scenario_file: Path
     path = tmp_path / "cut.toml"
     path.write_text(text)
     out = tmp_path / "out"
-    result = run_cli("run", str(path), "--out", str(out), "--quiet")
+    assert run_cli("run", str(small_scenario_file), "--out", str(out), "--quiet").returncode == 0
+    assert (out / "fct_cdf.png").exists()
+    result = run_cli("run", str(path), "--out", str(out), "--quiet", "--force")
     assert result.returncode == 0, result.stderr
     assert json.loads((out / "summary.json").read_text())["fct"]["flows_finished"] == 0
     assert (out / "throughput.png").exists()
