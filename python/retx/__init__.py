@@ -4,9 +4,14 @@ Python declares a scenario, the Rust core (`retx._native`) runs it in one call, 
 results come back as polars DataFrames.
 """
 
+from retx import metrics
 from retx._native import ScenarioError
+from retx.provenance import version as _version
 from retx.results import Results
 from retx.runner import run, run_many
 from retx.scenario import Scenario
+from retx.sweep import SweepResult, sweep
 
-__all__ = ["Results", "Scenario", "ScenarioError", "run", "run_many"]
+__version__ = _version()
+
+__all__ = ["Results", "Scenario", "ScenarioError", "SweepResult", "metrics", "run", "run_many", "sweep"]

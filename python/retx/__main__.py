@@ -1,3 +1,5 @@
 from retx.cli import main
 
-main()
+# Guarded: the sweep's worker processes (spawn) import this module under another name.
+if __name__ == "__main__":
+    main()

@@ -9,12 +9,18 @@ import typer
 from retx import reproduce
 from retx._native import ScenarioError
 from retx.memory import memory_table
-from retx.plots import plot_throughput
+from retx.plots import plot_fct_cdf, plot_slowdown_by_size, plot_throughput
+from retx.provenance import version
+from retx.results import FLOWS_FILE, SUMMARY_FILE
 from retx.runner import run as run_scenario
 from retx.scenario import Scenario
+from retx.sweep import EXECUTORS, SWEEP_TABLE, parse_set_option
+from retx.sweep import sweep as run_sweep
 from retx.table import format_table, format_value
 
 USER_ERROR_STATUS = 2
+FCT_CDF_PLOT = "fct_cdf.png"
+SLOWDOWN_BY_SIZE_PLOT = "slowdown_by_size.png"
 FLOW_ROWS_SHOWN = 10
 FLOW_COLUMNS_SHOWN = [
     "flow_id", "src", "dst", "size_bytes", "fct_us", "slowdown", "goodput_gbps",
@@ -27,23 +33,57 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    # Plain click help: rich markup would eat "[default: ...]" and label flags "<bool>".
+    rich_markup_mode=None,
 )
+
+
+class UserError(Exception):
+    """A mistake on the command line: printed as one line, exit status 2."""
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        print(f"retx {version()}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main_options(
+    _version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                  help="Print the retx version and exit."),
+) -> None:
+    """Packet-level simulator of loss recovery and congestion control for RDMA NICs."""
 
 
 @app.command()
 def run(
     file: Path = typer.Argument(..., help="Scenario TOML file, or an HPCC ns-3 config (see docs/SCENARIO.md)."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Output folder [default: results/<name>]."),
+    out: Optional[Path] = typer.Option(None, "--out", show_default=False,
+                                       help="Output folder [default: results/<name>]."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Override the scenario's root seed."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar and no tables."),
+    force: bool = typer.Option(False, "--force", help="Overwrite the results already in --out."),
 ) -> None:
-    """Run one scenario; write flows, time series, summary and a throughput plot."""
-    scenario = Scenario.load(file)
+    """Run one scenario and write its results.
+
+    Writes flows, time series, summary.json (with FCT statistics and provenance), the resolved
+    scenario and plots: throughput, and the slowdown CDF and slowdown by size when flows
+    finished."""
+    scenario = _load_one(file)
     if seed is not None:
         scenario = scenario.with_overrides({"seed": seed})
+    if out is not None and not force:
+        _refuse_to_overwrite(out)
     results = run_scenario(scenario, progress=not quiet)
     out_dir = results.save(out or Path("results") / scenario.name)
     plot_throughput(results.timeseries, out_dir / "throughput.png", title=scenario.name)
+    some_finished = results.fct_stats()["flows_finished"] > 0
+    for name, plot in {FCT_CDF_PLOT: plot_fct_cdf, SLOWDOWN_BY_SIZE_PLOT: plot_slowdown_by_size}.items():
+        if some_finished:
+            plot(results.flows, out_dir / name, title=scenario.name)
+        else:
+            (out_dir / name).unlink(missing_ok=True)  # --force: not one from an earlier run
     if results.fct_txt is not None:
         print(f"wrote {results.fct_txt_target(out_dir)}")
     if not quiet:
@@ -56,16 +96,54 @@ def run(
 
 
 @app.command()
+def sweep(
+    file: Path = typer.Argument(..., help="Scenario TOML file; its [sweep] table, if any, declares a grid."),
+    set_: Optional[list[str]] = typer.Option(
+        None, "--set", show_default=False, metavar="KEY=V1,V2",
+        help="Sweep a field: key=v1,v2,... (dotted key, e.g. transport.cc=dcqcn,hpcc). Repeat for "
+             "more keys; every combination runs. Overrides the same key in [sweep]."),
+    seeds: Optional[int] = typer.Option(None, "--seeds", show_default=False,
+                                        help="Seeds per point: seed, seed+1, ... [default: [sweep] seeds, else 1]."),
+    out: Optional[Path] = typer.Option(None, "--out", show_default=False,
+                                       help="Output folder [default: results/<name>-sweep]."),
+    workers: Optional[int] = typer.Option(None, "--workers", show_default=False,
+                                          help="Points run at once [default: one per core]."),
+    executor: str = typer.Option("local", "--executor", help=f"Where points run: {' or '.join(EXECUTORS)}."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar and no table."),
+) -> None:
+    """Run a grid of scenario variants x seeds in parallel; rerun to resume.
+
+    Each point goes to OUT/points/<hash>/; OUT/runs.parquet indexes them (parameters, seed,
+    hash, status, error, wall time), OUT/flows.parquet holds every point's flows and
+    OUT/summary.parquet the mean and 95 % confidence interval across seeds. Finished points
+    are skipped when the same sweep runs again; a failed point is recorded and the rest go on.
+    Exit status 1 when some point failed."""
+    grid = dict(parse_set_option(option) for option in set_ or [])
+    result = run_sweep(file, grid, seeds, out, workers, executor, progress=not quiet)
+    failed = result.failed
+    if not quiet and result.summary.height:
+        print(format_table(result.summary))
+        print()
+    for error, count in failed.group_by("error", maintain_order=True).len().iter_rows():
+        print(f"failed ({count} point{'s' if count > 1 else ''}): {error}", file=sys.stderr)
+    print(f"{result.runs.height - failed.height} of {result.runs.height} points done; wrote {result.out_dir}/")
+    if failed.height:
+        raise typer.Exit(code=1)
+
+
+@app.command()
 def validate(file: Path = typer.Argument(..., help="Scenario TOML file, or an HPCC ns-3 config.")) -> None:
     """Check a scenario and print it with every default filled in."""
-    print(Scenario.load(file).resolved(), end="")
+    print(_load_one(file).resolved(), end="")
 
 
 @app.command(name="reproduce")
 def reproduce_command(
     name: str = typer.Argument(..., help=f"One of: {', '.join(reproduce.REPRODUCTIONS)}."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Output folder [default: results/<name>]."),
-    quick: bool = typer.Option(False, "--quick", help="A coarser, shorter grid (about a minute)."),
+    out: Optional[Path] = typer.Option(None, "--out", show_default=False,
+                                       help="Output folder [default: results/<name>]."),
+    quick: bool = typer.Option(False, "--quick",
+                               help="A coarser, shorter grid: faster, how much depends on the figure."),
 ) -> None:
     """Reproduce a figure from a paper: run the grid, print the table, write table and plot."""
     module = reproduce.lookup(name)
@@ -95,9 +173,24 @@ def memory(
 def main() -> None:
     try:
         app()
-    except (ScenarioError, reproduce.UnknownReproduction) as error:
+    except (ScenarioError, UserError, reproduce.UnknownReproduction) as error:
         print(f"retx: error: {error}", file=sys.stderr)
         sys.exit(USER_ERROR_STATUS)
+
+
+def _load_one(file: Path) -> Scenario:
+    """A scenario for `run` or `validate`, which run one: a [sweep] table is for `retx sweep`."""
+    scenario = Scenario.load(file)
+    if SWEEP_TABLE in scenario.data:
+        raise UserError(f"{SWEEP_TABLE}: {file} declares a grid; run it with `retx sweep {file}`")
+    return scenario
+
+
+def _refuse_to_overwrite(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise UserError(f"--out {out}: is a file, not a folder")
+    if (out / SUMMARY_FILE).exists() or (out / FLOWS_FILE).exists():
+        raise UserError(f"--out {out}: already holds results; pass --force to overwrite them")
 
 
 def _format_summary(summary: dict[str, Any]) -> str:

@@ -1,4 +1,8 @@
-"""PNG plots drawn on the Agg canvas directly: no pyplot global state, safe from any thread."""
+"""Plots drawn on the Agg canvas directly: no pyplot global state, safe from any thread.
+
+Each helper returns the matplotlib Figure (a notebook shows it as is); pass `path` to also
+save it as a PNG.
+"""
 
 from __future__ import annotations
 
@@ -9,13 +13,16 @@ import polars as pl
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
+
+from retx.metrics import finished_flows, slowdown_by_size
 
 
 # More receivers than this are plotted as one summed line.
 MAX_LINES = 8
 
 
-def plot_throughput(timeseries: pl.DataFrame, path: str | Path, title: str = "") -> Path:
+def plot_throughput(timeseries: pl.DataFrame, path: Optional[str | Path] = None, title: str = "") -> Figure:
     """Receiver goodput over time: one line per receiving host, or their sum when there are
     more than a legend can hold."""
     figure, axes = _new_figure()
@@ -37,7 +44,7 @@ def plot_lines(
     x: str,
     y: str,
     series: str,
-    path: str | Path,
+    path: Optional[str | Path] = None,
     *,
     log_x: bool = False,
     xlabel: str = "",
@@ -45,7 +52,7 @@ def plot_lines(
     title: str = "",
     reference: Optional[pl.DataFrame] = None,
     reference_label: str = "paper",
-) -> Path:
+) -> Figure:
     """One line per value of `series`; `reference` rows (same columns) are drawn as markers
     in the matching line's colour, e.g. numbers read off a paper."""
     figure, axes = _new_figure()
@@ -64,19 +71,53 @@ def plot_lines(
     return _finish(figure, axes, path, title, legend=True)
 
 
+def plot_fct_cdf(flows: pl.DataFrame, path: Optional[str | Path] = None, title: str = "") -> Figure:
+    """Empirical CDF of the FCT slowdown of finished flows (log x)."""
+    figure, axes = _new_figure()
+    slowdowns = finished_flows(flows)["slowdown"].sort()
+    n = slowdowns.len()
+    if n:
+        axes.step(slowdowns, [(i + 1) / n for i in range(n)], where="post")
+        axes.set_xscale("log")
+        # Plain numbers (2, 3, 20) rather than 2x10^0 on the ticks a log axis labels.
+        plain = FuncFormatter(lambda value, _pos: f"{value:g}")
+        axes.xaxis.set_major_formatter(plain)
+        if slowdowns[-1] / slowdowns[0] < 10:
+            axes.xaxis.set_minor_formatter(plain)
+    axes.set_xlabel("FCT slowdown (FCT / ideal FCT)")
+    axes.set_ylabel(f"fraction of finished flows (n = {n})")
+    axes.set_ylim(0, 1.02)
+    return _finish(figure, axes, path, title, legend=False)
+
+
+def plot_slowdown_by_size(flows: pl.DataFrame, path: Optional[str | Path] = None, title: str = "",
+                          groups: int = 20) -> Figure:
+    """Median, p95 and p99 slowdown of finished flows by flow size: `groups` groups of
+    near-equal count (`retx.metrics.slowdown_by_size`), at each group's mean size."""
+    figure, axes = _new_figure()
+    table = slowdown_by_size(flows, groups)
+    for column, label in [("slowdown_median", "p50"), ("slowdown_p95", "p95"), ("slowdown_p99", "p99")]:
+        axes.plot(table["size_mean"], table[column], marker="o", markersize=4, label=label)
+    axes.set_xscale("log")
+    axes.set_xlabel("flow size (bytes, group mean)")
+    axes.set_ylabel("FCT slowdown")
+    return _finish(figure, axes, path, title, legend=table.height > 0)
+
+
 def _new_figure() -> tuple[Figure, Axes]:
     figure = Figure(figsize=(7, 4.5), layout="constrained")
     FigureCanvasAgg(figure)
     return figure, figure.add_subplot()
 
 
-def _finish(figure: Figure, axes: Axes, path: str | Path, title: str, legend: bool) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+def _finish(figure: Figure, axes: Axes, path: Optional[str | Path], title: str, legend: bool) -> Figure:
     if title:
         axes.set_title(title)
     if legend:
         axes.legend()
     axes.grid(True, which="both", alpha=0.3)
-    figure.savefig(path, dpi=120)
-    return path
+    if path is not None:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        figure.savefig(path, dpi=120)
+    return figure

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import html
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -10,6 +12,8 @@ from typing import Any, Optional
 import polars as pl
 
 from retx import _native
+from retx.metrics import fct_stats, finished_flows
+from retx.provenance import write_parquet
 
 _SCHEMA = _native.schema()
 
@@ -69,9 +73,13 @@ class Results:
     queues: Optional[pl.DataFrame] = None
     # The flows `[output] cc_flows` watches: their senders' rate, window and bytes in flight.
     cc: Optional[pl.DataFrame] = None
+    # Where the run came from (retx.provenance): version, git commit, start time, host,
+    # scenario hash. Saved in summary.json and in every Parquet file's metadata.
+    provenance: Optional[dict[str, Any]] = None
 
     @classmethod
-    def from_native(cls, raw: dict[str, Any], fct_txt_file: Optional[Path] = None) -> Results:
+    def from_native(cls, raw: dict[str, Any], fct_txt_file: Optional[Path] = None,
+                    provenance: Optional[dict[str, Any]] = None) -> Results:
         return cls(
             flows=frame(raw["flows"], "flows"),
             timeseries=frame(raw["timeseries"], "timeseries"),
@@ -82,6 +90,7 @@ class Results:
             fct_txt_file=fct_txt_file,
             queues=frame(raw["queues"], "queues"),
             cc=frame(raw["cc"], "cc"),
+            provenance=provenance,
         )
 
     def fct_txt_target(self, out_dir: str | Path) -> Path:
@@ -96,18 +105,27 @@ class Results:
     def name(self) -> str:
         return str(self.summary.get("name", "scenario"))
 
+    def fct_stats(self) -> dict[str, Any]:
+        """FCT and slowdown p50/p95/p99, overall and by flow size, over finished flows only
+        (`retx.metrics.fct_stats`); summary.json holds it under "fct"."""
+        return fct_stats(self.flows)
+
     def save(self, out_dir: str | Path) -> Path:
+        """Write the tables, summary.json (the run's summary plus "fct" statistics and
+        "provenance") and the resolved scenario into `out_dir`."""
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
-        self.flows.write_parquet(out_dir / FLOWS_FILE)
-        self.timeseries.write_parquet(out_dir / TIMESERIES_FILE)
-        (out_dir / SUMMARY_FILE).write_text(json.dumps(self.summary, indent=2) + "\n")
+        record = self.provenance
+        write_parquet(self.flows, out_dir / FLOWS_FILE, record)
+        write_parquet(self.timeseries, out_dir / TIMESERIES_FILE, record)
+        summary = {**self.summary, "fct": self.fct_stats(), "provenance": record}
+        (out_dir / SUMMARY_FILE).write_text(json.dumps(_json_safe(summary), indent=2) + "\n")
         (out_dir / SCENARIO_FILE).write_text(self.resolved)
-        self.memory.write_parquet(out_dir / MEMORY_FILE)
+        write_parquet(self.memory, out_dir / MEMORY_FILE, record)
         if self.queues is not None:
-            self.queues.write_parquet(out_dir / QUEUES_FILE)
+            write_parquet(self.queues, out_dir / QUEUES_FILE, record)
         if self.cc is not None:
-            self.cc.write_parquet(out_dir / CC_FILE)
+            write_parquet(self.cc, out_dir / CC_FILE, record)
         if self.fct_txt is not None:
             self.fct_txt_target(out_dir).write_text(self.fct_txt)
         return out_dir
@@ -115,10 +133,13 @@ class Results:
     @classmethod
     def load(cls, out_dir: str | Path) -> Results:
         out_dir = Path(out_dir)
+        summary = json.loads((out_dir / SUMMARY_FILE).read_text())
+        summary.pop("fct", None)  # recomputed from the flows on demand
+        record = summary.pop("provenance", None)
         return cls(
             flows=pl.read_parquet(out_dir / FLOWS_FILE),
             timeseries=pl.read_parquet(out_dir / TIMESERIES_FILE),
-            summary=json.loads((out_dir / SUMMARY_FILE).read_text()),
+            summary=summary,
             resolved=(out_dir / SCENARIO_FILE).read_text(),
             memory=pl.read_parquet(out_dir / MEMORY_FILE),
             # Folders written before queues were sampled have no file: an empty table.
@@ -126,7 +147,39 @@ class Results:
                     else pl.DataFrame(schema=table_schema("queues"))),
             cc=(pl.read_parquet(out_dir / CC_FILE) if (out_dir / CC_FILE).exists()
                 else pl.DataFrame(schema=table_schema("cc"))),
+            provenance=record,
         )
+
+    def __repr__(self) -> str:
+        finished, total, mean_fct = self._headline()
+        return f"Results({self.name!r})\n  flows finished: {finished}/{total}\n  mean FCT: {mean_fct}"
+
+    def _repr_html_(self) -> str:
+        finished, total, mean_fct = self._headline()
+        return (f"<b>Results</b> {html.escape(self.name)}<br>"
+                f"flows finished: {finished}/{total}<br>mean FCT: {html.escape(mean_fct)}")
+
+    def _headline(self) -> tuple[int, int, str]:
+        """Finished flows, all flows, and the finished flows' mean FCT as text."""
+        done = finished_flows(self.flows)
+        return done.height, self.flows.height, _format_us(done["fct_us"].mean() if done.height else None)
+
+
+def _format_us(value: Optional[float]) -> str:
+    if value is None or not math.isfinite(value):
+        return "-"
+    return f"{value:,.1f} us"
+
+
+def _json_safe(value: Any) -> Any:
+    """NaN and infinities as null, so summary.json is strict JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _json_safe(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(item) for item in value]
+    return value
 
 
 def frame(columns: dict[str, Any], table: str) -> pl.DataFrame:

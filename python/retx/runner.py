@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
 from retx import _native
+from retx.provenance import provenance, utc_now
 from retx.results import Results
 from retx.scenario import Scenario
 
@@ -69,10 +70,11 @@ def run_many(scenarios: Iterable[ScenarioLike], workers: Optional[int] = None,
 
 
 def _simulate(scenario: Scenario, progress: Optional[ProgressCallback]) -> Results:
+    started = utc_now()
     raw = _native.run(scenario.text, str(scenario.base_dir), progress)
     wanted = scenario.data.get("output", {}).get("fct_txt")
     fct_txt_file = scenario.base_dir / wanted if isinstance(wanted, str) else None
-    return Results.from_native(raw, fct_txt_file)
+    return Results.from_native(raw, fct_txt_file, provenance(raw["resolved"], started))
 
 
 def _as_scenario(scenario: ScenarioLike) -> Scenario:
