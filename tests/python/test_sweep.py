@@ -27,7 +27,7 @@ SWEPT = SMALL_SCENARIO + """
 set = { "transport.cc" = ["dcqcn", "hpcc"] }
 seeds = 2
 """
-POINT_FILES = {"flows.parquet", "timeseries.parquet", "memory.parquet", "queues.parquet",
+POINT_FILES = {"flows.parquet", "timeseries.parquet", "memory.parquet", "queues.parquet", "cc.parquet",
                "summary.json", "scenario.toml", "point.json"}
 
 
