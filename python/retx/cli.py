@@ -9,7 +9,7 @@ import typer
 from retx import reproduce
 from retx._native import ScenarioError
 from retx.memory import memory_table
-from retx.plots import plot_fct_cdf, plot_slowdown_by_size, plot_throughput
+from retx.plots import plot_cc, plot_fct_cdf, plot_queues, plot_slowdown_by_size, plot_throughput
 from retx.provenance import version
 from retx.results import FLOWS_FILE, SUMMARY_FILE
 from retx.runner import run as run_scenario
@@ -21,6 +21,8 @@ from retx.table import format_table, format_value
 USER_ERROR_STATUS = 2
 FCT_CDF_PLOT = "fct_cdf.png"
 SLOWDOWN_BY_SIZE_PLOT = "slowdown_by_size.png"
+QUEUES_PLOT = "queues.png"
+CC_PLOT = "cc.png"
 FLOW_ROWS_SHOWN = 10
 FLOW_COLUMNS_SHOWN = [
     "flow_id", "src", "dst", "size_bytes", "fct_us", "slowdown", "goodput_gbps",
@@ -84,6 +86,12 @@ def run(
             plot(results.flows, out_dir / name, title=scenario.name)
         else:
             (out_dir / name).unlink(missing_ok=True)  # --force: not one from an earlier run
+    watched = {QUEUES_PLOT: (plot_queues, results.queues), CC_PLOT: (plot_cc, results.cc)}
+    for name, (plot, table) in watched.items():
+        if table is not None and table.height:
+            plot(table, out_dir / name, title=scenario.name)
+        else:
+            (out_dir / name).unlink(missing_ok=True)
     if results.fct_txt is not None:
         print(f"wrote {results.fct_txt_target(out_dir)}")
     if not quiet:

@@ -104,6 +104,41 @@ def plot_slowdown_by_size(flows: pl.DataFrame, path: Optional[str | Path] = None
     return _finish(figure, axes, path, title, legend=table.height > 0)
 
 
+def plot_queues(queues: pl.DataFrame, path: Optional[str | Path] = None, title: str = "") -> Figure:
+    """Watched ports (`[output] queues`): bytes queued at each sample (line) and the peak
+    since the previous one (dotted, same colour), in KB."""
+    figure, axes = _new_figure()
+    for (port,), rows in queues.sort("time_us").group_by("port", maintain_order=True):
+        (line,) = axes.plot(rows["time_us"] / 1000.0, rows["queue_bytes"] / 1000.0, label=str(port))
+        axes.plot(rows["time_us"] / 1000.0, rows["peak_bytes"] / 1000.0, linestyle=":",
+                  color=line.get_color())
+    axes.set_xlabel("time (ms)")
+    axes.set_ylabel("queue (KB; dotted: peak since last sample)")
+    axes.set_ylim(bottom=0)
+    return _finish(figure, axes, path, title, legend=queues.height > 0)
+
+
+def plot_cc(cc: pl.DataFrame, path: Optional[str | Path] = None, title: str = "") -> Figure:
+    """Watched flows' senders (`[output] cc_flows`): pacing rate over time, and the window
+    (in KB, on a second axis, dashed) for controllers that keep one."""
+    figure, axes = _new_figure()
+    windows = cc.filter(pl.col("window_bytes").is_not_nan())
+    window_axes = axes.twinx() if windows.height else None
+    for (flow,), rows in cc.sort("time_us").group_by("flow_id", maintain_order=True):
+        (line,) = axes.plot(rows["time_us"] / 1000.0, rows["rate_gbps"], label=f"flow {flow}")
+        w = rows.filter(pl.col("window_bytes").is_not_nan())
+        if window_axes is not None and w.height:
+            window_axes.plot(w["time_us"] / 1000.0, w["window_bytes"] / 1000.0, linestyle="--",
+                             color=line.get_color())
+    axes.set_xlabel("time (ms)")
+    axes.set_ylabel("pacing rate (Gbps)")
+    axes.set_ylim(bottom=0)
+    if window_axes is not None:
+        window_axes.set_ylabel("window (KB, dashed)")
+        window_axes.set_ylim(bottom=0)
+    return _finish(figure, axes, path, title, legend=cc.height > 0)
+
+
 def _new_figure() -> tuple[Figure, Axes]:
     figure = Figure(figsize=(7, 4.5), layout="constrained")
     FigureCanvasAgg(figure)

@@ -1,0 +1,64 @@
+"""Watched ports and flows (`[output] queues`, `[output] cc_flows`) from the command line:
+their tables and plots."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+
+from conftest import run_cli
+from retx.plots import plot_cc, plot_queues
+
+SCENARIO = """\
+name = "watched"
+duration = "3ms"
+[topology]
+kind = "single-switch"
+hosts = 3
+host_link = "10Gbps"
+[switch]
+ecn = { enabled = true, kmin = "20KB", kmax = "20KB", pmax = 1.0 }
+[transport]
+recovery = "tcp"
+cc = "dctcp-window"
+[workload]
+kind = "flow-list"
+flows = [{ src = "h0", dst = "h2", size = "1MB" }, { src = "h1", dst = "h2", size = "1MB", start = "200us" }]
+[output]
+sample_interval = "20us"
+queues = ["sw0->h2"]
+cc_flows = [0, 1]
+"""
+
+
+def test_run_writes_and_plots_the_watched_ports_and_flows(tmp_path: Path) -> None:
+    scenario = tmp_path / "watched.toml"
+    scenario.write_text(SCENARIO)
+    out = tmp_path / "out"
+    result = run_cli("run", str(scenario), "--out", str(out), "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert (out / "queues.png").stat().st_size > 0 and (out / "cc.png").stat().st_size > 0
+    queues = pl.read_parquet(out / "queues.parquet")
+    cc = pl.read_parquet(out / "cc.parquet")
+    # Two 10 Gbps senders into one 10 Gbps port: it runs at line rate while both send, and
+    # DCTCP's ECN step keeps its queue near K = 20 KB rather than the buffer.
+    busy = queues.filter((pl.col("time_us") > 300) & (pl.col("time_us") < 1000))
+    assert busy["tx_gbps"].min() > 9.0
+    assert busy["ecn_marks"].sum() > 0
+    assert busy["queue_bytes"].max() < 100_000
+    assert set(cc["flow_id"].unique()) == {0, 1}
+    assert cc.filter(pl.col("flow_id") == 1)["time_us"].min() >= 200
+    # The figures have a line per port / per flow (and the flows' windows on a second axis).
+    assert len(plot_queues(queues).axes[0].lines) == 2  # queue and its peak
+    figure = plot_cc(cc)
+    assert len(figure.axes[0].lines) == 2 and len(figure.axes[1].lines) == 2
+
+
+def test_an_unwatched_run_draws_neither_plot(tmp_path: Path) -> None:
+    scenario = tmp_path / "plain.toml"
+    scenario.write_text(SCENARIO.replace('queues = ["sw0->h2"]\ncc_flows = [0, 1]\n', ""))
+    out = tmp_path / "out"
+    assert run_cli("run", str(scenario), "--out", str(out), "--quiet").returncode == 0
+    assert not (out / "queues.png").exists() and not (out / "cc.png").exists()
+    assert pl.read_parquet(out / "cc.parquet").height == 0
