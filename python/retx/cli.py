@@ -9,6 +9,7 @@ import typer
 from retx import reproduce
 from retx._native import ScenarioError
 from retx.memory import memory_table
+from retx.report import ReportError, write_report
 from retx.plots import plot_cc, plot_fct_cdf, plot_queues, plot_slowdown_by_size, plot_throughput
 from retx.provenance import version
 from retx.results import FLOWS_FILE, SUMMARY_FILE
@@ -140,6 +141,13 @@ def sweep(
 
 
 @app.command()
+def report(folder: Path = typer.Argument(..., help="A run folder (retx run) or a sweep folder (retx sweep).")) -> None:
+    """Write FOLDER/report.html: one self-contained page with provenance, the scenario, the
+    summary tables and the plots, for sharing a result."""
+    print(f"wrote {write_report(folder)}")
+
+
+@app.command()
 def validate(file: Path = typer.Argument(..., help="Scenario TOML file, or an HPCC ns-3 config.")) -> None:
     """Check a scenario and print it with every default filled in."""
     print(_load_one(file).resolved(), end="")
@@ -181,7 +189,7 @@ def memory(
 def main() -> None:
     try:
         app()
-    except (ScenarioError, UserError, reproduce.UnknownReproduction) as error:
+    except (ScenarioError, UserError, ReportError, reproduce.UnknownReproduction) as error:
         print(f"retx: error: {error}", file=sys.stderr)
         sys.exit(USER_ERROR_STATUS)
 
