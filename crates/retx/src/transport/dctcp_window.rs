@@ -160,4 +160,14 @@ mod tests {
         d.on_loss(&Flight { bytes: 10 * MSS, snd_una: 0, snd_nxt: 10 });
         assert_eq!(d.window(), 5 * MSS);
     }
+
+    #[test]
+    fn a_timeout_is_renos() {
+        // The retransmission timer: one MSS, slow start up to half the flight (RFC 8257 keeps
+        // RFC 5681's timeout response).
+        let p = DctcpWindowParams { slow_start: false, initial_window: 40, ..Default::default() };
+        let mut d = DctcpWindow::new(&p, MSS, 0);
+        d.on_timeout(&Flight { bytes: 40 * MSS, snd_una: 0, snd_nxt: 40 });
+        assert_eq!(d.window(), MSS);
+    }
 }

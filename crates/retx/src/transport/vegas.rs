@@ -228,4 +228,67 @@ mod tests {
         assert_eq!(t.v.window(), 21 * MSS);
         assert!(!t.v.w.in_slow_start());
     }
+
+    /// BaseRTT 2^23 ps, so that cwnd / BaseRTT and cwnd / (2 BaseRTT) are exact in floating
+    /// point and diff = cwnd / 2 exactly when the RTT doubles.
+    const BASE: u64 = 1 << 23;
+
+    /// Congestion avoidance at `cwnd` packets with BaseRTT = BASE, a round of 20 ACKs open.
+    fn exact(cwnd: u64) -> T {
+        let v = Vegas::new(&VegasParams { slow_start: false, initial_window: cwnd as u32, ..Default::default() }, MSS, 0);
+        let mut t = T { v, cum: 0 };
+        t.ack(BASE, 1);
+        t.cum += 1;
+        t.v.on_ack(&ack(t.cum, MSS, 22));
+        assert_eq!(t.v.base_rtt(), Some(Time(BASE)));
+        t
+    }
+
+    #[test]
+    fn a_diff_exactly_at_alpha_or_beta_holds_the_window() {
+        // RTT = 2 BaseRTT: diff = cwnd / 2. At 4 packets that is alpha = 2 (not below it), at
+        // 8 packets beta = 4 (not above it): no step either way.
+        for cwnd in [4, 8] {
+            let mut t = exact(cwnd);
+            assert_eq!(t.round(2 * BASE), cwnd);
+            assert_eq!(t.v.last_diff, Some(cwnd as f64 / 2.0));
+            assert_eq!((t.v.increases, t.v.decreases), (0, 0));
+        }
+    }
+
+    #[test]
+    fn a_round_with_two_rtt_samples_grows_as_reno() {
+        // RTT 15 us would remove one MSS (diff 6.67 > beta), but only two ACKs of the round
+        // carry an RTT: Linux's rule falls back to Reno's growth, so no Vegas step.
+        let mut t = vegas();
+        let end = t.v.round_end.unwrap();
+        t.ack(15 * US, end);
+        t.ack(15 * US, end);
+        while t.cum < end {
+            t.cum += 1;
+            t.v.on_ack(&ack(t.cum, MSS, end));
+        }
+        t.cum += 1;
+        t.v.on_ack(&ack(t.cum, MSS, end + 21));
+        assert!(t.v.window() >= 20 * MSS, "{}", t.v.window());
+        assert_eq!((t.v.decreases, t.v.last_diff), (0, None));
+    }
+
+    #[test]
+    fn a_zero_rtt_sample_is_ignored() {
+        let mut v = Vegas::new(&VegasParams::default(), MSS, 0);
+        v.on_ack(&AckSample { rtt: Some(Time(0)), ..ack(1, MSS, 5) });
+        assert_eq!((v.base_rtt(), v.round_samples), (None, 0));
+    }
+
+    #[test]
+    fn loss_and_timeout_are_renos() {
+        let flight = Flight { bytes: 20 * MSS, snd_una: 0, snd_nxt: 20 };
+        let mut t = vegas();
+        t.v.on_loss(&flight);
+        assert!(t.v.window() < 20 * MSS && t.v.w.in_reduction(1), "{}", t.v.window());
+        let mut t = vegas();
+        t.v.on_timeout(&flight);
+        assert_eq!(t.v.window(), MSS);
+    }
 }
