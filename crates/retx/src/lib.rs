@@ -4,8 +4,9 @@
 //! Layers, lowest first; each depends only on those before it: [`sim`] (time, units, events,
 //! randomness), [`hw`] (hardware structures bit-exactly), [`transport`] (sans-IO endpoints:
 //! loss recovery and congestion control), [`net`] (packets, ports, loss models, switches,
-//! routing, topologies), [`nic`] (QP scheduler, QP cache, host clock), [`observe`] (the engine's
-//! observation hook), [`stats`], [`world`] (the event loop gluing them), [`workload`], and
+//! routing, topologies), [`wire`] (real RoCEv2 frame bytes, for pcap export), [`nic`] (QP
+//! scheduler, QP cache, host clock), [`observe`] (the engine's observation hook, and the pcap
+//! writer), [`stats`], [`world`] (the event loop gluing them), [`workload`], and
 //! [`config`] on top (scenario files: parse, validate, build the world).
 //!
 //! ```
@@ -30,6 +31,7 @@ pub mod observe;
 pub mod sim;
 pub mod stats;
 pub mod transport;
+pub mod wire;
 pub mod workload;
 pub mod world;
 
