@@ -45,6 +45,16 @@ pub fn run_toml(text: &str) -> Result<RunOutput, ScenarioError> {
     Ok(sim.run(&mut |_, _| true).expect("no abort without a callback"))
 }
 
+/// [`run_toml`], also returning the pcap file `[output] pcap` asks for (None without it).
+pub fn run_toml_pcap(text: &str) -> Result<(RunOutput, Option<Vec<u8>>), ScenarioError> {
+    let mut scenario = Scenario::from_toml(text)?;
+    let topology = config::validate(&mut scenario)?;
+    let Some(mut writer) = config::pcap_writer(&scenario, &topology)? else { return run_toml(text).map(|out| (out, None)) };
+    let sim = config::build_with_observer(scenario, &mut writer)?;
+    let out = sim.run(&mut |_, _| true).expect("no abort without a callback");
+    Ok((out, Some(writer.into_bytes())))
+}
+
 /// The scenario with every default filled in, as TOML: what a run actually used.
 pub fn resolve_toml(text: &str) -> Result<String, ScenarioError> {
     let mut scenario = Scenario::from_toml(text)?;

@@ -21,8 +21,9 @@
 //! the responder has completed: a flow is one message, so it is 0 until the response
 //! acknowledges the flow's last packet, then 1 (endless flows stay at 0).
 //!
-//! Addressing: host `i` (its index among the topology's hosts) has IPv4 address
-//! 10.0.(i / 256).(i % 256) and MAC 02:00:0a:00:(i / 256):(i % 256) (locally administered).
+//! Addressing: host `i` (its index among the topology's hosts) has IPv4 address 10.0.x.y with
+//! x.y = i + 1 as a 16-bit number (h0 is 10.0.0.1, h255 10.0.1.0: no host takes 10.0.0.0) and
+//! MAC 02:00:0a:00:x:y (locally administered).
 //! Flow `f` has queue pairs 2 + 2f (requester) and 3 + 2f (responder), modulo 2^24: the BTH
 //! names the one the packet goes to. Every packet of flow `f`, both ways, has UDP source
 //! port 10000 + f (mod 2^16; the simulation's 5-tuple entropy uses the same) and destination
@@ -63,14 +64,16 @@ pub mod opcode {
 const TTL: u8 = 64;
 const FIRST_UDP_PORT: u16 = 10_000;
 
-/// Host `i`'s IPv4 address, 10.0.(i / 256).(i % 256).
+/// Host `i`'s IPv4 address, 10.0.x.y with x.y = i + 1 (mod 2^16).
 pub fn ip_addr(host: u32) -> ipv4::Address {
-    ipv4::Address([10, 0, (host >> 8) as u8, host as u8])
+    let [x, y] = (host as u16).wrapping_add(1).to_be_bytes();
+    ipv4::Address([10, 0, x, y])
 }
 
-/// Host `i`'s MAC address, 02:00:0a:00:(i / 256):(i % 256).
+/// Host `i`'s MAC address, 02:00:0a:00:x:y with x.y as in [`ip_addr`].
 pub fn mac_addr(host: u32) -> ethernet::Address {
-    ethernet::Address([0x02, 0x00, 0x0a, 0x00, (host >> 8) as u8, host as u8])
+    let [x, y] = (host as u16).wrapping_add(1).to_be_bytes();
+    ethernet::Address([0x02, 0x00, 0x0a, 0x00, x, y])
 }
 
 /// The queue pair of flow `flow`'s requester (`end` 0) or responder (`end` 1).
@@ -361,7 +364,8 @@ mod tests {
         assert_eq!((r.bth.opcode, r.bth.psn, r.bth.ack_req, r.bth.pad, r.bth.dest_qp), (bth::opcode::RC_SEND_LAST, Psn::new(103), true, 3, 13));
         assert_eq!(r.buffer_len(), 58 + 1021 + 3);
         let buf = round_trip(&r);
-        assert_eq!(&buf[26..34], &[10, 0, 0, 1, 10, 0, 1, 2]); // 10.0.0.1 -> 10.0.1.2
+        assert_eq!(&buf[26..34], &[10, 0, 0, 2, 10, 0, 1, 3]); // hosts 1 -> 258
+        assert_eq!(&buf[..12], &[2, 0, 10, 0, 1, 3, 2, 0, 10, 0, 0, 2]);
         assert_eq!(buf[15] & 3, 0b10, "ECT(0)");
         let first = Repr::from_packet(&packet(Segment::data(Psn::new(100), 1024, 0, Time::ZERO), 0), &ctx());
         assert_eq!((first.bth.opcode, first.bth.ack_req), (bth::opcode::RC_SEND_FIRST, false));
