@@ -46,6 +46,8 @@ def run(
     plot_throughput(results.timeseries, out_dir / "throughput.png", title=scenario.name)
     if results.fct_txt is not None:
         print(f"wrote {results.fct_txt_target(out_dir)}")
+    if results.pcap is not None:
+        print(f"wrote {results.pcap_target(out_dir)}")
     if not quiet:
         print(_format_summary(results.summary))
         print()

@@ -66,6 +66,9 @@ class Results:
     fct_txt_file: Optional[Path] = None
     # The ports `[output] queues` watches, sampled with the time series (no rows without).
     queues: Optional[pl.DataFrame] = None
+    # The libpcap file `[output] pcap` asks for, and its name relative to the output folder.
+    pcap: Optional[bytes] = None
+    pcap_file: Optional[str] = None
 
     @classmethod
     def from_native(cls, raw: dict[str, Any], fct_txt_file: Optional[Path] = None) -> Results:
@@ -78,6 +81,8 @@ class Results:
             fct_txt=raw.get("fct_txt"),
             fct_txt_file=fct_txt_file,
             queues=frame(raw["queues"], "queues"),
+            pcap=raw.get("pcap"),
+            pcap_file=raw.get("pcap_file"),
         )
 
     def fct_txt_target(self, out_dir: str | Path) -> Path:
@@ -104,7 +109,13 @@ class Results:
             self.queues.write_parquet(out_dir / QUEUES_FILE)
         if self.fct_txt is not None:
             self.fct_txt_target(out_dir).write_text(self.fct_txt)
+        if self.pcap is not None:
+            self.pcap_target(out_dir).write_bytes(self.pcap)
         return out_dir
+
+    def pcap_target(self, out_dir: str | Path) -> Path:
+        """Where `save` writes the pcap: `[output] pcap.file` under the output folder."""
+        return Path(out_dir) / (self.pcap_file or "trace.pcap")
 
     @classmethod
     def load(cls, out_dir: str | Path) -> Results:
