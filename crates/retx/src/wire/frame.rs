@@ -34,8 +34,9 @@
 //! Lengths: headers are RoCEv2's (58 B with the ICRC, no FCS) and data carries exactly the
 //! simulated payload, so a data frame is 58 B + payload + pad; the simulation's own size
 //! model charges 48 B of header per data packet and 60 B per response (the HPCC ns-3 model's),
-//! so frames are 10 to 13 B longer than the simulated data packet and 2 B (ACK, NAK) to 26 B
-//! (MELO NACK with 3 holes) longer than a simulated response. INT records are not written.
+//! so frames are 10 to 13 B longer than the simulated data packet and 2 B (ACK, NAK) to 30 B
+//! (MELO NACK with 3 holes) longer than a simulated response (STRIDE and INT runs size their
+//! packets differently). INT records are not written.
 
 use super::{aeth, bth, ethernet, ext, icrc, ipv4, udp, Error, Result};
 use crate::net::packet::Packet;
