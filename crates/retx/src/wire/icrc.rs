@@ -10,9 +10,9 @@
 //! written after the payload least significant byte first (as Ethernet writes its FCS).
 //!
 //! Checked against a CNP captured on a Mellanox ConnectX-4 Lx (the frame in scapy's
-//! `test/contrib/roce.uts`); the masking rules follow the annex as the Linux soft-RoCE driver
-//! (`rxe_icrc.c`) implements it. IPv6 (traffic class, flow label, hop limit masked) is not
-//! handled: frames here are IPv4.
+//! `test/contrib/roce.uts`) and against scapy's own ICRC of a SEND with payload and pad; the
+//! masking rules follow the annex as the Linux soft-RoCE driver (`rxe_icrc.c`) implements it.
+//! IPv6 (traffic class, flow label, hop limit masked) is not handled: frames here are IPv4.
 
 use super::{ipv4, udp, Error, Result};
 
@@ -82,6 +82,19 @@ mod tests {
     fn matches_a_captured_connectx_cnp() {
         let icrc = compute(&CNP[..56]).unwrap();
         assert_eq!(icrc.to_le_bytes(), [0x82, 0xfd, 0x00, 0x2a]);
+    }
+
+    /// A UC SEND Only with 18 B of payload and 2 B of pad, TOS 1 and a non-zero UDP checksum
+    /// (scapy's test/contrib/roce.uts builds it and expects ICRC 0x78f353f3 as read off the
+    /// wire, the IPv4 checksum 0xb4d5 and the UDP checksum 0xaca2).
+    const UC_SEND: &str = "45010040047840004011b4d5c0a80007c0a80007c00012b7002caca22460ffff000000d300cf17104630818be28935d90e9a95505401be885e500000";
+
+    #[test]
+    fn matches_scapys_send_with_payload_and_pad() {
+        let bytes: Vec<u8> = (0..UC_SEND.len()).step_by(2).map(|i| u8::from_str_radix(&UC_SEND[i..i + 2], 16).unwrap()).collect();
+        assert_eq!(bytes.len(), 60);
+        assert!(ipv4::Packet::new_unchecked(&bytes[..]).verify_checksum());
+        assert_eq!(compute(&bytes).unwrap().to_le_bytes(), [0x78, 0xf3, 0x53, 0xf3]);
     }
 
     #[test]
