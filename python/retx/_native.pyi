@@ -29,6 +29,8 @@ class RunResult(TypedDict):
     resolved: str  # the scenario as TOML with every default filled in
     memory: dict[str, Column]  # schema()["memory"]: one row per loss recovery scheme
     fct_txt: Optional[str]  # the HPCC ns-3 fct.txt lines, when [output] fct_txt asks for them
+    pcap: Optional[bytes]  # the libpcap file, when [output] pcap asks for one
+    pcap_file: Optional[str]  # its file name, relative to the output folder ([output] pcap.file)
 
 class ScenarioError(ValueError):
     """A scenario failed validation; str() is one line naming the field."""

@@ -95,6 +95,8 @@ def run(
             (out_dir / name).unlink(missing_ok=True)
     if results.fct_txt is not None:
         print(f"wrote {results.fct_txt_target(out_dir)}")
+    if results.pcap is not None:
+        print(f"wrote {results.pcap_target(out_dir)}")
     if not quiet:
         print(_format_summary(results.summary))
         print()

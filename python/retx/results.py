@@ -76,6 +76,9 @@ class Results:
     # Where the run came from (retx.provenance): version, git commit, start time, host,
     # scenario hash. Saved in summary.json and in every Parquet file's metadata.
     provenance: Optional[dict[str, Any]] = None
+    # The libpcap file `[output] pcap` asks for, and its name relative to the output folder.
+    pcap: Optional[bytes] = None
+    pcap_file: Optional[str] = None
 
     @classmethod
     def from_native(cls, raw: dict[str, Any], fct_txt_file: Optional[Path] = None,
@@ -91,6 +94,8 @@ class Results:
             queues=frame(raw["queues"], "queues"),
             cc=frame(raw["cc"], "cc"),
             provenance=provenance,
+            pcap=raw.get("pcap"),
+            pcap_file=raw.get("pcap_file"),
         )
 
     def fct_txt_target(self, out_dir: str | Path) -> Path:
@@ -128,7 +133,13 @@ class Results:
             write_parquet(self.cc, out_dir / CC_FILE, record)
         if self.fct_txt is not None:
             self.fct_txt_target(out_dir).write_text(self.fct_txt)
+        if self.pcap is not None:
+            self.pcap_target(out_dir).write_bytes(self.pcap)
         return out_dir
+
+    def pcap_target(self, out_dir: str | Path) -> Path:
+        """Where `save` writes the pcap: `[output] pcap.file` under the output folder."""
+        return Path(out_dir) / (self.pcap_file or "trace.pcap")
 
     @classmethod
     def load(cls, out_dir: str | Path) -> Results:

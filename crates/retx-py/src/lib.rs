@@ -7,7 +7,8 @@ use numpy::IntoPyArray;
 use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+use retx::observe::Observer;
 use retx::sim::units::Time;
 use retx::stats::columns::{Data, Table, CC, FLOWS, MEMORY, QUEUES, TIMESERIES};
 use retx::{RunOutput, Scenario, ScenarioError as CoreError, Simulation};
@@ -51,13 +52,33 @@ fn run(py: Python<'_>, toml_text: &str, base_dir: &str, progress: Option<PyObjec
     let resolved = scenario.to_toml();
     let (name, seed) = (scenario.name.clone(), scenario.seed);
     let wants_fct_txt = scenario.output.fct_txt.as_ref().and_then(|c| c.path()).is_some();
+    let mut pcap = retx::config::pcap_writer(&scenario, &topology).map_err(scenario_error)?;
+    let pcap_file = scenario.output.pcap.as_ref().map(|p| p.file.clone());
     let fct_context = wants_fct_txt.then(|| (scenario.clone(), topology));
-    let sim = Simulation::new(scenario).map_err(scenario_error)?;
     let wall = std::time::Instant::now();
+    // Without [output] pcap the simulation records nothing (its observer compiles away).
+    let out = match pcap.as_mut() {
+        Some(writer) => simulate(py, retx::config::build_with_observer(scenario, writer).map_err(scenario_error)?, progress.as_ref())?,
+        None => simulate(py, Simulation::new(scenario).map_err(scenario_error)?, progress.as_ref())?,
+    };
+    let wall_s = wall.elapsed().as_secs_f64();
+    let fct_txt = match fct_context {
+        Some((s, topology)) => Some(retx::config::fct_txt::fct_txt(&s, &topology, &out).map_err(scenario_error)?),
+        None => None,
+    };
+    let result = to_python(py, &out, &name, seed, wall_s, resolved)?;
+    result.bind(py).set_item("fct_txt", fct_txt)?;
+    result.bind(py).set_item("pcap", pcap.map(|w| PyBytes::new_bound(py, w.bytes()).unbind()))?;
+    result.bind(py).set_item("pcap_file", pcap_file)?;
+    Ok(result)
+}
+
+/// Runs a built simulation with the GIL released, reporting progress to `progress`.
+fn simulate<O: Observer + Send>(py: Python<'_>, sim: Simulation<O>, progress: Option<&PyObject>) -> PyResult<RunOutput> {
     let mut callback_error: Option<PyErr> = None;
     let result = py.allow_threads(|| {
         let mut report = |now: Time, end: Time| -> bool {
-            let Some(cb) = progress.as_ref() else { return true };
+            let Some(cb) = progress else { return true };
             Python::with_gil(|py| match cb.call1(py, (now.as_us_f64(), end.as_us_f64())) {
                 Ok(_) => true,
                 Err(e) => {
@@ -68,18 +89,7 @@ fn run(py: Python<'_>, toml_text: &str, base_dir: &str, progress: Option<PyObjec
         };
         sim.run(&mut report)
     });
-    let out = match result {
-        Ok(out) => out,
-        Err(_) => return Err(callback_error.unwrap_or_else(|| PyValueError::new_err("run aborted"))),
-    };
-    let wall_s = wall.elapsed().as_secs_f64();
-    let fct_txt = match fct_context {
-        Some((s, topology)) => Some(retx::config::fct_txt::fct_txt(&s, &topology, &out).map_err(scenario_error)?),
-        None => None,
-    };
-    let result = to_python(py, &out, &name, seed, wall_s, resolved)?;
-    result.bind(py).set_item("fct_txt", fct_txt)?;
-    Ok(result)
+    result.map_err(|_| callback_error.unwrap_or_else(|| PyValueError::new_err("run aborted")))
 }
 
 fn to_python(py: Python<'_>, out: &RunOutput, name: &str, seed: u64, wall_s: f64, resolved: String) -> PyResult<PyObject> {

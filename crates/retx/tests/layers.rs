@@ -2,14 +2,14 @@
 //! are no cycles and protocol code never reaches up into the network, the engine or the
 //! scenario schema. Lowest first:
 //!
-//! sim < hw < transport < net < nic < observe < stats < workload < world < config
+//! sim < hw < transport < net < wire < nic < observe < stats < workload < world < config
 //!
 //! Checked on the source text: each `crate::name` outside comments and outside `#[cfg(test)]`
 //! modules must name a lower layer.
 
 use std::path::Path;
 
-const ORDER: [&str; 10] = ["sim", "hw", "transport", "net", "nic", "observe", "stats", "workload", "world", "config"];
+const ORDER: [&str; 11] = ["sim", "hw", "transport", "net", "wire", "nic", "observe", "stats", "workload", "world", "config"];
 
 /// The file up to its test module (a `#[cfg(test)]` that opens a `mod`); a `#[cfg(test)]` on
 /// a field or a statement does not end the checked code.

@@ -8,6 +8,7 @@ use crate::net::port::{Discipline, ShapedRate, ShaperSpec};
 use crate::net::routing::Policy;
 use crate::net::switch::{ColourRule, DynamicPfc, Pfc, PfcThresholds, RateProfile, SwitchParams};
 use crate::nic::{ClockPlan, HostClock};
+use crate::observe::pcap::PcapWriter;
 use crate::observe::{Observer, Quiet};
 use crate::transport::{CcParams, RecoveryParams, SwapCost, Template};
 use crate::world::{Parts, SourceEntropy};
@@ -178,6 +179,15 @@ pub fn build_with_observer<O: Observer>(mut s: Scenario, obs: O) -> Result<Simul
     };
     sim.set_memory_report(MemoryReport::new(sizing, scheme));
     Ok(sim)
+}
+
+/// The pcap writer `[output] pcap` asks for (None without it), for the scenario's validated
+/// topology: build the run with `build_with_observer(s, &mut writer)` and read the file from
+/// the writer afterwards.
+pub fn pcap_writer(s: &Scenario, topology: &crate::net::topology::Topology) -> Result<Option<PcapWriter>, ScenarioError> {
+    let Some(p) = &s.output.pcap else { return Ok(None) };
+    let hosts = super::validate::pcap_hosts(topology, p)?;
+    Ok(Some(PcapWriter::new(topology, &hosts, p.max_packets)))
 }
 
 impl Simulation {

@@ -11,7 +11,7 @@ pub mod topology;
 pub mod validate;
 pub mod workload;
 
-pub use build::{build, build_with_observer};
+pub use build::{build, build_with_observer, pcap_writer};
 pub use validate::validate;
 pub use crate::sim::units::{Bw, Dur, Size};
 
@@ -803,12 +803,42 @@ pub struct OutputCfg {
     /// sampled every `sample_interval`: pacing rate, window, bytes in flight. Default none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub cc_flows: Vec<u32>,
+    /// Write what some hosts send and receive as RoCEv2 frames into a pcap file (see
+    /// `wire::frame` for the layout). Default none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pcap: Option<PcapCfg>,
 }
 
 impl Default for OutputCfg {
     fn default() -> Self {
-        OutputCfg { sample_interval: Dur(crate::sim::units::Time::from_us(100)), fct_txt: None, queues: Vec::new(), cc_flows: Vec::new() }
+        OutputCfg { sample_interval: Dur(crate::sim::units::Time::from_us(100)), fct_txt: None, queues: Vec::new(), cc_flows: Vec::new(), pcap: None }
     }
+}
+
+/// `[output] pcap`: the hosts whose packets are written, how many at most, and the file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PcapCfg {
+    /// Host names; each one's sent and received packets are written.
+    pub hosts: Vec<String>,
+    /// Records kept (the first ones); later packets are not written. Default 100000, at most
+    /// 10^7: the file is built in memory.
+    #[serde(default = "default_pcap_packets")]
+    pub max_packets: u64,
+    /// The file, relative to the output folder. Default "trace.pcap".
+    #[serde(default = "default_pcap_file")]
+    pub file: String,
+}
+
+/// Most records a pcap may hold (the file is built in memory: about 10 GB of 1 KB frames).
+pub const MAX_PCAP_PACKETS: u64 = 10_000_000;
+
+fn default_pcap_packets() -> u64 {
+    100_000
+}
+
+fn default_pcap_file() -> String {
+    "trace.pcap".into()
 }
 
 /// `[output] fct_txt`: on/off, or where the file goes.

@@ -119,6 +119,37 @@ pub fn watched_queues(topo: &Topology, queues: &[String]) -> Result<Vec<(usize, 
     queues.iter().enumerate().map(|(i, q)| port(topo, q, &format!("output.queues[{i}]"))).collect()
 }
 
+/// Resolves `[output] pcap`: the node ids of its hosts, after checking every field.
+pub fn pcap_hosts(topo: &Topology, p: &super::PcapCfg) -> Result<Vec<usize>, ScenarioError> {
+    if p.hosts.is_empty() {
+        return Err(err("output.pcap.hosts", "name at least one host, e.g. [\"h0\"]"));
+    }
+    if !(1..=super::MAX_PCAP_PACKETS).contains(&p.max_packets) {
+        return Err(err("output.pcap.max_packets", format!("{} is out of range (allowed 1..={})", p.max_packets, super::MAX_PCAP_PACKETS)));
+    }
+    let name = std::path::Path::new(&p.file).file_name();
+    if p.file.trim().is_empty() || name.is_none() {
+        return Err(err("output.pcap.file", format!("{:?} is not a file name", p.file)));
+    }
+    let mut out = Vec::with_capacity(p.hosts.len());
+    for h in &p.hosts {
+        match topo.find(h) {
+            Some(n) if topo.nodes[n].kind == NodeKind::Host => {
+                if out.contains(&n) {
+                    return Err(err("output.pcap.hosts", format!("{h:?} is listed twice")));
+                }
+                out.push(n);
+            }
+            Some(_) => return Err(err("output.pcap.hosts", format!("{h:?} is a switch, not a host"))),
+            None => {
+                let hosts = topo.hosts().count();
+                return Err(err("output.pcap.hosts", format!("{h:?} is not a host (hosts are h0..h{})", hosts.saturating_sub(1))));
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Resolves a port written "A->B" (node A's port toward node B): (A, B).
 fn port(topo: &Topology, q: &str, field: &str) -> Result<(usize, usize), ScenarioError> {
     let pair = q.strip_prefix("link:").unwrap_or(q);
@@ -397,6 +428,9 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
 
     for (i, l) in s.loss.iter().enumerate() {
         loss_rule(&topo, l, i)?;
+    }
+    if let Some(p) = &s.output.pcap {
+        pcap_hosts(&topo, p)?;
     }
     range_u32("switch.queues", s.switch.queues, 1, crate::net::port::MAX_QUEUES as u32)?;
     for (i, b) in s.background.iter().enumerate() {

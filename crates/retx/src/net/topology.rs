@@ -50,6 +50,19 @@ impl Topology {
         self.nodes.iter().position(|n| n.name == name)
     }
 
+    /// The node that owns port `port`: ports are numbered two per link in link order, `2i` at
+    /// link `i`'s `a` end and `2i + 1` at its `b` end (as [`crate::world::Simulation`] builds
+    /// them; the observer's `port` arguments use these numbers).
+    pub fn port_node(&self, port: usize) -> Option<usize> {
+        let l = self.links.get(port / 2)?;
+        Some(if port % 2 == 0 { l.a } else { l.b })
+    }
+
+    /// Ports, numbered as [`Topology::port_node`] says.
+    pub fn port_count(&self) -> usize {
+        2 * self.links.len()
+    }
+
     pub fn hosts(&self) -> impl Iterator<Item = usize> + '_ {
         self.nodes.iter().enumerate().filter(|(_, n)| n.kind == NodeKind::Host).map(|(i, _)| i)
     }

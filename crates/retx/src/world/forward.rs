@@ -189,7 +189,10 @@ impl<O: Observer> Simulation<O> {
                 self.c.background_delivered += 1;
                 self.gone();
             }
-            Frame::Transport if self.is_host[node] => self.host_receive(node, pkt),
+            Frame::Transport if self.is_host[node] => {
+                self.obs.receive(self.now, node, &pkt);
+                self.host_receive(node, pkt)
+            }
             Frame::Transport => self.switch_receive(node, in_port, pkt),
         }
     }

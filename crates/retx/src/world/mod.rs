@@ -231,6 +231,7 @@ impl<O: Observer> Simulation<O> {
         for l in &topo.links {
             let (pa, pb) = (ports.len(), ports.len() + 1);
             for (node, id) in [(l.a, pa), (l.b, pb)] {
+                debug_assert_eq!(topo.port_node(id), Some(node), "ports are numbered as Topology::port_node says");
                 let loss = PortLoss::new(rng::stream(p.seed, Stream::LinkLoss, id as u64), rng::stream(p.seed, Stream::BurstLoss, id as u64));
                 ports.push(Port::new(node, l.rate, l.delay, p.queues, p.discipline, loss));
                 node_ports[node].push(id);
@@ -592,6 +593,7 @@ impl<O: Observer> Simulation<O> {
         };
         let ends = [place(src, Endpoint::Requester(tx)), place(dst, Endpoint::Responder(rx))];
         self.conns[f].ends = ends;
+        self.obs.flow_start(self.now, f as u32, &self.conns[f].spec);
         self.activate(ends[0].nic as usize, ends[0].qp as usize);
     }
 
