@@ -96,6 +96,23 @@ fn a_handshake_opens_the_flow_an_ack_per_segment_and_a_fin_close_it() {
 }
 
 #[test]
+fn dram_slots_and_snd_una_follow_the_segment_acks() {
+    // 12 packets, 4 per segment: the pacer sends all 12 before ACK 4 returns (three segments
+    // held); ACK 4 frees the first.
+    let mut p = stride(12);
+    let ack4 = answered(leave(3));
+    assert!(leave(11) < ack4, "the timing this test assumes");
+    p.run_until(t(ack4 - 1)).unwrap();
+    assert_eq!((tx(&p).snd_una(), tx(&p).slots(), p.tx_nic.stride.slots), (0, 3, 3));
+    // Everything sent, nothing due: the connection has no packet to offer.
+    assert!(!tx(&p).has_data());
+    p.run_until(t(ack4)).unwrap();
+    assert_eq!((tx(&p).snd_una(), tx(&p).slots(), p.tx_nic.stride.slots), (4, 2, 2));
+    p.run();
+    assert_eq!((tx(&p).snd_una(), tx(&p).slots(), tx(&p).stats.peak_slots), (12, 0, 3));
+}
+
+#[test]
 fn a_nack_names_the_missing_packet_and_the_sender_goes_back_to_it() {
     let mut p = stride(8);
     p.script(Rule::drop_data(2));

@@ -291,4 +291,25 @@ mod tests {
         t.v.on_timeout(&flight);
         assert_eq!(t.v.window(), MSS);
     }
+
+    #[test]
+    fn slow_start_goes_on_at_a_diff_exactly_at_gamma() {
+        // As slow_start_ends_when_diff_exceeds_gamma, with RTTs of BASE and 2 BASE (exact) and
+        // gamma = 20: the second round closes at cwnd 40 with diff = 40 / 2 = 20, not above
+        // gamma, so slow start adds its MSS (41) instead of leaving at 21.
+        let p = VegasParams { gamma: 20.0, ..Default::default() };
+        let mut t = T { v: Vegas::new(&p, MSS, 0), cum: 0 };
+        for _ in 0..10 {
+            t.ack(BASE, 10);
+        }
+        t.ack(BASE, 30);
+        while t.cum < 30 {
+            t.ack(2 * BASE, 30);
+        }
+        assert_eq!(t.v.window(), 40 * MSS);
+        t.ack(2 * BASE, 50);
+        assert_eq!(t.v.last_diff, Some(20.0));
+        assert_eq!(t.v.window(), 41 * MSS);
+        assert!(t.v.w.in_slow_start());
+    }
 }
