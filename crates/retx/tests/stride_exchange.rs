@@ -205,6 +205,31 @@ fn a_lost_handshake_ack_is_implied_by_the_first_data_packet() {
     // Established by data 0 (the ACK never came), then closing: FIN answered.
     assert_eq!(rx(&p).phase(), RxPhase::LastAck);
     assert_eq!(p.ctrl_of(SegKind::Ack)[0].sent.0, data_arrival(leave(3)));
+    // The same, stopped just after data 0 arrives: the receiver left SynReceived on it.
+    let mut p = stride(4);
+    p.script(Rule::drop_kind(SegKind::Ack));
+    p.run_until(t(data_arrival(FIRST) - 1)).unwrap();
+    assert_eq!(rx(&p).phase(), RxPhase::SynReceived);
+    p.run_until(t(data_arrival(FIRST))).unwrap();
+    assert_eq!(rx(&p).phase(), RxPhase::Established);
+}
+
+#[test]
+fn the_receiver_is_established_by_the_handshake_ack_and_closed_by_the_last() {
+    use retx::transport::segment::Segment;
+    let mut p = stride(4);
+    // The handshake's ACK leaves at ESTABLISHED and arrives SSER + D later.
+    p.run_until(t(ESTABLISHED + SSER + D - 1)).unwrap();
+    assert_eq!(rx(&p).phase(), RxPhase::SynReceived);
+    p.run_until(t(ESTABLISHED + SSER + D)).unwrap();
+    assert_eq!(rx(&p).phase(), RxPhase::Established);
+    let done = p.run();
+    assert_eq!(rx(&p).phase(), RxPhase::LastAck);
+    // The teardown's final ACK (which the harness stops before delivering) closes it.
+    let last = Segment::control(SegKind::Ack, retx::transport::psn::Psn::new(7 + 4), done);
+    let mut nic = p.rx_nic.clone();
+    p.receiver.handle_packet(done, &last, &mut nic);
+    assert_eq!(rx(&p).phase(), RxPhase::Closed);
 }
 
 #[test]
