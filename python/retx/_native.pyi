@@ -70,3 +70,11 @@ def memory_table(
 def schema() -> dict[str, list[ColumnSpec]]:
     """Every output table's columns as declared in Rust (retx::stats::columns):
     {"flows" | "timeseries" | "queues" | "cc" | "memory": [(name, dtype, unit, description), ...]}."""
+
+class PanicException(BaseException):
+    """A Rust panic (a bug), as PyO3 raises it: pyo3_runtime.PanicException."""
+
+def last_panic() -> Optional[str]:
+    """Where and why the last Rust panic happened ("file.rs:line: message"), or None. A panic
+    is a bug: PyO3 raises it as pyo3_runtime.PanicException (a BaseException) with the message
+    alone; the CLI reports both as `retx: internal error: ...` with exit status 3."""

@@ -1,13 +1,16 @@
-"""The `retx` command line. User errors print one line `retx: error: ...` and exit with 2."""
+"""The `retx` command line. User errors print one line `retx: error: ...` and exit with 2; a
+bug (a Rust panic or an unexpected Python exception) prints one line `retx: internal error:
+...` and exits with 3, never a traceback."""
 
 import sys
+import traceback
 from pathlib import Path
 from typing import Any, Optional
 
 import typer
 
 from retx import reproduce
-from retx._native import ScenarioError
+from retx._native import PanicException, ScenarioError, last_panic
 from retx.memory import memory_table
 from retx.report import ReportError, write_report
 from retx.plots import plot_cc, plot_fct_cdf, plot_queues, plot_slowdown_by_size, plot_throughput
@@ -20,6 +23,7 @@ from retx.sweep import sweep as run_sweep
 from retx.table import format_table, format_value
 
 USER_ERROR_STATUS = 2
+INTERNAL_ERROR_STATUS = 3
 FCT_CDF_PLOT = "fct_cdf.png"
 SLOWDOWN_BY_SIZE_PLOT = "slowdown_by_size.png"
 QUEUES_PLOT = "queues.png"
@@ -194,6 +198,20 @@ def main() -> None:
     except (ScenarioError, UserError, ReportError, reproduce.UnknownReproduction) as error:
         print(f"retx: error: {error}", file=sys.stderr)
         sys.exit(USER_ERROR_STATUS)
+    except (Exception, PanicException) as error:  # noqa: BLE001 - a bug: one line, never a traceback
+        print(f"retx: internal error: {_describe_bug(error)} (a bug in retx; please report it)", file=sys.stderr)
+        sys.exit(INTERNAL_ERROR_STATUS)
+
+
+def _describe_bug(error: BaseException) -> str:
+    """One line for an unexpected exception: a Rust panic's place and message, or the Python
+    exception's type, message and innermost frame."""
+    if isinstance(error, PanicException):
+        return f"panic at {last_panic() or error}"
+    frames = traceback.extract_tb(error.__traceback__)
+    where = f" at {Path(frames[-1].filename).name}:{frames[-1].lineno}" if frames else ""
+    text = " ".join(str(error).split())
+    return f"{type(error).__name__}: {text}{where}"
 
 
 def _load_one(file: Path) -> Scenario:

@@ -27,10 +27,10 @@ class Scenario:
     """
 
     def __init__(self, text: str, base_dir: str | Path = ".", origin: str = "<string>") -> None:
-        self.text = text
+        self.text = text.removeprefix("\ufeff")
         self.base_dir = Path(base_dir)
         self.origin = origin
-        self.data = _parse(text, origin)
+        self.data = _parse(self.text, origin)
 
     @classmethod
     def from_toml(cls, path: str | Path) -> Scenario:
@@ -63,7 +63,9 @@ class Scenario:
 
     @property
     def name(self) -> str:
-        return str(self.data.get("name", Path(self.origin).stem))
+        """The scenario's name, checked to be a plain folder name (it names the output
+        folder); raises ScenarioError otherwise."""
+        return check_name(str(self.data.get("name", Path(self.origin).stem)))
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> Scenario:
         """A copy with fields replaced; keys may be dotted ("transport.recovery").
@@ -86,7 +88,7 @@ class Scenario:
         return _native.resolve(self.text, str(self.base_dir))
 
     def __repr__(self) -> str:
-        return f"Scenario(name={self.name!r}, origin={self.origin!r})"
+        return f"Scenario(name={self.data.get('name')!r}, origin={self.origin!r})"
 
 
 def _merge_into(table: dict[str, Any], key: str, value: Any) -> None:
@@ -98,9 +100,34 @@ def _merge_into(table: dict[str, Any], key: str, value: Any) -> None:
         table[key] = copy.deepcopy(value)
 
 
+MAX_SCENARIO_BYTES = 64 << 20
+"""Largest scenario or config file read (a flow list of about a million flows)."""
+
+_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
+
+
+def check_name(name: str) -> str:
+    """`name` if it is a plain folder name (as the Rust validator requires), else a
+    ScenarioError naming the field: a scenario's name names its output folder."""
+    if not name:
+        raise ScenarioError("name: must not be empty")
+    if _NAME.fullmatch(name) is None:
+        raise ScenarioError(
+            f"name: {name!r} is not a plain name (it names the output folder: up to 128 letters, "
+            "digits, '.', '_', '-', starting with a letter, digit or '_')")
+    return name
+
+
 def _read_text(path: Path) -> str:
+    """A scenario file's text: a regular UTF-8 file of at most MAX_SCENARIO_BYTES, without a
+    byte order mark."""
     try:
-        return path.read_text(encoding="utf-8")
+        if path.exists() and not path.is_dir() and not path.is_file():
+            raise ScenarioError(f"{path}: not a regular file (a device, pipe or socket)")
+        size = path.stat().st_size
+        if size > MAX_SCENARIO_BYTES:
+            raise ScenarioError(f"{path}: {size} bytes, above the limit of {MAX_SCENARIO_BYTES} bytes for a scenario file")
+        return path.read_text(encoding="utf-8").removeprefix("\ufeff")
     except FileNotFoundError:
         raise ScenarioError(f"{path}: no such file") from None
     except IsADirectoryError:

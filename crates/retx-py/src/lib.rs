@@ -199,9 +199,44 @@ fn schema(py: Python<'_>) -> PyResult<PyObject> {
     Ok(dict.into())
 }
 
+/// Where and why the last Rust panic happened ("src/x.rs:10:5: message"), kept by the hook
+/// [`_native`] installs so the CLI can report a bug in one line.
+static LAST_PANIC: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+/// The last panic's location and message, if any (PyO3 turns the panic itself into
+/// `pyo3_runtime.PanicException`, whose text is the message alone).
+#[pyfunction]
+fn last_panic() -> Option<String> {
+    LAST_PANIC.lock().ok().and_then(|p| p.clone())
+}
+
+/// Records panics instead of printing them, so a bug reaches the user as one line (the CLI's
+/// "internal error"); with RUST_BACKTRACE set the default report is printed too.
+fn install_panic_hook() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let place = info.location().map(|l| format!("{}:{}", l.file(), l.line())).unwrap_or_default();
+        let message = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        if let Ok(mut last) = LAST_PANIC.lock() {
+            *last = Some(format!("{place}: {}", message.replace('\n', " ")));
+        }
+        if std::env::var_os("RUST_BACKTRACE").is_some() {
+            default(info);
+        }
+    }));
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    install_panic_hook();
     m.add("ScenarioError", m.py().get_type_bound::<ScenarioError>())?;
+    m.add("PanicException", m.py().get_type_bound::<pyo3::panic::PanicException>())?;
+    m.add_function(wrap_pyfunction!(last_panic, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(hpcc_config, m)?)?;

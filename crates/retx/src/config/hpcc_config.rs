@@ -18,8 +18,14 @@ use std::path::Path;
 /// Reads a config file; its TOPOLOGY_FILE, FLOW_FILE and FCT_OUTPUT_FILE resolve against its
 /// directory. The scenario is named after the file.
 pub fn read(path: &Path) -> Result<Scenario, ScenarioError> {
-    let text = std::fs::read_to_string(path).map_err(|e| ScenarioError::new("", format!("{}: cannot read ({e})", path.display())))?;
-    let name = path.file_stem().map_or("hpcc-config".into(), |s| s.to_string_lossy().into_owned());
+    let text = crate::sim::input::read_text(path, crate::sim::input::MAX_CONFIG_FILE).map_err(|e| ScenarioError::new("", e))?;
+    // The name names the output folder: the file's stem with anything but letters, digits,
+    // '.', '_' and '-' replaced.
+    let stem = path.file_stem().map_or("hpcc-config".into(), |s| s.to_string_lossy().into_owned());
+    let mut name: String = stem.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '_' }).take(super::validate::MAX_NAME).collect();
+    if name.starts_with('.') || name.is_empty() {
+        name.insert(0, '_');
+    }
     parse(&text, path.parent().unwrap_or(Path::new("")), &name)
 }
 
@@ -157,6 +163,9 @@ pub fn parse(text: &str, dir: &Path, name: &str) -> Result<Scenario, ScenarioErr
 
     // Switches. ns-3: SwitchMmu::ConfigBufferSize(BUFFER_SIZE * 1024 * 1024).
     let buffer: u64 = k.num("BUFFER_SIZE", Some("16"))?.expect("defaulted");
+    if buffer > 1 << 20 {
+        return Err(err("BUFFER_SIZE", format!("{buffer} MB is out of range (allowed up to 1048576)")));
+    }
     s.switch.buffer = Size(buffer * 1024 * 1024);
     // ns-3: every switch port's RED/ECN profile by its link rate; Kmin/Kmax in KB (x 1000).
     let (kmin, kmax, pmax) = (k.rate_map("KMIN_MAP")?, k.rate_map("KMAX_MAP")?, k.rate_map("PMAX_MAP")?);

@@ -661,7 +661,7 @@ pub struct WorkloadCfg {
     /// hpcc-flows: the flow file, relative to the scenario's directory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "host_pairs")]
     pub pairs: Vec<(String, String)>,
     /// flow-list: the flows; poisson: the total flow count.
     #[serde(default, skip_serializing_if = "Flows::is_empty_list")]
@@ -698,6 +698,20 @@ pub struct WorkloadCfg {
     /// incast: time between the starts of consecutive rounds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interval: Option<Dur>,
+}
+
+/// `workload.pairs`: a list of `[src, dst]`, each exactly two host names (serde's tuple would
+/// silently drop a third).
+fn host_pairs<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<(String, String)>, D::Error> {
+    let lists: Vec<Vec<String>> = Vec::deserialize(d)?;
+    lists
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| match <[String; 2]>::try_from(p) {
+            Ok([a, b]) => Ok((a, b)),
+            Err(p) => Err(serde::de::Error::custom(format!("pair {i} has {} elements; a pair is two host names, [\"src\", \"dst\"]", p.len()))),
+        })
+        .collect()
 }
 
 /// `workload.flows`: the list of a flow-list workload, or the flow count of a poisson one.
@@ -861,15 +875,30 @@ impl FctTxtCfg {
 }
 
 impl Scenario {
-    /// Parses TOML text; the error names the field (dotted path) that is wrong.
+    /// Parses TOML text; the error names the field (dotted path) that is wrong. A UTF-8 byte
+    /// order mark at the start is skipped.
     pub fn from_toml(text: &str) -> Result<Scenario, ScenarioError> {
+        let text = crate::sim::input::strip_bom(text);
         let de = toml::Deserializer::new(text);
         let parsed: Result<Scenario, _> = serde_path_to_error::deserialize(de);
         let scenario = parsed.map_err(|e| {
             let path = e.path().to_string();
-            let msg = e.inner().message().to_string();
-            let field = if path == "." { String::new() } else { path };
-            ScenarioError::new(field, msg.replace('\n', " "))
+            let msg = e.inner().message().trim().replace('\n', " ");
+            let msg = if msg.is_empty() { "invalid TOML".to_string() } else { msg };
+            let mut field = if path == "." { String::new() } else { path };
+            // serde names a missing field only in the message: make it the field.
+            if let Some(missing) = msg.strip_prefix("missing field `").and_then(|m| m.strip_suffix('`')) {
+                field = if field.is_empty() { missing.to_string() } else { format!("{field}.{missing}") };
+                return ScenarioError::new(field, "is required");
+            }
+            // Errors of the TOML layer itself (a number too large for any integer) carry no
+            // path, only where they are in the text: name the key written there.
+            if field.is_empty() {
+                if let Some(key) = e.inner().span().and_then(|span| key_at(text, span.start)) {
+                    field = key;
+                }
+            }
+            ScenarioError::new(field, msg)
         })?;
         Ok(scenario)
     }
@@ -878,4 +907,31 @@ impl Scenario {
     pub fn to_toml(&self) -> String {
         toml::to_string(self).expect("a scenario always serialises")
     }
+}
+
+/// The dotted key whose value is at byte `offset` of a TOML text: the last table header before
+/// it (`[a.b]`, or `[[a]]` with its index) and the key its line starts with. Best effort, for
+/// error messages only.
+fn key_at(text: &str, offset: usize) -> Option<String> {
+    let offset = offset.min(text.len());
+    let before = text.get(..offset)?;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let line = text[line_start..].lines().next().unwrap_or("");
+    let key = line.split_once('=').map(|(k, _)| k.trim().trim_matches('"'))?;
+    if key.is_empty() || key.starts_with('[') {
+        return None;
+    }
+    let mut table = String::new();
+    let mut arrays: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for l in before[..line_start].lines() {
+        let l = l.trim();
+        if let Some(name) = l.strip_prefix("[[").and_then(|x| x.split("]]").next()) {
+            let name = name.trim().to_string();
+            let i = arrays.entry(name.clone()).and_modify(|i| *i += 1).or_insert(0);
+            table = format!("{name}[{i}]");
+        } else if let Some(name) = l.strip_prefix('[').and_then(|x| x.split(']').next()) {
+            table = name.trim().to_string();
+        }
+    }
+    Some(if table.is_empty() { key.to_string() } else { format!("{table}.{key}") })
 }

@@ -1,7 +1,7 @@
 //! The `[topology]` section: defaults, ranges, and building the network it names.
 
 use super::{Bw, Dur, ScenarioError, TopologyCfg, TopologyKind};
-use crate::net::topology::{Clos, Topology};
+use crate::net::topology::{Clos, Topology, MAX_HOSTS, MAX_LINKS, MAX_LINK_DELAY, MAX_ROUTING_ENTRIES, MIN_LINK_RATE};
 use crate::sim::units::{Rate, Time};
 
 /// The MELO (APNet'17) Fig. 4 network: 4 spines, 32 leaves, 10 hosts per leaf, 40 Gbps host
@@ -158,7 +158,7 @@ pub fn resolve(cfg: &mut TopologyCfg) -> Result<(), ScenarioError> {
         Some(x) if x < lo || x > hi => Err(ScenarioError::new(format!("topology.{field}"), format!("{x} is out of range (allowed {lo}..={hi})"))),
         _ => Ok(()),
     };
-    check("hosts", cfg.hosts, 2, 100_000)?;
+    check("hosts", cfg.hosts, 2, MAX_HOSTS as u32)?;
     check("spines", cfg.spines, 1, 1_000)?;
     check("leaves", cfg.leaves, 1, 10_000)?;
     check("hosts_per_leaf", cfg.hosts_per_leaf, 1, 10_000)?;
@@ -174,21 +174,73 @@ pub fn resolve(cfg: &mut TopologyCfg) -> Result<(), ScenarioError> {
         ("agg_core_link", cfg.agg_core_link),
     ] {
         if let Some(Bw(r)) = bw {
-            if r.0 < 1_000_000 {
-                return Err(ScenarioError::new(format!("topology.{field}"), format!("{r} is too slow (at least 1Mbps)")));
+            if r < MIN_LINK_RATE {
+                return Err(ScenarioError::new(format!("topology.{field}"), format!("{r} is too slow (at least {MIN_LINK_RATE})")));
+            }
+        }
+    }
+    for (field, d) in [("link_delay", cfg.link_delay), ("host_delay", cfg.host_delay), ("tor_agg_delay", cfg.tor_agg_delay), ("agg_core_delay", cfg.agg_core_delay)] {
+        if let Some(Dur(t)) = d {
+            if t > MAX_LINK_DELAY {
+                return Err(ScenarioError::new(format!("topology.{field}"), format!("{t} is out of range (allowed 0ns..={MAX_LINK_DELAY})")));
             }
         }
     }
     if let Some(c) = clos(cfg) {
         c.validate().map_err(|(field, msg)| ScenarioError::new(format!("topology.{field}"), msg))?;
         let hosts = c.hosts();
-        if !(2..=100_000).contains(&hosts) {
+        if !(2..=MAX_HOSTS as u64).contains(&hosts) {
             let field = if cfg.kind == TopologyKind::FatTree { "k" } else { "hosts_per_tor" };
             return Err(ScenarioError::new(
                 format!("topology.{field}"),
-                format!("{hosts} hosts (pods x tors_per_pod x hosts_per_tor) is out of range (allowed 2..=100000)"),
+                format!("{hosts} hosts (pods x tors_per_pod x hosts_per_tor) is out of range (allowed 2..={MAX_HOSTS})"),
             ));
         }
+        let (pods, tors, aggs) = (c.pods as u64, c.tors_per_pod as u64, c.aggs_per_pod as u64);
+        let links = hosts + pods * tors * aggs + pods * c.cores as u64;
+        if links > MAX_LINKS as u64 {
+            let field = if cfg.kind == TopologyKind::FatTree { "k" } else { "aggs_per_pod" };
+            return Err(ScenarioError::new(
+                format!("topology.{field}"),
+                format!("{links} links (hosts + pods x tors_per_pod x aggs_per_pod + pods x cores) is out of range (allowed up to {MAX_LINKS})"),
+            ));
+        }
+    }
+    if let (Some(spines), Some(leaves), Some(per_leaf)) = (cfg.spines, cfg.leaves, cfg.hosts_per_leaf) {
+        let hosts = leaves as u64 * per_leaf as u64;
+        if hosts > MAX_HOSTS as u64 {
+            return Err(ScenarioError::new(
+                "topology.hosts_per_leaf",
+                format!("{hosts} hosts (leaves x hosts_per_leaf) is out of range (allowed 2..={MAX_HOSTS})"),
+            ));
+        }
+        if hosts < 2 {
+            return Err(ScenarioError::new("topology.hosts_per_leaf", "1 host in all (leaves x hosts_per_leaf): a network needs at least 2"));
+        }
+        if spines as u64 * leaves as u64 > MAX_LINKS as u64 {
+            return Err(ScenarioError::new("topology.spines", format!("{} spine-leaf links (spines x leaves) is out of range (allowed up to {MAX_LINKS})", spines as u64 * leaves as u64)));
+        }
+    }
+    Ok(())
+}
+
+/// Checks a built network: every host reaches every other, and the forwarding tables fit
+/// [`MAX_ROUTING_ENTRIES`]. `field` is where the user changes it; `what` prefixes the message.
+fn check_built(topo: &Topology, field: &str, what: &str) -> Result<(), ScenarioError> {
+    let hosts = topo.hosts().count();
+    if hosts < 2 {
+        return Err(ScenarioError::new(field, format!("{what}needs at least two hosts, has {hosts}")));
+    }
+    if let Some((a, b)) = topo.unreachable_pair() {
+        let (a, b) = (&topo.nodes[a].name, &topo.nodes[b].name);
+        return Err(ScenarioError::new(field, format!("{what}no path from {a} to {b} (every host must reach every other host)")));
+    }
+    let entries = topo.routing_entries();
+    if entries > MAX_ROUTING_ENTRIES {
+        return Err(ScenarioError::new(
+            field,
+            format!("{what}forwarding tables of {entries} entries (nodes x edge switches) are above the limit of {MAX_ROUTING_ENTRIES}; use fewer leaves or ToRs"),
+        ));
     }
     Ok(())
 }
@@ -224,14 +276,20 @@ pub fn clos(cfg: &TopologyCfg) -> Option<Clos> {
 pub fn build(cfg: &TopologyCfg, base_dir: &std::path::Path) -> Result<Topology, ScenarioError> {
     if let Some(file) = &cfg.file {
         let path = base_dir.join(file);
-        let text = std::fs::read_to_string(&path).map_err(|e| ScenarioError::new("topology.file", format!("cannot read {}: {e}", path.display())))?;
+        let text = crate::sim::input::read_text(&path, crate::sim::input::MAX_TOPOLOGY_FILE).map_err(|e| ScenarioError::new("topology.file", e))?;
         let topo = crate::net::hpcc::parse_topology(&text).map_err(|e| ScenarioError::new("topology.file", format!("{}: {e}", path.display())))?;
-        if topo.hosts().count() < 2 {
-            return Err(ScenarioError::new("topology.file", "needs at least two hosts"));
-        }
+        check_built(&topo, "topology.file", &format!("{}: ", path.display()))?;
         return Ok(topo);
     }
-    Ok(build_preset(cfg))
+    let topo = build_preset(cfg);
+    let field = match cfg.kind {
+        TopologyKind::SingleSwitch => "topology.hosts",
+        TopologyKind::LeafSpine | TopologyKind::MeloFig4 => "topology.leaves",
+        TopologyKind::FatTree => "topology.k",
+        _ => "topology.tors_per_pod",
+    };
+    check_built(&topo, field, "")?;
+    Ok(topo)
 }
 
 fn build_preset(cfg: &TopologyCfg) -> Topology {

@@ -5,10 +5,39 @@ use super::{topology, workload};
 use crate::net::loss::LossTarget;
 use crate::net::topology::{NodeKind, Topology};
 use crate::sim::units::Time;
+use crate::transport::FlowSpec;
 use crate::workload::poisson;
+
+const MAX_FLOW_SIZE: u64 = FlowSpec::MAX_SIZE;
 
 /// The most flows a workload may generate (each costs a few hundred bytes during a run).
 const MAX_FLOWS: u64 = 10_000_000;
+/// The most poisson arrivals expected after the run's end (they are generated, never start).
+const MAX_LATE_ARRIVALS: u64 = 10_000;
+/// The longest run: 10^6 s of simulated time (picoseconds stay far below u64::MAX).
+pub const MAX_DURATION: Time = Time(1_000_000_000_000_000_000);
+/// The most sample intervals in a run's duration: every sampled series (receivers, watched
+/// queues and flows) gets a row per interval.
+pub const MAX_SAMPLES: u64 = 1_000_000;
+/// The longest scenario name (it names the output folder).
+pub const MAX_NAME: usize = 128;
+
+/// A scenario name names its output folder, so it is one plain folder name: letters, digits,
+/// `.`, `_` and `-`, starting with a letter, digit or `_` (so never `..` or hidden).
+pub fn check_name(name: &str) -> Result<(), ScenarioError> {
+    let ok_first = name.chars().next().is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
+    let ok_rest = name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    if name.is_empty() {
+        return Err(err("name", "must not be empty"));
+    }
+    if !(ok_first && ok_rest) || name.len() > MAX_NAME {
+        return Err(err(
+            "name",
+            format!("{name:?} is not a plain name (it names the output folder: up to {MAX_NAME} letters, digits, '.', '_', '-', starting with a letter, digit or '_')"),
+        ));
+    }
+    Ok(())
+}
 
 fn err(field: impl Into<String>, msg: impl Into<String>) -> ScenarioError {
     ScenarioError::new(field, msg)
@@ -127,9 +156,9 @@ pub fn pcap_hosts(topo: &Topology, p: &super::PcapCfg) -> Result<Vec<usize>, Sce
     if !(1..=super::MAX_PCAP_PACKETS).contains(&p.max_packets) {
         return Err(err("output.pcap.max_packets", format!("{} is out of range (allowed 1..={})", p.max_packets, super::MAX_PCAP_PACKETS)));
     }
-    let name = std::path::Path::new(&p.file).file_name();
-    if p.file.trim().is_empty() || name.is_none() {
-        return Err(err("output.pcap.file", format!("{:?} is not a file name", p.file)));
+    let plain = std::path::Path::new(&p.file).file_name().is_some_and(|n| n == p.file.as_str());
+    if p.file.trim().is_empty() || !plain || p.file.contains(['/', '\\']) || p.file.starts_with('.') {
+        return Err(err("output.pcap.file", format!("{:?} is not a plain file name (it goes into the output folder: no '/', '\\', or leading '.')", p.file)));
     }
     let mut out = Vec::with_capacity(p.hosts.len());
     for h in &p.hosts {
@@ -289,6 +318,35 @@ fn pfc_dynamic(sw: &super::SwitchCfg, topo: &Topology) -> Result<(), ScenarioErr
     Ok(())
 }
 
+/// Rate steps and floors of the rate-based controllers are above 0 (a zero step never
+/// recovers a cut rate, a zero floor starves a flow), and IRN's timeouts are ordered.
+fn cc_rates(s: &Scenario) -> Result<(), ScenarioError> {
+    let (d, t, h) = (&s.cc.dcqcn, &s.cc.dctcp, &s.cc.hpcc);
+    for (field, rate) in [
+        ("cc.dcqcn.rate_ai", d.rate_ai),
+        ("cc.dcqcn.rate_hai", d.rate_hai),
+        ("cc.dcqcn.min_rate", d.min_rate),
+        ("cc.dctcp.rate_ai", t.rate_ai),
+        ("cc.dctcp.min_rate", t.min_rate),
+        ("cc.hpcc.rate_ai", h.rate_ai),
+    ] {
+        if rate.0 .0 == 0 {
+            return Err(err(field, "must be greater than 0"));
+        }
+    }
+    if d.rate_hai.0 < d.rate_ai.0 {
+        return Err(err("cc.dcqcn.rate_hai", format!("{} must not be below cc.dcqcn.rate_ai ({})", d.rate_hai.0, d.rate_ai.0)));
+    }
+    if d.use_byte_counter && d.byte_counter.0 == 0 {
+        return Err(err("cc.dcqcn.byte_counter", "must be greater than 0 with use_byte_counter = true"));
+    }
+    let irn = &s.recovery.irn;
+    if irn.rto_low.0 > irn.rto_high.0 {
+        return Err(err("recovery.irn.rto_low", format!("{} must not exceed recovery.irn.rto_high ({})", irn.rto_low.0, irn.rto_high.0)));
+    }
+    Ok(())
+}
+
 /// `[cc.timely]`: weights in (0, 1], T_low below T_high, a positive min RTT and steps.
 fn cc_timely(t: &crate::transport::timely::TimelyParams) -> Result<(), ScenarioError> {
     for (field, v) in [("cc.timely.alpha", t.alpha), ("cc.timely.beta", t.beta)] {
@@ -347,11 +405,23 @@ fn tcp_and_windows(s: &Scenario) -> Result<(), ScenarioError> {
 /// Fills defaults that depend on other fields, checks every range and name, and builds the
 /// topology.
 pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
-    if s.name.trim().is_empty() {
-        return Err(err("name", "must not be empty"));
-    }
+    check_name(&s.name)?;
     if s.duration.0 .0 == 0 {
         return Err(err("duration", "must be greater than 0"));
+    }
+    if s.duration.0 > MAX_DURATION {
+        return Err(err("duration", format!("{} is out of range (allowed up to {MAX_DURATION})", s.duration.0)));
+    }
+    if s.output.sample_interval.0 == Time::ZERO {
+        return Err(err("output.sample_interval", "must be greater than 0"));
+    }
+    let samples = s.duration.0 .0 / s.output.sample_interval.0 .0;
+    if samples > MAX_SAMPLES {
+        let floor = Time(s.duration.0 .0.div_ceil(MAX_SAMPLES));
+        return Err(err(
+            "output.sample_interval",
+            format!("{} gives {samples} samples in duration = {} (at most {MAX_SAMPLES}: allowed {floor} or more)", s.output.sample_interval.0, s.duration.0),
+        ));
     }
     topology::resolve(&mut s.topology)?;
     let topo = topology::build(&s.topology, &s.base_dir)?;
@@ -405,6 +475,7 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
         return Err(err("cc.dcqcn.decrease_interval", "must be greater than 0 with rate_cut = \"periodic\" (it is the period of the cut checks)"));
     }
     cc_timely(&s.cc.timely)?;
+    cc_rates(s)?;
     if let Err((field, message)) = s.cc.stride.validate() {
         return Err(err(format!("cc.stride.{field}"), message));
     }
@@ -545,11 +616,35 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
                 (Some(until), _) if until.0 <= start => return Err(err("workload.until", "must be later than workload.start")),
                 _ => {}
             }
+            if start >= s.duration.0 {
+                return Err(err("workload.start", format!("{start} is not before the run's duration ({}): no flow would start", s.duration.0)));
+            }
             let sources = workload::poisson_sources(w, &topo)?;
-            if let (Some(until), None) = (w.until, w.flows.count()) {
+            if let Some(until) = w.until {
                 let n = poisson::expected_flows(&topo, &sources, cdf.mean(), load, until.0 - start);
-                if n > MAX_FLOWS as f64 {
+                if n > MAX_FLOWS as f64 && w.flows.count().is_none() {
                     return Err(err("workload.until", format!("about {n:.0} flows would arrive (at most {MAX_FLOWS}); set flows = N or an earlier until")));
+                }
+                let late_from = start.max(s.duration.0);
+                if until.0 > late_from && w.flows.count().is_none() {
+                    let late = poisson::expected_flows(&topo, &sources, cdf.mean(), load, until.0 - late_from);
+                    if late > MAX_LATE_ARRIVALS as f64 {
+                        return Err(err(
+                            "workload.until",
+                            format!("{} is past the run's duration ({}): about {late:.0} flows would arrive after the run ends (at most {MAX_LATE_ARRIVALS}); set until <= duration", until.0, s.duration.0),
+                        ));
+                    }
+                }
+                // Few arrivals expected: generate them (cheap) to say so if there are none.
+                if n < 1000.0 && workload::flows(w, &topo, s.seed, &s.base_dir)?.is_empty() {
+                    return Err(err(
+                        "workload.until",
+                        format!(
+                            "no flow arrives between start ({start}) and until ({}): at load {load} and a mean size of {:.0} B about {n:.2} were expected; use a later until or a higher load",
+                            until.0,
+                            cdf.mean()
+                        ),
+                    ));
                 }
             }
         }
@@ -580,7 +675,7 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
             let senders = workload::incast_senders(w, &topo)?.len() as u64;
             match w.size {
                 None => return Err(err("workload.size", "incast needs the size of each flow, e.g. size = \"64KB\"")),
-                Some(sz) if sz.0 == 0 => return Err(err("workload.size", "must be at least 1 byte")),
+                Some(sz) if sz.0 == 0 || sz.0 > MAX_FLOW_SIZE => return Err(err("workload.size", format!("{} B is out of range (allowed 1B..={MAX_FLOW_SIZE}B)", sz.0))),
                 _ => {}
             }
             let rounds = *w.rounds.get_or_insert(1);
@@ -607,8 +702,8 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
                 if x == y {
                     return Err(err(format!("workload.flows[{i}]"), "source and destination are the same host"));
                 }
-                if f.size.0 == 0 {
-                    return Err(err(format!("workload.flows[{i}].size"), "must be at least 1 byte"));
+                if f.size.0 == 0 || f.size.0 > MAX_FLOW_SIZE {
+                    return Err(err(format!("workload.flows[{i}].size"), format!("{} B is out of range (allowed 1B..={MAX_FLOW_SIZE}B)", f.size.0)));
                 }
                 if let Some(c) = f.class {
                     if s.switch.queues < 2 {
@@ -622,7 +717,25 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
             }
         }
     }
+    watched_queues(&topo, &s.output.queues)?;
+    if let Some(n) = known_flow_count(s)? {
+        watched_flows(&s.output.cc_flows, n)?;
+    }
     Ok(topo)
+}
+
+/// How many flows a validated workload starts, when that is known without generating them
+/// (a poisson workload bounded only by `until` is not).
+fn known_flow_count(s: &Scenario) -> Result<Option<usize>, ScenarioError> {
+    let w = &s.workload;
+    Ok(match w.kind {
+        WorkloadKind::LongFlows => Some(w.pairs.len()),
+        WorkloadKind::FlowList => Some(w.flows.list().len()),
+        WorkloadKind::Incast => Some(w.senders.len().max(w.fan_in.unwrap_or(0) as usize) * w.rounds.unwrap_or(1) as usize),
+        WorkloadKind::HpccFlows => Some(workload::hpcc_flows(w, &s.base_dir)?.len()),
+        WorkloadKind::Poisson if w.until.is_none() => w.flows.count().map(|n| n as usize),
+        WorkloadKind::Poisson => None,
+    })
 }
 
 fn kind_name(k: WorkloadKind) -> &'static str {

@@ -65,7 +65,7 @@ pub fn flows(cfg: &WorkloadCfg, topo: &Topology, seed: u64, base_dir: &Path) -> 
 pub fn hpcc_flows(cfg: &WorkloadCfg, base_dir: &Path) -> Result<Vec<crate::net::hpcc::HpccFlow>, ScenarioError> {
     let file = cfg.file.as_deref().ok_or_else(|| ScenarioError::new("workload.file", "hpcc-flows needs file = \"flows.txt\""))?;
     let path = base_dir.join(file);
-    let text = std::fs::read_to_string(&path).map_err(|e| ScenarioError::new("workload.file", format!("cannot read {}: {e}", path.display())))?;
+    let text = crate::sim::input::read_text(&path, crate::sim::input::MAX_FLOW_FILE).map_err(|e| ScenarioError::new("workload.file", e))?;
     crate::net::hpcc::parse_flows(&text).map_err(|e| ScenarioError::new("workload.file", format!("{}: {e}", path.display())))
 }
 

@@ -6,7 +6,8 @@
 //! that are not switches. Flows: line 1 the count; then `src dst priority_group dst_port
 //! size_bytes start_seconds` per line. Node ids are kept: host n is `h{n}`, switch n `sw{n}`.
 
-use super::topology::{LinkSpec, NodeKind, NodeSpec, Topology};
+use super::topology::{LinkSpec, NodeKind, NodeSpec, Topology, MAX_HOSTS, MAX_LINKS, MAX_LINK_DELAY, MAX_NODES, MIN_LINK_RATE};
+use crate::transport::FlowSpec;
 use crate::sim::units::{parse_rate, parse_time, Time};
 
 fn fields<'a>(line: &'a str, n: usize, what: &str, lineno: usize) -> Result<Vec<&'a str>, String> {
@@ -21,20 +22,38 @@ fn number<T: std::str::FromStr>(s: &str, what: &str, lineno: usize) -> Result<T,
     s.parse().map_err(|_| format!("line {lineno}: {what} {s:?} is not a number"))
 }
 
-/// Parses an HPCC ns-3 topology file.
+/// Parses an HPCC ns-3 topology file. Counts are checked against the limits of
+/// [`super::topology`] before anything is allocated for them, and links as strictly as a
+/// scenario's: a rate of at least [`MIN_LINK_RATE`], a delay of at most [`MAX_LINK_DELAY`].
 pub fn parse_topology(text: &str) -> Result<Topology, String> {
     let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l)).filter(|(_, l)| !l.trim().is_empty());
     let (n1, head) = lines.next().ok_or("the file is empty")?;
     let h = fields(head, 3, "nodes switches links", n1)?;
     let (nodes, switches, links): (usize, usize, usize) =
         (number(h[0], "node count", n1)?, number(h[1], "switch count", n1)?, number(h[2], "link count", n1)?);
+    if nodes > MAX_NODES {
+        return Err(format!("line {n1}: node count {nodes} is out of range (allowed 2..={MAX_NODES})"));
+    }
+    if switches > nodes {
+        return Err(format!("line {n1}: switch count {switches} is above the node count {nodes}"));
+    }
+    if nodes - switches > MAX_HOSTS {
+        return Err(format!("line {n1}: {} hosts (nodes - switches) is out of range (allowed 2..={MAX_HOSTS})", nodes - switches));
+    }
+    if links > MAX_LINKS {
+        return Err(format!("line {n1}: link count {links} is out of range (allowed 1..={MAX_LINKS})"));
+    }
     let mut kind = vec![NodeKind::Host; nodes];
     if switches > 0 {
         let (n2, ids) = lines.next().ok_or("missing the line of switch ids")?;
         let ids = fields(ids, switches, "switch ids", n2)?;
         for id in &ids[..switches] {
             let id: usize = number(id, "switch id", n2)?;
-            *kind.get_mut(id).ok_or_else(|| format!("line {n2}: switch id {id} is not below the node count {nodes}"))? = NodeKind::Switch;
+            let k = kind.get_mut(id).ok_or_else(|| format!("line {n2}: switch id {id} is not below the node count {nodes}"))?;
+            if *k == NodeKind::Switch {
+                return Err(format!("line {n2}: switch id {id} is listed twice"));
+            }
+            *k = NodeKind::Switch;
         }
     }
     let mut topo = Topology {
@@ -44,16 +63,22 @@ pub fn parse_topology(text: &str) -> Result<Topology, String> {
                 kind: kind[i],
             })
             .collect(),
-        links: Vec::with_capacity(links),
+        links: Vec::new(),
     };
-    for (n, line) in lines.take(links) {
+    for (n, line) in lines.by_ref().take(links) {
         let f = fields(line, 5, "src dst rate delay error_rate", n)?;
         let (a, b): (usize, usize) = (number(f[0], "src", n)?, number(f[1], "dst", n)?);
         if a >= nodes || b >= nodes || a == b {
             return Err(format!("line {n}: link {a} - {b} does not join two different nodes below {nodes}"));
         }
         let rate = parse_rate(f[2]).ok_or_else(|| format!("line {n}: {:?} is not a rate such as \"100Gbps\"", f[2]))?;
+        if rate < MIN_LINK_RATE {
+            return Err(format!("line {n}: rate {rate} is too slow (at least {MIN_LINK_RATE})"));
+        }
         let delay = parse_time(f[3]).ok_or_else(|| format!("line {n}: {:?} is not a delay such as \"1000ns\"", f[3]))?;
+        if delay > MAX_LINK_DELAY {
+            return Err(format!("line {n}: delay {delay} is out of range (allowed 0ns..={MAX_LINK_DELAY})"));
+        }
         let loss: f64 = number(f[4], "error rate", n)?;
         if !(0.0..=1.0).contains(&loss) {
             return Err(format!("line {n}: error rate {loss} is not in 0..=1"));
@@ -63,9 +88,17 @@ pub fn parse_topology(text: &str) -> Result<Topology, String> {
     if topo.links.len() != links {
         return Err(format!("the header announces {links} links, the file has {}", topo.links.len()));
     }
+    if let Some((n, _)) = lines.next() {
+        return Err(format!("line {n}: more lines than the {links} links the header announces"));
+    }
+    let mut degree = vec![0u32; nodes];
+    for l in &topo.links {
+        degree[l.a] += 1;
+        degree[l.b] += 1;
+    }
     for (i, node) in topo.nodes.iter().enumerate() {
-        if node.kind == NodeKind::Host && topo.links.iter().filter(|l| l.a == i || l.b == i).count() != 1 {
-            return Err(format!("host {i} must have exactly one link (a NIC with one port)"));
+        if node.kind == NodeKind::Host && degree[i] != 1 {
+            return Err(format!("host {i} must have exactly one link (a NIC with one port), it has {}", degree[i]));
         }
     }
     Ok(topo)
@@ -95,21 +128,33 @@ pub fn ns3_seconds(seconds: f64) -> Time {
     Time::from_ns(ns.min(u64::MAX as u128 / 1000) as u64)
 }
 
-/// Parses an HPCC ns-3 flow file.
+/// Latest start time in a flow file, in seconds (the longest `duration` a scenario may have).
+pub const MAX_START_SECONDS: f64 = 1e6;
+
+/// Most flows a flow file may hold (the most any workload may generate).
+pub const MAX_FLOWS: usize = 10_000_000;
+
+/// Parses an HPCC ns-3 flow file; sizes are at most [`FlowSpec::MAX_SIZE`].
 pub fn parse_flows(text: &str) -> Result<Vec<HpccFlow>, String> {
     let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l)).filter(|(_, l)| !l.trim().is_empty());
     let (n1, head) = lines.next().ok_or("the file is empty")?;
     let count: usize = number(head.trim(), "flow count", n1)?;
-    let mut flows = Vec::with_capacity(count);
-    for (n, line) in lines.take(count) {
+    if !(1..=MAX_FLOWS).contains(&count) {
+        return Err(format!("line {n1}: flow count {count} is out of range (allowed 1..={MAX_FLOWS})"));
+    }
+    let mut flows = Vec::new();
+    for (n, line) in lines.by_ref().take(count) {
         let f = fields(line, 6, "src dst priority_group dst_port size start_seconds", n)?;
         let seconds: f64 = number(f[5], "start time", n)?;
-        if !(seconds >= 0.0 && seconds.is_finite()) {
-            return Err(format!("line {n}: start time {seconds} is not a time in seconds"));
+        if !(seconds >= 0.0 && seconds <= MAX_START_SECONDS) {
+            return Err(format!("line {n}: start time {seconds} is out of range (allowed 0..={MAX_START_SECONDS} seconds)"));
         }
         let size: u64 = number(f[4], "size", n)?;
         if size == 0 {
             return Err(format!("line {n}: a flow of 0 bytes"));
+        }
+        if size > FlowSpec::MAX_SIZE {
+            return Err(format!("line {n}: size {size} is out of range (allowed 1..={} bytes)", FlowSpec::MAX_SIZE));
         }
         flows.push(HpccFlow {
             src: number(f[0], "src", n)?,
@@ -121,6 +166,9 @@ pub fn parse_flows(text: &str) -> Result<Vec<HpccFlow>, String> {
     }
     if flows.len() != count {
         return Err(format!("the header announces {count} flows, the file has {}", flows.len()));
+    }
+    if let Some((n, _)) = lines.next() {
+        return Err(format!("line {n}: more lines than the {count} flows the header announces"));
     }
     Ok(flows)
 }

@@ -7,6 +7,19 @@
 
 use crate::sim::units::{Rate, Time};
 
+/// Most hosts a network may have, whatever describes it (a kind's counts or a file).
+pub const MAX_HOSTS: usize = 100_000;
+/// Most nodes (hosts and switches) and links of a network read from a file.
+pub const MAX_NODES: usize = 1_000_000;
+pub const MAX_LINKS: usize = 4_000_000;
+/// Slowest link rate: below it a packet takes seconds to serialise and flows never finish.
+pub const MIN_LINK_RATE: Rate = Rate(1_000_000);
+/// Longest propagation delay of one link (a light-second; times stay far from overflow).
+pub const MAX_LINK_DELAY: Time = Time(1_000_000_000_000);
+/// Most (node, destination group) entries the forwarding tables may hold (8 B each, so
+/// 400 MB): see [`Topology::routing_entries`].
+pub const MAX_ROUTING_ENTRIES: u64 = 50_000_000;
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NodeKind {
     Host,
@@ -65,6 +78,52 @@ impl Topology {
 
     pub fn hosts(&self) -> impl Iterator<Item = usize> + '_ {
         self.nodes.iter().enumerate().filter(|(_, n)| n.kind == NodeKind::Host).map(|(i, _)| i)
+    }
+
+    /// Entries of the forwarding tables ([`crate::net::routing::Routes`]): nodes x destination
+    /// groups, a group being the switch a single-homed host hangs off, or a host of its own.
+    pub fn routing_entries(&self) -> u64 {
+        let mut degree = vec![0u32; self.nodes.len()];
+        let mut peer = vec![usize::MAX; self.nodes.len()];
+        for l in &self.links {
+            for (x, y) in [(l.a, l.b), (l.b, l.a)] {
+                degree[x] += 1;
+                peer[x] = y;
+            }
+        }
+        let mut root = vec![false; self.nodes.len()];
+        for h in self.hosts() {
+            let single = degree[h] == 1 && self.nodes[peer[h]].kind == NodeKind::Switch;
+            root[if single { peer[h] } else { h }] = true;
+        }
+        let groups = root.iter().filter(|&&r| r).count() as u64;
+        groups * self.nodes.len() as u64
+    }
+
+    /// Two hosts with no path between them (paths pass through switches only), if any: every
+    /// host must reach every other, since runs size windows and bitmaps by the longest path.
+    pub fn unreachable_pair(&self) -> Option<(usize, usize)> {
+        let first = self.hosts().next()?;
+        let mut adjacent: Vec<Vec<usize>> = vec![Vec::new(); self.nodes.len()];
+        for l in &self.links {
+            adjacent[l.a].push(l.b);
+            adjacent[l.b].push(l.a);
+        }
+        let mut seen = vec![false; self.nodes.len()];
+        let mut stack = vec![first];
+        seen[first] = true;
+        while let Some(n) = stack.pop() {
+            if n != first && self.nodes[n].kind == NodeKind::Host {
+                continue;
+            }
+            for &m in &adjacent[n] {
+                if !seen[m] {
+                    seen[m] = true;
+                    stack.push(m);
+                }
+            }
+        }
+        self.hosts().find(|&h| !seen[h]).map(|h| (first, h))
     }
 
     /// N hosts h0..h{N-1} on one switch sw0.

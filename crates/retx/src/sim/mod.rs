@@ -1,6 +1,7 @@
-//! The engine's foundations: time and units, the event queue and random streams. Knows no
-//! network element and no scheme.
+//! The engine's foundations: time and units, the event queue, random streams and bounded
+//! reading of input files. Knows no network element and no scheme.
 
+pub mod input;
 pub mod queue;
 pub mod rng;
 pub mod units;

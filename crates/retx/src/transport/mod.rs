@@ -50,6 +50,10 @@ pub struct FlowSpec {
 
 impl FlowSpec {
     pub const ENDLESS: u64 = u64::MAX;
+    /// The largest finite flow, 10^15 B (1 PB, 80,000 s at 100 Gbps): far below
+    /// [`FlowSpec::ENDLESS`] and i64::MAX, so sizes, packet counts and byte columns never
+    /// overflow. Every input is checked against it.
+    pub const MAX_SIZE: u64 = 1_000_000_000_000_000;
 
     pub fn npkts(&self) -> u64 {
         if self.size == Self::ENDLESS { u64::MAX } else { self.size.div_ceil(self.mtu as u64) }

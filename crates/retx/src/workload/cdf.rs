@@ -96,6 +96,9 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("gbone_websearch", GBONE_WEBSEARCH),
 ];
 
+/// Most points a table may have (the built-in ones have at most a few dozen).
+pub const MAX_POINTS: usize = 100_000;
+
 /// A flow-size distribution: a CDF table and how to draw from it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FlowSizeCdf {
@@ -120,6 +123,12 @@ impl FlowSizeCdf {
             let cdf: f64 = cdf.parse().map_err(|_| at("cdf is not a number"))?;
             if !(size.is_finite() && size >= 0.0 && cdf.is_finite() && cdf >= 0.0) {
                 return Err(at("size and cdf must be finite and not negative"));
+            }
+            if size > crate::transport::FlowSpec::MAX_SIZE as f64 {
+                return Err(at(&format!("size is above the largest flow ({} bytes)", crate::transport::FlowSpec::MAX_SIZE)));
+            }
+            if raw.len() >= MAX_POINTS {
+                return Err(at(&format!("more than {MAX_POINTS} points")));
             }
             if let Some(&(ps, pc)) = raw.last() {
                 if size < ps || cdf < pc {
@@ -161,7 +170,7 @@ impl FlowSizeCdf {
             });
         }
         let path = base_dir.join(spec);
-        let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let text = crate::sim::input::read_text(&path, crate::sim::input::MAX_CDF_FILE)?;
         FlowSizeCdf::parse(&text, interpolation).map_err(|e| format!("{}: {e}", path.display()))
     }
 
