@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import json
 import re
 import sys
 from pathlib import Path
@@ -103,7 +104,7 @@ def _merge_into(table: dict[str, Any], key: str, value: Any) -> None:
 MAX_SCENARIO_BYTES = 64 << 20
 """Largest scenario or config file read (a flow list of about a million flows)."""
 
-_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
+_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._+=,-]{0,127}")
 
 
 def check_name(name: str) -> str:
@@ -113,8 +114,8 @@ def check_name(name: str) -> str:
         raise ScenarioError("name: must not be empty")
     if _NAME.fullmatch(name) is None:
         raise ScenarioError(
-            f"name: {name!r} is not a plain name (it names the output folder: up to 128 letters, "
-            "digits, '.', '_', '-', starting with a letter, digit or '_')")
+            f"name: {json.dumps(name)} is not a plain name (it names the output folder: up to 128 letters, "
+            "digits and . _ - + = , starting with a letter, digit or _)")
     return name
 
 

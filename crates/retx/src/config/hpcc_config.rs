@@ -19,10 +19,10 @@ use std::path::Path;
 /// directory. The scenario is named after the file.
 pub fn read(path: &Path) -> Result<Scenario, ScenarioError> {
     let text = crate::sim::input::read_text(path, crate::sim::input::MAX_CONFIG_FILE).map_err(|e| ScenarioError::new("", e))?;
-    // The name names the output folder: the file's stem with anything but letters, digits,
-    // '.', '_' and '-' replaced.
+    // The name names the output folder: the file's stem with anything a name may not hold
+    // (validate::check_name) replaced by '_'.
     let stem = path.file_stem().map_or("hpcc-config".into(), |s| s.to_string_lossy().into_owned());
-    let mut name: String = stem.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') { c } else { '_' }).take(super::validate::MAX_NAME).collect();
+    let mut name: String = stem.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '+' | '=' | ',') { c } else { '_' }).take(super::validate::MAX_NAME - 1).collect();
     if name.starts_with('.') || name.is_empty() {
         name.insert(0, '_');
     }

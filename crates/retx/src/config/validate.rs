@@ -22,18 +22,19 @@ pub const MAX_SAMPLES: u64 = 1_000_000;
 /// The longest scenario name (it names the output folder).
 pub const MAX_NAME: usize = 128;
 
-/// A scenario name names its output folder, so it is one plain folder name: letters, digits,
-/// `.`, `_` and `-`, starting with a letter, digit or `_` (so never `..` or hidden).
+/// A scenario name names its output folder, so it is one plain folder name: letters, digits
+/// and `. _ - + = ,` (labels such as "hpcc+win"), starting with a letter, digit or `_` (so
+/// never `..`, hidden, absolute or with a separator).
 pub fn check_name(name: &str) -> Result<(), ScenarioError> {
     let ok_first = name.chars().next().is_some_and(|c| c.is_ascii_alphanumeric() || c == '_');
-    let ok_rest = name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'));
+    let ok_rest = name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '+' | '=' | ','));
     if name.is_empty() {
         return Err(err("name", "must not be empty"));
     }
     if !(ok_first && ok_rest) || name.len() > MAX_NAME {
         return Err(err(
             "name",
-            format!("{name:?} is not a plain name (it names the output folder: up to {MAX_NAME} letters, digits, '.', '_', '-', starting with a letter, digit or '_')"),
+            format!("{name:?} is not a plain name (it names the output folder: up to {MAX_NAME} letters, digits and . _ - + = , starting with a letter, digit or _)"),
         ));
     }
     Ok(())
