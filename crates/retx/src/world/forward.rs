@@ -143,7 +143,7 @@ impl<O: Observer> Simulation<O> {
     pub(super) fn put_on_wire(&mut self, p: usize, pkt: Packet) {
         let now = self.now;
         let port = &mut self.ports[p];
-        let ser = port.rate.serialization(pkt.size as u64);
+        let ser = port.serialization(pkt.size as u64);
         port.busy_until = now + ser;
         port.tx_bytes += pkt.size as u64;
         port.tx_packets += 1;

@@ -501,11 +501,7 @@ impl<O: Observer> Simulation<O> {
         let wall = std::time::Instant::now();
         let mut last_report = wall;
         let mut stopped_at = end;
-        while let Some(t) = self.events.peek_time() {
-            if t > end {
-                break;
-            }
-            let (t, ev) = self.events.pop().expect("peeked");
+        while let Some((t, ev)) = self.events.pop_until(end) {
             self.prefetch_ahead();
             self.now = t;
             self.c.events += 1;
