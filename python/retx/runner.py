@@ -48,7 +48,7 @@ def run_many(scenarios: Iterable[ScenarioLike], workers: Optional[int] = None,
             raise KeyboardInterrupt
 
     console = Console(stderr=True)
-    bar = _progress_bar(console, enabled=progress and console.is_terminal)
+    bar = _progress_bar(console, enabled=progress and shows_live_progress(console))
     executor = ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1)
     try:
         with bar:
@@ -67,6 +67,13 @@ def run_many(scenarios: Iterable[ScenarioLike], workers: Optional[int] = None,
         raise
     finally:
         executor.shutdown(wait=True, cancel_futures=True)
+
+
+def shows_live_progress(console: Console) -> bool:
+    """Whether a live bar can be drawn: on a terminal, or in a Jupyter notebook (where rich
+    draws it as a widget; that needs ipywidgets, the `notebook` extra). Elsewhere (CI logs,
+    pipes) long runs print a line now and then instead."""
+    return console.is_terminal or console.is_jupyter
 
 
 def _simulate(scenario: Scenario, progress: Optional[ProgressCallback]) -> Results:
@@ -113,7 +120,7 @@ class _SimTimeProgress:
             self.bar.stop()
 
     def __call__(self, sim_us: float, duration_us: float) -> None:
-        if self.console.is_terminal:
+        if shows_live_progress(self.console):
             self._update_bar(sim_us, duration_us)
         elif time.monotonic() - self.last_plain_report >= PLAIN_REPORT_EVERY_SECONDS:
             self.last_plain_report = time.monotonic()

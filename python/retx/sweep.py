@@ -54,6 +54,7 @@ from retx.metrics import run_metrics
 from retx.provenance import provenance, scenario_hash, utc_now, write_parquet
 from retx.results import FLOWS_FILE
 from retx.scenario import Scenario
+from retx.runner import shows_live_progress
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -257,8 +258,8 @@ class _Sweep:
         console = Console(stderr=True)
         bar = Progress(TextColumn("[bold]sweep"), BarColumn(), TaskProgressColumn(),
                        TextColumn("{task.completed:.0f}/{task.total:.0f} points"), TimeElapsedColumn(),
-                       console=console, disable=not (show_progress and console.is_terminal))
-        plain = show_progress and not console.is_terminal
+                       console=console, disable=not (show_progress and shows_live_progress(console)))
+        plain = show_progress and not shows_live_progress(console)
         last_report = time.monotonic()
         with bar:
             task = bar.add_task("points", total=len(todo))
