@@ -92,9 +92,9 @@ def run(
         else:
             (out_dir / name).unlink(missing_ok=True)  # --force: not one from an earlier run
     watched = {QUEUES_PLOT: (plot_queues, results.queues), CC_PLOT: (plot_cc, results.cc)}
-    for name, (plot, table) in watched.items():
+    for name, (draw, table) in watched.items():
         if table is not None and table.height:
-            plot(table, out_dir / name, title=scenario.name)
+            draw(table, out_dir / name, title=scenario.name)
         else:
             (out_dir / name).unlink(missing_ok=True)
     if results.fct_txt is not None:

@@ -7,7 +7,7 @@ save it as a PNG.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import polars as pl
 from matplotlib.axes import Axes
@@ -56,7 +56,7 @@ def plot_lines(
     """One line per value of `series`; `reference` rows (same columns) are drawn as markers
     in the matching line's colour, e.g. numbers read off a paper."""
     figure, axes = _new_figure()
-    colours: dict[object, str] = {}
+    colours: dict[object, Any] = {}  # a matplotlib colour: a name or an RGB(A) tuple
     for (name,), rows in table.sort(x).group_by(series, maintain_order=True):
         (line,) = axes.plot(rows[x], rows[y], marker="o", markersize=4, label=str(name))
         colours[name] = line.get_color()

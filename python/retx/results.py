@@ -7,7 +7,7 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 import polars as pl
 
@@ -18,7 +18,7 @@ from retx.provenance import write_parquet
 _SCHEMA = _native.schema()
 
 # Polars type of each column type the Rust schema (`retx::stats::columns`) declares.
-POLARS_DTYPES: dict[str, pl.DataType] = {
+POLARS_DTYPES: dict[str, type[pl.DataType]] = {
     "i64": pl.Int64,
     "u64": pl.UInt64,
     "f64": pl.Float64,
@@ -27,7 +27,7 @@ POLARS_DTYPES: dict[str, pl.DataType] = {
 }
 
 
-def table_schema(table: str) -> dict[str, pl.DataType]:
+def table_schema(table: str) -> dict[str, type[pl.DataType]]:
     """{column: polars type} of an output table ("flows", "timeseries", "queues", "cc", "memory"), in column
     order, as the Rust core declares it; empty tables get these types too."""
     return {name: POLARS_DTYPES[dtype] for name, dtype, _unit, _description in _SCHEMA[table]}
@@ -81,7 +81,7 @@ class Results:
     pcap_file: Optional[str] = None
 
     @classmethod
-    def from_native(cls, raw: dict[str, Any], fct_txt_file: Optional[Path] = None,
+    def from_native(cls, raw: Mapping[str, Any], fct_txt_file: Optional[Path] = None,
                     provenance: Optional[dict[str, Any]] = None) -> Results:
         return cls(
             flows=frame(raw["flows"], "flows"),
@@ -173,7 +173,12 @@ class Results:
     def _headline(self) -> tuple[int, int, str]:
         """Finished flows, all flows, and the finished flows' mean FCT as text."""
         done = finished_flows(self.flows)
-        return done.height, self.flows.height, _format_us(done["fct_us"].mean() if done.height else None)
+        return done.height, self.flows.height, _format_us(_as_float(done["fct_us"].mean()))
+
+
+def _as_float(value: object) -> Optional[float]:
+    """A polars scalar (e.g. the mean of no rows: None) as a float, or None."""
+    return float(value) if isinstance(value, (int, float)) else None
 
 
 def _format_us(value: Optional[float]) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Optional, Union
 
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, Progress, TaskID, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
 from retx import _native
 from retx.provenance import provenance, utc_now
@@ -40,7 +40,7 @@ def run_many(scenarios: Iterable[ScenarioLike], workers: Optional[int] = None,
 
     Ctrl-C, or any failure, stops the runs still going: their progress callbacks raise.
     """
-    scenarios = [_as_scenario(s) for s in scenarios]
+    loaded = [_as_scenario(s) for s in scenarios]
     cancelled = threading.Event()
 
     def abort_if_cancelled(_sim_us: float, _duration_us: float) -> None:
@@ -52,8 +52,8 @@ def run_many(scenarios: Iterable[ScenarioLike], workers: Optional[int] = None,
     executor = ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1)
     try:
         with bar:
-            task = bar.add_task("runs", total=len(scenarios))
-            futures = [executor.submit(_simulate, s, abort_if_cancelled) for s in scenarios]
+            task = bar.add_task("runs", total=len(loaded))
+            futures = [executor.submit(_simulate, s, abort_if_cancelled) for s in loaded]
             pending: set[Future[Results]] = set(futures)
             while pending:
                 # A timeout keeps the main thread responsive to Ctrl-C.
@@ -109,7 +109,7 @@ class _SimTimeProgress:
         self.name = name
         self.console = Console(stderr=True)
         self.bar: Optional[Progress] = None
-        self.task = None
+        self.task: Optional[TaskID] = None
         self.last_plain_report = time.monotonic()
 
     def __enter__(self) -> _SimTimeProgress:
@@ -139,4 +139,5 @@ class _SimTimeProgress:
             )
             self.bar.start()
             self.task = self.bar.add_task(self.name, total=duration_us)
+        assert self.task is not None  # added with the bar
         self.bar.update(self.task, completed=sim_us, total=duration_us)

@@ -352,7 +352,7 @@ def summarise(per_run: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
             out[f"{m}_ci95"] = t_975(n - 1) * sd / math.sqrt(n) if n >= 2 and sd is not None else None
         rows.append(out)
     order = keys + ["seeds"] + [f"{m}_{part}" for m in metrics for part in ("mean", "ci95")]
-    schema = {**{key: grouped.schema[key] for key in keys}, "seeds": pl.Int64,
+    schema: dict[str, Any] = {**{key: grouped.schema[key] for key in keys}, "seeds": pl.Int64,
               **{f"{m}_{part}": pl.Float64 for m in metrics for part in ("mean", "ci95")}}
     return pl.DataFrame(rows, schema=schema).select(order)
 

@@ -107,7 +107,7 @@ def test_stub_exception_matches_compiled() -> None:
 
 
 def test_stub_documents_the_keys_run_returns() -> None:
-    node = stub_classes()["RunResult"]
+    node = stub_classes()["_RunResult"]
     keys = [s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
     raw = _native.run(SMALL_SCENARIO)
     assert keys == list(raw)
