@@ -139,6 +139,23 @@ def plot_cc(cc: pl.DataFrame, path: Optional[str | Path] = None, title: str = ""
     return _finish(figure, axes, path, title, legend=cc.height > 0)
 
 
+def plot_pools(pools: pl.DataFrame, path: Optional[str | Path] = None, title: str = "") -> Figure:
+    """Watched hosts' NIC structures (`[output] pools`): share of each one's capacity in use at
+    each sample (line) and the peak since the previous one (dotted, same colour), in %."""
+    figure, axes = _new_figure()
+    shares = pools.sort("time_us").with_columns(
+        used_pct=pl.col("used") / pl.col("capacity") * 100.0,
+        peak_pct=pl.col("peak") / pl.col("capacity") * 100.0,
+    )
+    for (host, pool), rows in shares.group_by("host", "pool", maintain_order=True):
+        (line,) = axes.plot(rows["time_us"] / 1000.0, rows["used_pct"], label=f"{host} {pool}")
+        axes.plot(rows["time_us"] / 1000.0, rows["peak_pct"], linestyle=":", color=line.get_color())
+    axes.set_xlabel("time (ms)")
+    axes.set_ylabel("in use (% of capacity; dotted: peak since last sample)")
+    axes.set_ylim(0, 105)
+    return _finish(figure, axes, path, title, legend=pools.height > 0)
+
+
 def _new_figure() -> tuple[Figure, Axes]:
     figure = Figure(figsize=(7, 4.5), layout="constrained")
     FigureCanvasAgg(figure)
