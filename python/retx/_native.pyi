@@ -1,5 +1,6 @@
-# Type stubs for the compiled module built from crates/retx-py. tests/python/test_schema.py
-# checks every function here against the compiled one (names, parameters, defaults).
+# Type stubs for the compiled module built from crates/retx-py. tests/python/test_types.py
+# checks them against the compiled module with mypy's stubtest; tests/python/test_schema.py
+# checks every function's parameters and defaults too.
 #
 # Tables come back as {column name: values} in the order `schema()` lists them: numeric and
 # boolean columns as 1-D numpy arrays (dtype int64, uint64, float64 or bool), string columns
@@ -9,16 +10,21 @@ from typing import Callable, Optional, TypedDict, Union
 import numpy as np
 import numpy.typing as npt
 
-Column = Union[npt.NDArray[np.int64], npt.NDArray[np.uint64], npt.NDArray[np.float64], npt.NDArray[np.bool_], list[str]]
+__all__ = ["ScenarioError", "PanicException", "last_panic", "resolve", "run", "hpcc_config", "memory_table", "schema"]
+
+# Names with a leading underscore exist only here, for the annotations (stubtest skips them).
+
+_Column = Union[npt.NDArray[np.int64], npt.NDArray[np.uint64], npt.NDArray[np.float64], npt.NDArray[np.bool_], list[str]]
 # (name, dtype, unit, description); dtype is "i64", "u64", "f64", "bool" or "str", unit "" when
 # the value has none.
-ColumnSpec = tuple[str, str, str, str]
+_ColumnSpec = tuple[str, str, str, str]
 
-class RunResult(TypedDict):
-    flows: dict[str, Column]  # schema()["flows"]: one row per flow
-    timeseries: dict[str, Column]  # schema()["timeseries"]: one row per receiver per sample
-    queues: dict[str, Column]  # schema()["queues"]: one row per watched port per sample
-    cc: dict[str, Column]  # schema()["cc"]: one row per watched flow's sender per sample
+class _RunResult(TypedDict):
+    flows: dict[str, _Column]  # schema()["flows"]: one row per flow
+    timeseries: dict[str, _Column]  # schema()["timeseries"]: one row per receiver per sample
+    queues: dict[str, _Column]  # schema()["queues"]: one row per watched port per sample
+    cc: dict[str, _Column]  # schema()["cc"]: one row per watched flow's sender per sample
+    pools: dict[str, _Column]  # schema()["pools"]: one row per watched host's NIC structure per sample
     # name, seed, sim_time_us, wall_seconds, events, events_per_sec, packet_hops,
     # packets_created/consumed/in_flight, drops_loss/buffer/unroutable, ecn_marks, pfc_pauses,
     # qp_swaps, bad_deliveries, background_sent/dropped/delivered ([[background]] packets;
@@ -27,7 +33,7 @@ class RunResult(TypedDict):
     # onchip_per_connection/shared/total_bytes, flows, flows_completed.
     summary: dict[str, Union[str, int, float]]
     resolved: str  # the scenario as TOML with every default filled in
-    memory: dict[str, Column]  # schema()["memory"]: one row per loss recovery scheme
+    memory: dict[str, _Column]  # schema()["memory"]: one row per loss recovery scheme
     fct_txt: Optional[str]  # the HPCC ns-3 fct.txt lines, when [output] fct_txt asks for them
     pcap: Optional[bytes]  # the libpcap file, when [output] pcap asks for one
     pcap_file: Optional[str]  # its file name, relative to the output folder ([output] pcap.file)
@@ -48,7 +54,7 @@ def run(
     toml_text: str,
     base_dir: str = ".",
     progress: Optional[Callable[[float, float], object]] = None,
-) -> RunResult:
+) -> _RunResult:
     """Simulate a scenario with the GIL released.
 
     `progress(sim_time_us, duration_us)` is called about every 0.2 s of wall time; an exception
@@ -62,14 +68,14 @@ def memory_table(
     connections: int = 300,
     pool_bits: int = 1024,
     block_bits: int = 8,
-) -> dict[str, Union[Column, int]]:
+) -> dict[str, Union[_Column, int]]:
     """The on-chip memory table (schema()["memory"] columns) of every loss recovery scheme for
     a NIC sized as given, plus "bdp_packets": int, the packets in one bandwidth-delay product.
     Raises ScenarioError naming a bad argument."""
 
-def schema() -> dict[str, list[ColumnSpec]]:
+def schema() -> dict[str, list[_ColumnSpec]]:
     """Every output table's columns as declared in Rust (retx::stats::columns):
-    {"flows" | "timeseries" | "queues" | "cc" | "memory": [(name, dtype, unit, description), ...]}."""
+    {"flows" | "timeseries" | "queues" | "cc" | "pools" | "memory": [(name, dtype, unit, description), ...]}."""
 
 class PanicException(BaseException):
     """A Rust panic (a bug), as PyO3 raises it: pyo3_runtime.PanicException."""

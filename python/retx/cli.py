@@ -13,7 +13,7 @@ from retx import reproduce
 from retx._native import PanicException, ScenarioError, last_panic
 from retx.memory import memory_table
 from retx.report import ReportError, write_report
-from retx.plots import plot_cc, plot_fct_cdf, plot_queues, plot_slowdown_by_size, plot_throughput
+from retx.plots import plot_cc, plot_fct_cdf, plot_pools, plot_queues, plot_slowdown_by_size, plot_throughput
 from retx.provenance import version
 from retx.results import FLOWS_FILE, SUMMARY_FILE
 from retx.runner import run as run_scenario
@@ -28,6 +28,7 @@ FCT_CDF_PLOT = "fct_cdf.png"
 SLOWDOWN_BY_SIZE_PLOT = "slowdown_by_size.png"
 QUEUES_PLOT = "queues.png"
 CC_PLOT = "cc.png"
+POOLS_PLOT = "pools.png"
 FLOW_ROWS_SHOWN = 10
 FLOW_COLUMNS_SHOWN = [
     "flow_id", "src", "dst", "size_bytes", "fct_us", "slowdown", "goodput_gbps",
@@ -91,10 +92,11 @@ def run(
             plot(results.flows, out_dir / name, title=scenario.name)
         else:
             (out_dir / name).unlink(missing_ok=True)  # --force: not one from an earlier run
-    watched = {QUEUES_PLOT: (plot_queues, results.queues), CC_PLOT: (plot_cc, results.cc)}
-    for name, (plot, table) in watched.items():
+    watched = {QUEUES_PLOT: (plot_queues, results.queues), CC_PLOT: (plot_cc, results.cc),
+               POOLS_PLOT: (plot_pools, results.pools)}
+    for name, (draw, table) in watched.items():
         if table is not None and table.height:
-            plot(table, out_dir / name, title=scenario.name)
+            draw(table, out_dir / name, title=scenario.name)
         else:
             (out_dir / name).unlink(missing_ok=True)
     if results.fct_txt is not None:
@@ -168,9 +170,9 @@ def reproduce_command(
                                help="A coarser, shorter grid: faster, how much depends on the figure."),
 ) -> None:
     """Reproduce a figure from a paper: run the grid, print the table, write table and plot."""
-    module = reproduce.lookup(name)
+    reproduce.lookup(name)  # an unknown name fails before anything runs
     default_dir = Path("results") / (f"{name}-quick" if quick else name)
-    module.run(out or default_dir, quick)
+    reproduce.run(name, out or default_dir, quick)
 
 
 @app.command()

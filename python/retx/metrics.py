@@ -15,13 +15,13 @@ values v[0..n-1] is v[k] + (v[k+1] - v[k]) * f where k + f = q * (n - 1).
 from __future__ import annotations
 
 import math
-from typing import Any, Optional
+from typing import Any, Final, Literal, Optional
 
 import polars as pl
 
-_QUANTILE = "linear"
+_QUANTILE: Final[Literal["linear"]] = "linear"
 
-_BY_SIZE_SCHEMA = {
+_BY_SIZE_SCHEMA = pl.Schema({
     "group": pl.Int64,
     "count": pl.Int64,
     "size_min": pl.Int64,
@@ -30,7 +30,7 @@ _BY_SIZE_SCHEMA = {
     "slowdown_median": pl.Float64,
     "slowdown_p95": pl.Float64,
     "slowdown_p99": pl.Float64,
-}
+})
 
 
 def _completed(flows: pl.DataFrame, value: str) -> pl.DataFrame:

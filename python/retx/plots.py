@@ -7,7 +7,7 @@ save it as a PNG.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import polars as pl
 from matplotlib.axes import Axes
@@ -56,7 +56,7 @@ def plot_lines(
     """One line per value of `series`; `reference` rows (same columns) are drawn as markers
     in the matching line's colour, e.g. numbers read off a paper."""
     figure, axes = _new_figure()
-    colours: dict[object, str] = {}
+    colours: dict[object, Any] = {}  # a matplotlib colour: a name or an RGB(A) tuple
     for (name,), rows in table.sort(x).group_by(series, maintain_order=True):
         (line,) = axes.plot(rows[x], rows[y], marker="o", markersize=4, label=str(name))
         colours[name] = line.get_color()
@@ -137,6 +137,23 @@ def plot_cc(cc: pl.DataFrame, path: Optional[str | Path] = None, title: str = ""
         window_axes.set_ylabel("window (KB, dashed)")
         window_axes.set_ylim(bottom=0)
     return _finish(figure, axes, path, title, legend=cc.height > 0)
+
+
+def plot_pools(pools: pl.DataFrame, path: Optional[str | Path] = None, title: str = "") -> Figure:
+    """Watched hosts' NIC structures (`[output] pools`): share of each one's capacity in use at
+    each sample (line) and the peak since the previous one (dotted, same colour), in %."""
+    figure, axes = _new_figure()
+    shares = pools.sort("time_us").with_columns(
+        used_pct=pl.col("used") / pl.col("capacity") * 100.0,
+        peak_pct=pl.col("peak") / pl.col("capacity") * 100.0,
+    )
+    for (host, pool), rows in shares.group_by("host", "pool", maintain_order=True):
+        (line,) = axes.plot(rows["time_us"] / 1000.0, rows["used_pct"], label=f"{host} {pool}")
+        axes.plot(rows["time_us"] / 1000.0, rows["peak_pct"], linestyle=":", color=line.get_color())
+    axes.set_xlabel("time (ms)")
+    axes.set_ylabel("in use (% of capacity; dotted: peak since last sample)")
+    axes.set_ylim(0, 105)
+    return _finish(figure, axes, path, title, legend=pools.height > 0)
 
 
 def _new_figure() -> tuple[Figure, Axes]:

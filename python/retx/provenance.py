@@ -22,6 +22,7 @@ import polars as pl
 # Hex digits of the scenario hash that names a run: 48 bits, so a grid of a million points
 # has a ~2e-3 chance of one collision.
 HASH_CHARS = 12
+PROVENANCE_FILE = "provenance.json"
 PARQUET_PREFIX = "retx."
 _SOURCE_DIR = Path(__file__).resolve().parent
 _COMMIT = re.compile(r"[0-9a-f]{40}")
@@ -66,12 +67,16 @@ def utc_now() -> str:
 def provenance(resolved: str, started_utc: str) -> dict[str, Any]:
     """The record for a run of `resolved` (the scenario with defaults filled in) begun at
     `started_utc`."""
+    return {**provenance_without_scenario(started_utc), "scenario_hash": scenario_hash(resolved)}
+
+
+def provenance_without_scenario(started_utc: str) -> dict[str, Any]:
+    """What every record holds: retx version, git commit, start time and host."""
     return {
         "retx_version": version(),
         "git_commit": git_commit(),
         "started_utc": started_utc,
         "host": socket.gethostname(),
-        "scenario_hash": scenario_hash(resolved),
     }
 
 

@@ -7,7 +7,7 @@ import json
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 import polars as pl
 
@@ -18,7 +18,7 @@ from retx.provenance import write_parquet
 _SCHEMA = _native.schema()
 
 # Polars type of each column type the Rust schema (`retx::stats::columns`) declares.
-POLARS_DTYPES: dict[str, pl.DataType] = {
+POLARS_DTYPES: dict[str, type[pl.DataType]] = {
     "i64": pl.Int64,
     "u64": pl.UInt64,
     "f64": pl.Float64,
@@ -27,8 +27,8 @@ POLARS_DTYPES: dict[str, pl.DataType] = {
 }
 
 
-def table_schema(table: str) -> dict[str, pl.DataType]:
-    """{column: polars type} of an output table ("flows", "timeseries", "queues", "cc", "memory"), in column
+def table_schema(table: str) -> dict[str, type[pl.DataType]]:
+    """{column: polars type} of an output table ("flows", "timeseries", "queues", "cc", "pools", "memory"), in column
     order, as the Rust core declares it; empty tables get these types too."""
     return {name: POLARS_DTYPES[dtype] for name, dtype, _unit, _description in _SCHEMA[table]}
 
@@ -50,6 +50,7 @@ FLOWS_FILE = "flows.parquet"
 TIMESERIES_FILE = "timeseries.parquet"
 QUEUES_FILE = "queues.parquet"
 CC_FILE = "cc.parquet"
+POOLS_FILE = "pools.parquet"
 SUMMARY_FILE = "summary.json"
 SCENARIO_FILE = "scenario.toml"
 MEMORY_FILE = "memory.parquet"
@@ -73,6 +74,9 @@ class Results:
     queues: Optional[pl.DataFrame] = None
     # The flows `[output] cc_flows` watches: their senders' rate, window and bytes in flight.
     cc: Optional[pl.DataFrame] = None
+    # The hosts `[output] pools` watches: their NIC's shared structures (MELO's bits pools,
+    # the QP cache) in use, peak between samples and capacity.
+    pools: Optional[pl.DataFrame] = None
     # Where the run came from (retx.provenance): version, git commit, start time, host,
     # scenario hash. Saved in summary.json and in every Parquet file's metadata.
     provenance: Optional[dict[str, Any]] = None
@@ -81,7 +85,7 @@ class Results:
     pcap_file: Optional[str] = None
 
     @classmethod
-    def from_native(cls, raw: dict[str, Any], fct_txt_file: Optional[Path] = None,
+    def from_native(cls, raw: Mapping[str, Any], fct_txt_file: Optional[Path] = None,
                     provenance: Optional[dict[str, Any]] = None) -> Results:
         return cls(
             flows=frame(raw["flows"], "flows"),
@@ -93,6 +97,7 @@ class Results:
             fct_txt_file=fct_txt_file,
             queues=frame(raw["queues"], "queues"),
             cc=frame(raw["cc"], "cc"),
+            pools=frame(raw["pools"], "pools"),
             provenance=provenance,
             pcap=raw.get("pcap"),
             pcap_file=raw.get("pcap_file"),
@@ -131,6 +136,8 @@ class Results:
             write_parquet(self.queues, out_dir / QUEUES_FILE, record)
         if self.cc is not None:
             write_parquet(self.cc, out_dir / CC_FILE, record)
+        if self.pools is not None:
+            write_parquet(self.pools, out_dir / POOLS_FILE, record)
         if self.fct_txt is not None:
             self.fct_txt_target(out_dir).write_text(self.fct_txt)
         if self.pcap is not None:
@@ -153,11 +160,10 @@ class Results:
             summary=summary,
             resolved=(out_dir / SCENARIO_FILE).read_text(),
             memory=pl.read_parquet(out_dir / MEMORY_FILE),
-            # Folders written before queues were sampled have no file: an empty table.
-            queues=(pl.read_parquet(out_dir / QUEUES_FILE) if (out_dir / QUEUES_FILE).exists()
-                    else pl.DataFrame(schema=table_schema("queues"))),
-            cc=(pl.read_parquet(out_dir / CC_FILE) if (out_dir / CC_FILE).exists()
-                else pl.DataFrame(schema=table_schema("cc"))),
+            # Folders written before a table existed have no file: an empty table.
+            queues=_read_or_empty(out_dir / QUEUES_FILE, "queues"),
+            cc=_read_or_empty(out_dir / CC_FILE, "cc"),
+            pools=_read_or_empty(out_dir / POOLS_FILE, "pools"),
             provenance=record,
         )
 
@@ -173,7 +179,16 @@ class Results:
     def _headline(self) -> tuple[int, int, str]:
         """Finished flows, all flows, and the finished flows' mean FCT as text."""
         done = finished_flows(self.flows)
-        return done.height, self.flows.height, _format_us(done["fct_us"].mean() if done.height else None)
+        return done.height, self.flows.height, _format_us(_as_float(done["fct_us"].mean()))
+
+
+def _read_or_empty(path: Path, table: str) -> pl.DataFrame:
+    return pl.read_parquet(path) if path.exists() else pl.DataFrame(schema=table_schema(table))
+
+
+def _as_float(value: object) -> Optional[float]:
+    """A polars scalar (e.g. the mean of no rows: None) as a float, or None."""
+    return float(value) if isinstance(value, (int, float)) else None
 
 
 def _format_us(value: Optional[float]) -> str:

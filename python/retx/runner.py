@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Optional, Union
 
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, Progress, TaskID, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
 from retx import _native
 from retx.provenance import provenance, utc_now
@@ -40,7 +40,7 @@ def run_many(scenarios: Iterable[ScenarioLike], workers: Optional[int] = None,
 
     Ctrl-C, or any failure, stops the runs still going: their progress callbacks raise.
     """
-    scenarios = [_as_scenario(s) for s in scenarios]
+    loaded = [_as_scenario(s) for s in scenarios]
     cancelled = threading.Event()
 
     def abort_if_cancelled(_sim_us: float, _duration_us: float) -> None:
@@ -48,12 +48,12 @@ def run_many(scenarios: Iterable[ScenarioLike], workers: Optional[int] = None,
             raise KeyboardInterrupt
 
     console = Console(stderr=True)
-    bar = _progress_bar(console, enabled=progress and console.is_terminal)
+    bar = _progress_bar(console, enabled=progress and shows_live_progress(console))
     executor = ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1)
     try:
         with bar:
-            task = bar.add_task("runs", total=len(scenarios))
-            futures = [executor.submit(_simulate, s, abort_if_cancelled) for s in scenarios]
+            task = bar.add_task("runs", total=len(loaded))
+            futures = [executor.submit(_simulate, s, abort_if_cancelled) for s in loaded]
             pending: set[Future[Results]] = set(futures)
             while pending:
                 # A timeout keeps the main thread responsive to Ctrl-C.
@@ -67,6 +67,13 @@ def run_many(scenarios: Iterable[ScenarioLike], workers: Optional[int] = None,
         raise
     finally:
         executor.shutdown(wait=True, cancel_futures=True)
+
+
+def shows_live_progress(console: Console) -> bool:
+    """Whether a live bar can be drawn: on a terminal, or in a Jupyter notebook (where rich
+    draws it as a widget; that needs ipywidgets, the `notebook` extra). Elsewhere (CI logs,
+    pipes) long runs print a line now and then instead."""
+    return console.is_terminal or console.is_jupyter
 
 
 def _simulate(scenario: Scenario, progress: Optional[ProgressCallback]) -> Results:
@@ -102,7 +109,7 @@ class _SimTimeProgress:
         self.name = name
         self.console = Console(stderr=True)
         self.bar: Optional[Progress] = None
-        self.task = None
+        self.task: Optional[TaskID] = None
         self.last_plain_report = time.monotonic()
 
     def __enter__(self) -> _SimTimeProgress:
@@ -113,7 +120,7 @@ class _SimTimeProgress:
             self.bar.stop()
 
     def __call__(self, sim_us: float, duration_us: float) -> None:
-        if self.console.is_terminal:
+        if shows_live_progress(self.console):
             self._update_bar(sim_us, duration_us)
         elif time.monotonic() - self.last_plain_report >= PLAIN_REPORT_EVERY_SECONDS:
             self.last_plain_report = time.monotonic()
@@ -132,4 +139,5 @@ class _SimTimeProgress:
             )
             self.bar.start()
             self.task = self.bar.add_task(self.name, total=duration_us)
+        assert self.task is not None  # added with the bar
         self.bar.update(self.task, completed=sim_us, total=duration_us)

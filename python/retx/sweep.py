@@ -54,6 +54,7 @@ from retx.metrics import run_metrics
 from retx.provenance import provenance, scenario_hash, utc_now, write_parquet
 from retx.results import FLOWS_FILE
 from retx.scenario import Scenario
+from retx.runner import shows_live_progress
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -257,8 +258,8 @@ class _Sweep:
         console = Console(stderr=True)
         bar = Progress(TextColumn("[bold]sweep"), BarColumn(), TaskProgressColumn(),
                        TextColumn("{task.completed:.0f}/{task.total:.0f} points"), TimeElapsedColumn(),
-                       console=console, disable=not (show_progress and console.is_terminal))
-        plain = show_progress and not console.is_terminal
+                       console=console, disable=not (show_progress and shows_live_progress(console)))
+        plain = show_progress and not shows_live_progress(console)
         last_report = time.monotonic()
         with bar:
             task = bar.add_task("points", total=len(todo))
@@ -351,7 +352,7 @@ def summarise(per_run: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
             out[f"{m}_ci95"] = t_975(n - 1) * sd / math.sqrt(n) if n >= 2 and sd is not None else None
         rows.append(out)
     order = keys + ["seeds"] + [f"{m}_{part}" for m in metrics for part in ("mean", "ci95")]
-    schema = {**{key: grouped.schema[key] for key in keys}, "seeds": pl.Int64,
+    schema: dict[str, Any] = {**{key: grouped.schema[key] for key in keys}, "seeds": pl.Int64,
               **{f"{m}_{part}": pl.Float64 for m in metrics for part in ("mean", "ci95")}}
     return pl.DataFrame(rows, schema=schema).select(order)
 

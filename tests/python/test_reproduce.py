@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import math
 import re
 from pathlib import Path
@@ -20,6 +21,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from retx import reproduce
+from retx.provenance import git_commit, read_parquet_provenance
 from retx.reproduce import (REPRODUCTIONS, cc_compare, gbone_fct, gbone_goodput, hpcc_micro, melo_fig5a, melo_fig5b,
                             melo_fig6a, melo_fig6b, ns3_crosscheck, stride_fattree, stride_segment,
                             stride_testbed)
@@ -38,11 +41,26 @@ class Ran:
 
 
 def run_quietly(module, tmp_path_factory) -> Ran:
+    """Run a reproduction as `retx reproduce NAME --quick` does (provenance included)."""
+    (name,) = [name for name, known in REPRODUCTIONS.items() if known is module]
     out_dir = tmp_path_factory.mktemp(module.__name__.rsplit(".", 1)[-1])
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
-        table = module.run(out_dir, quick=True)
+        table = reproduce.run(name, out_dir, quick=True)
     return Ran(table, buf.getvalue(), out_dir)
+
+
+def test_a_reproduction_records_its_provenance(fig6b: Ran) -> None:
+    record = json.loads((fig6b.out_dir / "provenance.json").read_text())
+    assert record["reproduction"] == "melo-fig6b" and record["quick"] is True
+    assert record["git_commit"] == git_commit()
+    assert re.fullmatch(r"[0-9a-f]{12}", record["source_hash"])
+    assert record["wall_seconds"] > 0 and record["started_utc"].endswith("+00:00")
+    # The same record rides in the table's Parquet metadata, as strings.
+    stamped = read_parquet_provenance(fig6b.out_dir / "table.parquet")
+    assert stamped["reproduction"] == "melo-fig6b" and stamped["source_hash"] == record["source_hash"]
+    assert stamped["quick"] == "True"
+    assert pl.read_parquet(fig6b.out_dir / "table.parquet").equals(fig6b.table)
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,7 @@ from retx import _native
 from retx.results import POLARS_DTYPES, Results, describe, frame, table_schema
 
 STUB = Path(retx.__file__).with_name("_native.pyi")
-TABLES = ("flows", "timeseries", "queues", "cc", "memory")
+TABLES = ("flows", "timeseries", "queues", "cc", "pools", "memory")
 NUMPY_DTYPES = {"i64": np.int64, "u64": np.uint64, "f64": np.float64, "bool": np.bool_}
 
 # The small scenario sampled often enough that its time series has rows.
@@ -107,7 +107,7 @@ def test_stub_exception_matches_compiled() -> None:
 
 
 def test_stub_documents_the_keys_run_returns() -> None:
-    node = stub_classes()["RunResult"]
+    node = stub_classes()["_RunResult"]
     keys = [s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)]
     raw = _native.run(SMALL_SCENARIO)
     assert keys == list(raw)
@@ -150,6 +150,12 @@ def test_run_returns_the_declared_columns() -> None:
         assert_columns_match_schema(raw[table], table)
     assert len(raw["flows"]["flow_id"]) == 1 and len(raw["timeseries"]["time_us"]) > 0
     assert len(raw["cc"]["time_us"]) > 0 and set(raw["cc"]["flow_id"]) == {0}
+    # Pools have rows only where a scheme keeps shared structures: MELO's bits pools.
+    melo = retx.Scenario.from_str(SMALL_SCENARIO).with_overrides(
+        {"transport": {"recovery": "melo"}, "output": {"sample_interval": "10us", "pools": ["h1"]}})
+    pools = _native.run(melo.text)["pools"]
+    assert_columns_match_schema(pools, "pools")
+    assert len(pools["time_us"]) > 0 and set(pools["pool"]) == {"melo_rx", "melo_tx"}
 
 
 def test_memory_table_returns_the_declared_columns() -> None:

@@ -1,4 +1,4 @@
-"""Watched ports and flows (`[output] queues`, `[output] cc_flows`) from the command line:
+"""Watched ports, flows and NIC pools (`[output] queues`, `cc_flows`, `pools`) from the command line:
 their tables and plots."""
 
 from __future__ import annotations
@@ -8,7 +8,8 @@ from pathlib import Path
 import polars as pl
 
 from conftest import run_cli
-from retx.plots import plot_cc, plot_queues
+from retx.plots import plot_cc, plot_pools, plot_queues
+from retx.results import Results
 
 SCENARIO = """\
 name = "watched"
@@ -62,3 +63,48 @@ def test_an_unwatched_run_draws_neither_plot(tmp_path: Path) -> None:
     assert run_cli("run", str(scenario), "--out", str(out), "--quiet").returncode == 0
     assert not (out / "queues.png").exists() and not (out / "cc.png").exists()
     assert pl.read_parquet(out / "cc.parquet").height == 0
+
+
+MELO_SCENARIO = """\
+name = "pools"
+seed = 3
+duration = "20ms"
+stop_when_done = true
+[topology]
+kind = "single-switch"
+hosts = 3
+[transport]
+recovery = "melo"
+[[loss]]
+at = "switch:sw0"
+rate = 0.01
+[workload]
+kind = "flow-list"
+flows = [{ src = "h1", dst = "h0", size = "300KB" }, { src = "h2", dst = "h0", size = "300KB" }]
+[output]
+sample_interval = "20us"
+pools = ["h0"]
+"""
+
+
+def test_run_writes_and_plots_the_watched_pools(tmp_path: Path) -> None:
+    scenario = tmp_path / "pools.toml"
+    scenario.write_text(MELO_SCENARIO)
+    out = tmp_path / "out"
+    result = run_cli("run", str(scenario), "--out", str(out), "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert (out / "pools.png").stat().st_size > 0
+    pools = pl.read_parquet(out / "pools.parquet")
+    assert set(pools["pool"].unique()) == {"melo_rx", "melo_tx"} and set(pools["host"].unique()) == {"h0"}
+    rx = pools.filter(pl.col("pool") == "melo_rx")
+    # h0 receives both flows under 1 % loss: its receive pool holds bitmap blocks while holes
+    # are open, and the highest peak between samples is the run's peak share of the pool.
+    summary = Results.load(out).summary
+    assert rx["peak"].max() == round(summary["melo_rx_pool_peak"] * rx["capacity"][0])
+    assert (rx["peak"] >= rx["used"]).all() and rx["used"].max() > 0 and rx["used"][-1] == 0
+    assert len(plot_pools(pools).axes[0].lines) == 4  # used and peak of each pool
+    # Unwatched: an empty table, no plot.
+    scenario.write_text(MELO_SCENARIO.replace('pools = ["h0"]\n', ""))
+    assert run_cli("run", str(scenario), "--out", str(tmp_path / "plain"), "--quiet").returncode == 0
+    assert not (tmp_path / "plain" / "pools.png").exists()
+    assert pl.read_parquet(tmp_path / "plain" / "pools.parquet").height == 0

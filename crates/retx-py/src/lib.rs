@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use retx::observe::Observer;
 use retx::sim::units::Time;
-use retx::stats::columns::{Data, Table, CC, FLOWS, MEMORY, QUEUES, TIMESERIES};
+use retx::stats::columns::{Data, Table, CC, FLOWS, MEMORY, POOLS, QUEUES, TIMESERIES};
 use retx::{RunOutput, Scenario, ScenarioError as CoreError, Simulation};
 
 create_exception!(_native, ScenarioError, PyValueError, "A scenario failed validation; str() is one line naming the field.");
@@ -98,6 +98,7 @@ fn to_python(py: Python<'_>, out: &RunOutput, name: &str, seed: u64, wall_s: f64
     let ts = columns(py, &TIMESERIES, &out.host_names, &out.samples)?;
     let queues = columns(py, &QUEUES, &out.queue_names, &out.queue_samples)?;
     let cc = columns(py, &CC, &(), &out.cc_samples)?;
+    let pools = columns(py, &POOLS, &out.host_names, &out.pool_samples)?;
 
     let c = &out.counters;
     let summary = PyDict::new_bound(py);
@@ -138,6 +139,7 @@ fn to_python(py: Python<'_>, out: &RunOutput, name: &str, seed: u64, wall_s: f64
     result.set_item("timeseries", ts)?;
     result.set_item("queues", queues)?;
     result.set_item("cc", cc)?;
+    result.set_item("pools", pools)?;
     result.set_item("summary", summary)?;
     result.set_item("resolved", resolved)?;
     result.set_item("memory", columns(py, &MEMORY, &(), &memory.rows)?)?;

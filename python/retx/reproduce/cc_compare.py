@@ -40,13 +40,13 @@ import copy
 import random
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import polars as pl
 
 from retx.metrics import slowdown_by_size
 from retx.plots import plot_lines
-from retx.reproduce.common import claims_table, save_table
+from retx.reproduce.common import claims_table, number, save_table
 from retx.runner import run_many
 from retx.scenario import Scenario
 from retx.table import format_table
@@ -157,7 +157,7 @@ def scenarios(quick: bool) -> list[Scenario]:
     mixed: Optional[list[dict]] = None
     out = []
     for w, load, cc in grid(quick):
-        data = copy.deepcopy(BASE_SCENARIO)
+        data: dict[str, Any] = copy.deepcopy(BASE_SCENARIO)
         data["name"] = f"cc-compare-{w}-{load:g}-{cc}"
         if w == "websearch+incast":
             if mixed is None:
@@ -191,7 +191,7 @@ def queue_max_us(queues: Optional[pl.DataFrame]) -> Optional[float]:
     """The largest backlog any ToR->host port held during the run, in us at 100 G."""
     if queues is None or queues.height == 0:
         return None
-    return float(queues["peak_bytes"].max()) * 8 / (LINE_GBPS * 1e3)
+    return number(queues["peak_bytes"].max()) * 8 / (LINE_GBPS * 1e3)
 
 
 def summarize(point: tuple[str, float, str], result, until_us: int) -> tuple[list[dict], pl.DataFrame]:
@@ -220,7 +220,7 @@ def claims(table: pl.DataFrame) -> pl.DataFrame:
                          & (pl.col("window") == window) & (pl.col("bucket") == bucket))
         return r[col][0] if r.height else None
 
-    out: list[tuple[str, float, Optional[float]]] = [
+    out: list[tuple[str, Optional[float], Optional[float]]] = [
         ("HPCC p95 network latency, web search 50 % (us; retx: ToR->host queue p95)",
          PAPER_P95_LATENCY_US, one("websearch", 0.5, "hpcc", "variable", "> 1 MB", "queue_p95_us")),
     ]

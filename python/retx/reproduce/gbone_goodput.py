@@ -15,7 +15,7 @@ from pathlib import Path
 import polars as pl
 
 from retx.plots import plot_lines
-from retx.reproduce.common import claims_table, save_table
+from retx.reproduce.common import claims_table, number, save_table
 from retx.runner import run_many
 from retx.scenario import Scenario
 from retx.table import format_table
@@ -58,8 +58,8 @@ def run(out_dir: Path, quick: bool) -> pl.DataFrame:
         rows.append({
             "scheme": scheme,
             "steady_goodput_gbps": steady["rx_gbps"].mean(),
-            "steady_pct_of_link": steady["rx_gbps"].mean() / LINK_GBPS * 100.0,
-            "steady_wire_pct_of_link": steady["rx_wire_gbps"].mean() / LINK_GBPS * 100.0,
+            "steady_pct_of_link": number(steady["rx_gbps"].mean()) / LINK_GBPS * 100.0,
+            "steady_wire_pct_of_link": number(steady["rx_wire_gbps"].mean()) / LINK_GBPS * 100.0,
             "retx_bytes": flow["retx_bytes"],
             "notifications": flow["naks"],
             "timeouts": flow["timeouts"],

@@ -22,6 +22,7 @@ named in the table. `quick` changes nothing: every run is a few milliseconds of 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -35,7 +36,7 @@ LINE_GBPS = 100.0
 # Base RTT host - switch - host: 4 x 1 us propagation plus serialisation (4.16 us for a full
 # packet out and its ACK back); one BDP at 100 Gbps is 52 KB.
 BDP_BYTES = 52_000
-CONTROLLERS = {
+CONTROLLERS: dict[str, dict[str, Any]] = {
     "dcqcn": {"transport": {"cc": "dcqcn"}, "cc": {"dcqcn": {"preset": "ns3"}}, "nic": {"ack_class": "control"}},
     "hpcc": {"transport": {"cc": "hpcc"}, "nic": {"ack_class": "data"}},
 }
@@ -139,6 +140,7 @@ def run(out_dir: Path, quick: bool) -> pl.DataFrame:
         row.update({k: (float(v) if v is not None else None) for k, v in MEASURE[exp](result).items()})
         rows.append(row)
         if exp == "incast":
+            assert result.queues is not None  # the incast scenario watches its bottleneck port
             series.append(result.queues.select("time_us", queue_kb=pl.col("queue_bytes") / 1000.0,
                                                series=pl.lit(f"{cc} queue to h0")))
     # One table, one row per (experiment, controller), every metric a column (null where it

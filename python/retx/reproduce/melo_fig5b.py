@@ -15,7 +15,7 @@ import polars as pl
 
 from retx.metrics import tail_fct
 from retx.plots import plot_lines
-from retx.reproduce.common import claims_table, save_table
+from retx.reproduce.common import claims_table, number, save_table
 from retx.runner import run_many
 from retx.scenario import Scenario
 from retx.table import format_table
@@ -73,8 +73,8 @@ def run(out_dir: Path, quick: bool) -> pl.DataFrame:
             "flows": flows.height,
             "completed": int(flows["completed"].sum()),
             "p99_fct_ms": tail_fct(flows, 0.99) / 1000.0,
-            "median_fct_ms": flows.filter(pl.col("completed"))["fct_us"].median() / 1000.0,
-            "retx_mb": flows["retx_bytes"].sum() / 1e6,
+            "median_fct_ms": number(flows.filter(pl.col("completed"))["fct_us"].median()) / 1000.0,
+            "retx_mb": number(flows["retx_bytes"].sum()) / 1e6,
             "timeouts": int(flows["timeouts"].sum()),
         })
     table = pl.DataFrame(rows)

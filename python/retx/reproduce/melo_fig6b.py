@@ -13,7 +13,7 @@ from pathlib import Path
 import polars as pl
 
 from retx.plots import plot_lines
-from retx.reproduce.common import claims_table, save_table
+from retx.reproduce.common import claims_table, number, save_table
 from retx.runner import run_many
 from retx.scenario import Scenario
 from retx.table import format_table
@@ -83,8 +83,8 @@ def run(out_dir: Path, quick: bool) -> pl.DataFrame:
     one = table.filter(pl.col("connections") == 1)["pool_peak_pct"]
     print()
     print(format_table(claims_table([
-        ("peak usage, 1 connection (every loss ratio): min", 96.9, one.min()),
-        ("same: max", 96.9, one.max()),
+        ("peak usage, 1 connection (every loss ratio): min", 96.9, number(one.min())),
+        ("same: max", 96.9, number(one.max())),
         ("peak usage, 20 connections at 2 % loss", 65.6, peak(20, 2e-2)),
     ])))
     print(f"\nwrote {out_dir}/table.parquet, table.csv, plot.png")

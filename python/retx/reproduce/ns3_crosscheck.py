@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 
@@ -82,7 +83,7 @@ def compare(cc: str, ours: pl.DataFrame, theirs: pl.DataFrame) -> tuple[list[dic
     for lo, hi, name in BUCKETS:
         a = theirs.filter((pl.col("size") >= lo) & (pl.col("size") < hi))["slowdown"].to_list()
         b = ours.filter((pl.col("size") >= lo) & (pl.col("size") < hi))["slowdown"].to_list()
-        row = {"cc": cc, "bucket": name, "flows": len(b)}
+        row: dict[str, Any] = {"cc": cc, "bucket": name, "flows": len(b)}
         for (label, x), y in zip(zip(("median", "p95", "p99"), stats(a)), stats(b)):
             row[f"ns3_{label}"] = x
             row[f"retx_{label}"] = y

@@ -62,7 +62,7 @@ import copy
 import math
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import polars as pl
 
@@ -124,7 +124,7 @@ def scenarios(quick: bool) -> list[Scenario]:
     until = QUICK_UNTIL_MS if quick else UNTIL_MS
     out = []
     for seed, label in grid(quick):
-        data = copy.deepcopy(BASE_SCENARIO)
+        data: dict[str, Any] = copy.deepcopy(BASE_SCENARIO)
         data["name"] = f"stride-fattree-{label}-seed{seed}"
         data["seed"] = seed
         data["transport"] = dict(SCHEMES[label])

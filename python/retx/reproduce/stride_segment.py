@@ -46,7 +46,7 @@ import copy
 import math
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import polars as pl
 
@@ -104,7 +104,7 @@ def scenarios(quick: bool, topology_dir: Path) -> list[Scenario]:
     until = QUICK_UNTIL_MS if quick else UNTIL_MS
     out = []
     for seg, seed in grid(quick):
-        data = copy.deepcopy(BASE_SCENARIO)
+        data: dict[str, Any] = copy.deepcopy(BASE_SCENARIO)
         data["name"] = f"stride-segment-{seg}KiB-seed{seed}"
         data["seed"] = seed
         data["recovery"]["stride"]["segment"] = f"{seg}KiB"

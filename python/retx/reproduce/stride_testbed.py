@@ -40,7 +40,7 @@ from pathlib import Path
 import polars as pl
 
 from retx.plots import plot_lines
-from retx.reproduce.common import claims_table, save_table
+from retx.reproduce.common import claims_table, number, save_table
 from retx.runner import run_many
 from retx.scenario import Scenario
 from retx.table import format_table
@@ -150,7 +150,7 @@ def run(out_dir: Path, quick: bool) -> pl.DataFrame:
     print(format_table(table, max_rows=100))
     steady = drift.summary
     claims = claims_table([
-        ("average improvement TCP / STRIDE FCT", 2.2, float(table["improvement"].mean())),
+        ("average improvement TCP / STRIDE FCT", 2.2, number(table["improvement"].mean())),
         ("largest drop ratio TCP / STRIDE", 3.0, _max_or_none(table["drop_ratio"])),
         ("Fig. 8a: max |STT(t)/STT(1) - 1|", 0.009, steady.get("stride_stt_max_dev_from_first")),
         ("Fig. 8b: max |STT(t)/STT(t+1) - 1|", 0.0, steady.get("stride_stt_max_dev_step")),
@@ -164,4 +164,4 @@ def run(out_dir: Path, quick: bool) -> pl.DataFrame:
 
 def _max_or_none(s: pl.Series):
     s = s.drop_nulls()
-    return float(s.max()) if s.len() else None
+    return number(s.max()) if s.len() else None

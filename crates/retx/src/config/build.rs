@@ -118,6 +118,7 @@ pub fn build_with_observer<O: Observer>(mut s: Scenario, obs: O) -> Result<Simul
     let scheme = template.memory_scheme();
     let watched_queues = super::validate::watched_queues(&topology, &s.output.queues)?;
     let watched_flows = super::validate::watched_flows(&s.output.cc_flows, flows.len())?;
+    let watched_pools = super::validate::watched_pools(&topology, &s.output.pools)?;
     let background = s
         .background
         .iter()
@@ -132,6 +133,7 @@ pub fn build_with_observer<O: Observer>(mut s: Scenario, obs: O) -> Result<Simul
         sample_interval: s.output.sample_interval.0,
         watched_queues,
         watched_flows,
+        watched_pools,
         switch: switch(&s),
         queues: s.switch.queues as usize,
         discipline: match s.switch.discipline {

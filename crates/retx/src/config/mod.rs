@@ -817,6 +817,11 @@ pub struct OutputCfg {
     /// sampled every `sample_interval`: pacing rate, window, bytes in flight. Default none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub cc_flows: Vec<u32>,
+    /// Hosts whose NIC's shared on-chip structures are sampled every `sample_interval`: in use,
+    /// the peak since the previous sample and the capacity of each (MELO's receive and send
+    /// bits pools in blocks, the QP cache in contexts when it is bounded). Default none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pools: Vec<String>,
     /// Write what some hosts send and receive as RoCEv2 frames into a pcap file (see
     /// `wire::frame` for the layout). Default none.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -825,7 +830,7 @@ pub struct OutputCfg {
 
 impl Default for OutputCfg {
     fn default() -> Self {
-        OutputCfg { sample_interval: Dur(crate::sim::units::Time::from_us(100)), fct_txt: None, queues: Vec::new(), cc_flows: Vec::new(), pcap: None }
+        OutputCfg { sample_interval: Dur(crate::sim::units::Time::from_us(100)), fct_txt: None, queues: Vec::new(), cc_flows: Vec::new(), pools: Vec::new(), pcap: None }
     }
 }
 

@@ -161,19 +161,29 @@ pub fn pcap_hosts(topo: &Topology, p: &super::PcapCfg) -> Result<Vec<usize>, Sce
     if p.file.trim().is_empty() || !plain || p.file.contains(['/', '\\']) || p.file.starts_with('.') {
         return Err(err("output.pcap.file", format!("{:?} is not a plain file name (it goes into the output folder: no '/', '\\', or leading '.')", p.file)));
     }
-    let mut out = Vec::with_capacity(p.hosts.len());
-    for h in &p.hosts {
+    host_list(topo, &p.hosts, "output.pcap.hosts")
+}
+
+/// Resolves `[output] pools`: the node ids of the hosts whose NIC pools are sampled.
+pub fn watched_pools(topo: &Topology, hosts: &[String]) -> Result<Vec<usize>, ScenarioError> {
+    host_list(topo, hosts, "output.pools")
+}
+
+/// Host names to node ids, each named once.
+fn host_list(topo: &Topology, names: &[String], field: &str) -> Result<Vec<usize>, ScenarioError> {
+    let mut out = Vec::with_capacity(names.len());
+    for h in names {
         match topo.find(h) {
             Some(n) if topo.nodes[n].kind == NodeKind::Host => {
                 if out.contains(&n) {
-                    return Err(err("output.pcap.hosts", format!("{h:?} is listed twice")));
+                    return Err(err(field, format!("{h:?} is listed twice")));
                 }
                 out.push(n);
             }
-            Some(_) => return Err(err("output.pcap.hosts", format!("{h:?} is a switch, not a host"))),
+            Some(_) => return Err(err(field, format!("{h:?} is a switch, not a host"))),
             None => {
                 let hosts = topo.hosts().count();
-                return Err(err("output.pcap.hosts", format!("{h:?} is not a host (hosts are h0..h{})", hosts.saturating_sub(1))));
+                return Err(err(field, format!("{h:?} is not a host (hosts are h0..h{})", hosts.saturating_sub(1))));
             }
         }
     }
@@ -504,6 +514,7 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
     if let Some(p) = &s.output.pcap {
         pcap_hosts(&topo, p)?;
     }
+    watched_pools(&topo, &s.output.pools)?;
     range_u32("switch.queues", s.switch.queues, 1, crate::net::port::MAX_QUEUES as u32)?;
     for (i, b) in s.background.iter().enumerate() {
         background(&topo, b, i, s.duration.0, s.switch.queues)?;

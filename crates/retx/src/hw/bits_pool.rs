@@ -26,6 +26,8 @@ pub struct BitsPool {
     avail_ptr: usize,
     /// Most blocks ever in use at once.
     pub peak_used: usize,
+    /// Most blocks in use at once since [`BitsPool::take_interval_peak`] last ran.
+    interval_peak: usize,
     /// Allocations refused because the pool was empty.
     pub exhausted: u64,
 }
@@ -42,6 +44,7 @@ impl BitsPool {
             available: (0..blocks as Block).collect(),
             avail_ptr: 0,
             peak_used: 0,
+            interval_peak: 0,
             exhausted: 0,
         }
     }
@@ -59,6 +62,12 @@ impl BitsPool {
         self.available.len() - self.avail_ptr
     }
 
+    /// The most blocks in use at once since the previous call (or the start), and a new
+    /// interval from now: what a sampled time series shows between samples.
+    pub fn take_interval_peak(&mut self) -> usize {
+        std::mem::replace(&mut self.interval_peak, self.avail_ptr)
+    }
+
     /// Pops a block off the top of the free-slot stack.
     pub fn alloc(&mut self) -> Option<Block> {
         if self.avail_ptr == self.available.len() {
@@ -70,6 +79,7 @@ impl BitsPool {
         self.bits[b as usize] = 0;
         self.next[b as usize] = NIL;
         self.peak_used = self.peak_used.max(self.avail_ptr);
+        self.interval_peak = self.interval_peak.max(self.avail_ptr);
         Some(b)
     }
 
@@ -300,6 +310,22 @@ mod tests {
         assert_eq!(pool.alloc(), None);
         assert_eq!(pool.exhausted, 1);
         assert_eq!(pool.peak_used, 4);
+    }
+
+    #[test]
+    fn interval_peak_is_the_most_in_use_since_the_last_sample() {
+        let mut pool = BitsPool::new(64, 8); // 8 blocks
+        let blocks: Vec<_> = (0..5).map(|_| pool.alloc().unwrap()).collect();
+        for &b in &blocks[1..] {
+            pool.free(b);
+        }
+        assert_eq!(pool.used_blocks(), 1);
+        assert_eq!(pool.take_interval_peak(), 5); // the spike between samples
+        assert_eq!(pool.take_interval_peak(), 1); // nothing since: what is in use now
+        pool.alloc().unwrap();
+        pool.alloc().unwrap();
+        assert_eq!(pool.take_interval_peak(), 3);
+        assert_eq!(pool.peak_used, 5); // the run's peak is kept apart
     }
 
     #[test]

@@ -30,6 +30,11 @@ impl QpCache {
         self.capacity > 0
     }
 
+    /// Connection contexts on chip now, and how many fit.
+    pub fn occupancy(&self) -> (usize, usize) {
+        (self.lru.len(), self.capacity)
+    }
+
     /// A packet for connection `conn` (on chip or not) arrived.
     pub fn touch(&mut self, conn: u32, on_chip: bool) -> Touch {
         if on_chip {

@@ -148,7 +148,7 @@ impl<C: ?Sized, R> Table<C, R> {
 
 /// Every table's name and columns, in a fixed order: flows, timeseries, memory.
 pub fn schema() -> Vec<(&'static str, Vec<ColumnSpec>)> {
-    vec![(FLOWS.name, FLOWS.specs()), (TIMESERIES.name, TIMESERIES.specs()), (QUEUES.name, QUEUES.specs()), (CC.name, CC.specs()), (MEMORY.name, MEMORY.specs())]
+    vec![(FLOWS.name, FLOWS.specs()), (TIMESERIES.name, TIMESERIES.specs()), (QUEUES.name, QUEUES.specs()), (CC.name, CC.specs()), (POOLS.name, POOLS.specs()), (MEMORY.name, MEMORY.specs())]
 }
 
 fn nan_or(t: Option<f64>) -> f64 {
@@ -262,6 +262,20 @@ static CC_COLUMNS: &[Column<(), super::CcSample>] = &[
     col("window_bytes", "B", "congestion window; NaN when the controller keeps none", Get::F64(|_, s| s.window.map_or(f64::NAN, |w| w as f64))),
     col("in_flight_bytes", "B", "payload bytes sent and not yet acknowledged", Get::I64(|_, s| s.in_flight as i64)),
     col("done", "", "every byte acknowledged", Get::Bool(|_, s| s.done)),
+];
+
+/// One row per structure of a watched host's NIC per sample (`RunOutput::pool_samples`); the
+/// context is the host names.
+pub static POOLS: Table<[String], super::PoolSample> = Table { name: "pools", columns: POOL_COLUMNS };
+
+static POOL_COLUMNS: &[Column<[String], super::PoolSample>] = &[
+    col("time_us", "us", "sample time", Get::F64(|_, s| s.time.as_us_f64())),
+    col("host", "", "the watched host", Get::Str(|names, s| names[s.host as usize].as_str())),
+    col("pool", "", "the NIC structure: melo_rx, melo_tx (MELO's bits pools), qp_cache", Get::Str(|_, s| s.occupancy.pool)),
+    col("unit", "", "what used, peak and capacity count: blocks (of the pool's block size) or contexts", Get::Str(|_, s| s.occupancy.unit)),
+    col("used", "units", "in use at the sample time", Get::I64(|_, s| s.occupancy.used as i64)),
+    col("peak", "units", "the most in use at once since the previous sample (the QP cache: at the sample time)", Get::I64(|_, s| s.occupancy.peak as i64)),
+    col("capacity", "units", "how many the structure holds", Get::I64(|_, s| s.occupancy.capacity as i64)),
 ];
 
 /// One row per loss recovery scheme: its on-chip memory for a NIC of a given sizing

@@ -70,6 +70,15 @@ pub struct QueueSample {
     pub paused: u8,
 }
 
+/// One sample of a watched host's NIC structure (`[output] pools`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PoolSample {
+    pub time: Time,
+    /// The host's node id (`RunOutput::host_names` indexes it).
+    pub host: u32,
+    pub occupancy: crate::transport::PoolOccupancy,
+}
+
 /// One sample of a flow's sender (`[output] cc_flows`): what congestion control allows.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CcSample {

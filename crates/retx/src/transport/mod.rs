@@ -78,6 +78,8 @@ impl FlowSpec {
 #[derive(Clone, Debug)]
 pub struct NicState {
     pub melo: melo::MeloPools,
+    /// The run's recovery is MELO: its pools are live (every NIC holds them regardless).
+    melo_in_use: bool,
     /// DRAM slots STRIDE's senders hold.
     pub stride: stride::StrideDram,
     /// The INT records of the packet being handled, as the NIC's parser extracted them
@@ -98,12 +100,13 @@ pub struct NicState {
 
 impl NicState {
     pub fn new(t: &Template) -> Self {
-        let melo = match &t.recovery {
-            RecoveryParams::Melo(p) => *p,
-            _ => melo::MeloParams::default(),
+        let (melo, melo_in_use) = match &t.recovery {
+            RecoveryParams::Melo(p) => (*p, true),
+            _ => (melo::MeloParams::default(), false),
         };
         NicState {
             melo: melo::MeloPools::new(&melo),
+            melo_in_use,
             stride: stride::StrideDram::default(),
             int_in: int::IntHops::default(),
             charged: Time::ZERO,
@@ -142,6 +145,18 @@ impl NicState {
         let _ = (now, wake);
     }
 
+    /// The schemes' shared on-chip structures on this NIC now, for the `[output] pools` time
+    /// series: each one's occupancy, its peak since the previous call (which starts a new
+    /// interval) and its capacity.
+    pub fn sample_pools(&mut self, mut out: impl FnMut(PoolOccupancy)) {
+        if self.melo_in_use {
+            for (pool, p) in [("melo_rx", &mut self.melo.rx), ("melo_tx", &mut self.melo.tx)] {
+                let peak = p.take_interval_peak() as u64;
+                out(PoolOccupancy { pool, unit: "blocks", used: p.used_blocks() as u64, peak, capacity: p.blocks() as u64 });
+            }
+        }
+    }
+
     /// Figures the schemes report about their NIC-wide state over every NIC of a run:
     /// (name, value), e.g. the peak share of MELO's pools.
     pub fn report<'a>(nics: impl Iterator<Item = &'a NicState>) -> Vec<(&'static str, f64)> {
@@ -150,6 +165,18 @@ impl NicState {
         report.extend(stride::StrideDram::report(nics.iter().map(|n| &n.stride)));
         report
     }
+}
+
+/// One shared structure's occupancy at a sample (`[output] pools`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PoolOccupancy {
+    pub pool: &'static str,
+    /// What `used`, `peak` and `capacity` count: "blocks", "contexts".
+    pub unit: &'static str,
+    pub used: u64,
+    /// The most in use at once since the previous sample.
+    pub peak: u64,
+    pub capacity: u64,
 }
 
 /// Figures the senders' schemes report over every connection of a run: today STRIDE's rate

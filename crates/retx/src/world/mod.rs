@@ -24,7 +24,7 @@ use crate::observe::{Observer, Quiet};
 use crate::sim::queue::EventQueue;
 use crate::sim::rng::{self, Stream};
 use crate::sim::units::Time;
-use crate::stats::{CcSample, Counters, FlowRecord, QueueSample, Sample};
+use crate::stats::{CcSample, Counters, FlowRecord, PoolSample, QueueSample, Sample};
 use crate::nic::Qp;
 use crate::transport::endpoint::Endpoint;
 use crate::transport::{self, BasePath, FlowSpec, NicState, Template, CONTROL_BYTES, DATA_HEADER_BYTES};
@@ -57,6 +57,8 @@ pub struct Parts {
     pub watched_queues: Vec<(usize, usize)>,
     /// Flows whose sender's congestion control state is sampled with the time series.
     pub watched_flows: Vec<u32>,
+    /// Hosts (node ids) whose NIC's shared structures are sampled with the time series.
+    pub watched_pools: Vec<usize>,
     pub switch: SwitchParams,
     /// Egress queues per port (queue 0: control) and how data queues share the port.
     pub queues: usize,
@@ -138,6 +140,8 @@ pub struct RunOutput {
     pub queue_samples: Vec<QueueSample>,
     /// `[output] cc_flows`: their senders' samples.
     pub cc_samples: Vec<CcSample>,
+    /// `[output] pools`: the watched hosts' NIC structures.
+    pub pool_samples: Vec<PoolSample>,
     pub counters: Counters,
     pub end: Time,
     pub host_names: Vec<String>,
@@ -199,6 +203,9 @@ pub struct Simulation<O: Observer = Quiet> {
     watched_last: Vec<(u64, u64, u64)>,
     watched_flows: Vec<u32>,
     cc_samples: Vec<CcSample>,
+    /// Watched hosts' NICs: (nic, node).
+    watched_pools: Vec<(usize, usize)>,
+    pool_samples: Vec<PoolSample>,
     queue_names: Vec<String>,
     queue_samples: Vec<QueueSample>,
     c: Counters,
@@ -324,6 +331,8 @@ impl<O: Observer> Simulation<O> {
             watched: Vec::new(),
             watched_last: Vec::new(),
             watched_flows: p.watched_flows,
+            watched_pools: Vec::with_capacity(p.watched_pools.len()),
+            pool_samples: Vec::new(),
             cc_samples: Vec::new(),
             queue_names: Vec::new(),
             queue_samples: Vec::new(),
@@ -336,6 +345,9 @@ impl<O: Observer> Simulation<O> {
             background: Vec::with_capacity(p.background.len()),
             obs,
         };
+        for &host in &p.watched_pools {
+            sim.watched_pools.push((sim.nic_of[host] as usize, host));
+        }
         for &(a, b) in &p.watched_queues {
             let port = sim.port_toward(a, b);
             sim.watched.push(port);
@@ -640,6 +652,18 @@ impl<O: Observer> Simulation<O> {
             let sample = CcSample { time: self.now, flow: f, rate_bps: tx.rate().0 as f64, window: tx.cc().window(), in_flight, done: tx.is_done() };
             self.cc_samples.push(sample);
         }
+        let (now, pool_samples) = (self.now, &mut self.pool_samples);
+        for &(nic, host) in &self.watched_pools {
+            let nic = &mut self.nics[nic];
+            let mut push = |occupancy| pool_samples.push(PoolSample { time: now, host: host as u32, occupancy });
+            nic.state.sample_pools(&mut push);
+            if nic.qp_cache.is_enabled() {
+                // The cache holds at most its capacity and is full once warm: no interval peak.
+                let (used, capacity) = nic.qp_cache.occupancy();
+                let (used, capacity) = (used as u64, capacity as u64);
+                push(crate::transport::PoolOccupancy { pool: "qp_cache", unit: "contexts", used, peak: used, capacity });
+            }
+        }
     }
 
     fn finish(self, end: Time) -> RunOutput {
@@ -691,6 +715,7 @@ impl<O: Observer> Simulation<O> {
             samples: self.samples,
             queue_names: self.queue_names,
             queue_samples: self.queue_samples,
+            pool_samples: self.pool_samples,
             cc_samples: self.cc_samples,
             counters: c,
             end,
