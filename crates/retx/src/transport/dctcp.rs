@@ -150,6 +150,29 @@ mod tests {
     }
 
     #[test]
+    fn a_cut_takes_alpha_over_two_and_cwr_lasts_through_high_seq() {
+        let mut d = Dctcp::new(DctcpParams::default(), Rate::gbps(100));
+        d.on_ack(1, true, 10); // alpha = 1: half; CWR until an ACK passes snd_nxt 10
+        assert_eq!((d.rate(), d.cuts), (Rate::gbps(50), 1));
+        // An ACK of exactly high_seq is still inside the reduced window: no second cut.
+        d.on_ack(10, true, 12);
+        assert_eq!((d.rate(), d.cuts), (Rate::gbps(50), 1));
+        // Twenty windows without a mark: alpha decays by 15/16 each (to ~0.3).
+        let mut last = 12;
+        for _ in 0..20 {
+            d.on_ack(last + 1, false, last + 10);
+            last += 10;
+        }
+        assert!(d.alpha() < 0.35 && d.alpha() > 0.25, "{}", d.alpha());
+        // A mark inside the window cuts by alpha / 2, not by half.
+        let (rate, alpha) = (d.rate, d.alpha());
+        d.on_ack(last - 5, true, last + 1);
+        assert_eq!(d.rate, rate * (1.0 - alpha / 2.0));
+        assert!(d.rate > 0.8 * rate && d.rate < 0.9 * rate);
+        assert_eq!(d.cuts, 2);
+    }
+
+    #[test]
     fn the_window_is_none_fixed_or_scaled_by_the_rate() {
         let path = BasePath { rtt: crate::sim::units::Time::from_us(10), bdp_bytes: 125_000 };
         let with = |window| {
