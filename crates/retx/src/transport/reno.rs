@@ -266,6 +266,49 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_cut_ends_at_an_ack_of_exactly_its_snd_nxt() {
+        let mut w = Window::new(MSS, 32 * MSS, false);
+        assert!(w.reduce(16 * MSS, 0, 32));
+        assert!(w.in_reduction(31) && !w.in_reduction(32));
+        // A loss reported once the cumulative ACK stands at the cut's snd_nxt is a new window.
+        assert!(w.reduce(8 * MSS, 32, 40));
+        assert_eq!((w.cwnd(), w.cuts), (8 * MSS, 2));
+    }
+
+    #[test]
+    fn set_cwnd_floors_at_two_segments_and_leaves_slow_start_below_cwnd() {
+        let mut w = Window::new(MSS, 10 * MSS, true);
+        w.set_cwnd(0, false);
+        assert_eq!((w.cwnd(), w.ssthresh()), (2 * MSS, u64::MAX));
+        // Leaving slow start: ssthresh one segment under cwnd, at least two segments.
+        w.set_cwnd(5 * MSS / 2, true);
+        assert_eq!((w.cwnd(), w.ssthresh()), (5 * MSS / 2, 2 * MSS));
+        w.set_cwnd(10 * MSS, true);
+        assert_eq!(w.ssthresh(), 2 * MSS, "ssthresh only ever comes down");
+        let mut w = Window::new(MSS, 10 * MSS, true);
+        w.set_cwnd(10 * MSS, true);
+        assert_eq!(w.ssthresh(), 9 * MSS);
+    }
+
+    #[test]
+    fn a_duplicate_ack_does_not_end_the_timeout_hold() {
+        let mut r = Reno::new(&RenoParams::default(), MSS, 0);
+        r.on_timeout(&Flight { bytes: 30 * MSS, snd_una: 0, snd_nxt: 30 });
+        r.on_ack(&ack(0, 0, 30)); // acknowledges nothing new
+        r.on_timeout(&Flight { bytes: 2 * MSS, snd_una: 0, snd_nxt: 30 });
+        assert_eq!(r.w.ssthresh(), 15 * MSS, "the same data timed out again: ssthresh held");
+    }
+
+    #[test]
+    fn congestion_avoidance_carries_the_bytes_past_a_whole_window() {
+        let mut w = Window::new(MSS, 10 * MSS, false);
+        w.grow(15 * MSS); // one window's worth grows by one MSS; 5 MSS carry over
+        assert_eq!(w.cwnd(), 11 * MSS);
+        w.grow(6 * MSS); // 5 + 6 = 11 MSS: the next window of 11 MSS is complete
+        assert_eq!(w.cwnd(), 12 * MSS);
+    }
+
+    #[test]
     fn ecn_halves_once_per_window_only_when_enabled() {
         let mut plain = Reno::new(&RenoParams::default(), MSS, 0);
         let mut ecn = Reno::new(&RenoParams { ecn: true, ..RenoParams::default() }, MSS, 0);
