@@ -24,13 +24,14 @@
 //   4 repeat: bit already set                               5 drop: middle block
 //   6 drop: not enough free blocks
 //
-// Timing: NOT pipelined. One operation at a time (in_ready low while busy): accepted in one
-// clock, then 1 clock for the decision and every operation that allocates or frees no block;
-// an append takes 1 clock per block allocated; an in-order packet 1 clock per block its drain
-// frees or searches. out_valid rises 2 clocks after acceptance in the common case
-// (latency 2 + blocks touched). The paper claims a fully pipelined design; pipelining this
-// needs forwarding of the per-connection state between back-to-back packets of one
-// connection, which this version does not attempt (docs/HARDWARE.md).
+// Timing: NOT pipelined. One operation at a time (in_ready low while busy). An operation holds
+// the unit for 2 clocks (the accepting edge, then the decision edge, which registers the
+// outputs: out_valid) when it allocates and frees no block; an append takes 1 more clock per
+// block it allocates; an in-order packet 1 more per block its drain frees or searches past.
+// So the common case is one packet per 2 clocks with a latency of 2. The paper claims a fully
+// pipelined design (one packet per clock); that needs the per-connection state forwarded
+// between back-to-back packets of one connection, which this version does not attempt
+// (docs/HARDWARE.md).
 // After reset the free-slot stack and connection table are initialised, one entry per clock
 // (max(POOL_BLOCKS, CONNS) clocks, in_ready low).
 //

@@ -16,9 +16,9 @@
 // that is the model's decrease; a TIMELY-like r (1 - g beta) in one product would round
 // differently and diverge.
 //
-// Timing: one operation at a time; out_valid 2 clocks after acceptance, plus g clocks for a
-// decrease. The divider is combinational (one clock, a long path; an iterative divider would
-// take W clocks instead).
+// Timing: one operation at a time; 2 clocks (accepting edge, then the edge that registers the
+// outputs) for everything but a decrease, which takes g more. The divider is combinational:
+// one clock, through a long path (an iterative divider would take W clocks instead).
 
 module stride_rate_muldiv #(
     parameter W            = 64,

@@ -19,11 +19,11 @@
 //   r stays within [floor, line]; q = T_low exactly changes nothing (as printed).
 // in_op 0 opens (resets) a connection with its line rate in in_value; in_op 1 is an STT sample.
 //
-// Timing: one operation at a time (in_ready low while busy). Accepted in one clock; out_valid
-// 2 clocks after acceptance for an open and for the threshold branches; in the gradient region
-// 1 more clock per subtraction round plus 1 for the loop exit, and 1 per eq. (1) round of a
-// decrease: 3 + g (increase) or 3 + 2g clocks (decrease). The paper counts each shift as one
-// clock; so does this design.
+// Timing: one operation at a time (in_ready low while busy). An open or a threshold branch
+// holds the unit 2 clocks (accepting edge, then the edge that registers the outputs); in the
+// gradient region 1 clock per subtraction round plus 1 for the loop's exit, and 1 per eq. (1)
+// round of a decrease: 3 clocks for an increase, 3 + 2g for a decrease by gradient g. The
+// paper counts each shift as one clock; so does this design.
 //
 // `define STRIDE_BUG_SHIFT plants a bug for the co-simulation's self-test: eq. (1) shifts by
 // k - 1.

@@ -42,18 +42,20 @@ module melo_rx_bitmap_tb;
         end
         fin = $fopen(ops_file, "r");
         fout = $fopen(out_file, "w");
-        repeat (2) @(posedge clk);
-        rst <= 0;
+        repeat (2) @(negedge clk);
+        rst = 0;
         while (!$feof(fin)) begin
             n = $fscanf(fin, "%d %d\n", conn, psn);
             if (n == 2) begin
-                while (!in_ready) @(posedge clk);
-                in_conn <= conn; in_psn <= psn; in_valid <= 1;
-                @(posedge clk);
-                in_valid <= 0;
+                // Inputs change and outputs are read at falling edges, away from the rising
+                // edges the design acts on. `cycles` counts the clocks the operation held the
+                // unit: the accepting edge up to the edge that registered its outputs.
+                while (!in_ready) @(negedge clk);
+                in_conn = conn; in_psn = psn; in_valid = 1;
+                @(negedge clk);
+                in_valid = 0;
                 cycles = 1;
-                while (!out_valid) begin @(posedge clk); cycles = cycles + 1; end
-                #0.1;
+                while (!out_valid) begin @(negedge clk); cycles = cycles + 1; end
                 $fwrite(fout, "%0d %0d %0d %0d %0d %0d %0d %0d", conn, psn, out_action, out_nack,
                         out_rcv_nxt, out_rcv_high, out_used_blocks, out_conn_blocks);
                 if (out_rcv_nxt == out_rcv_high) $fwrite(fout, " -1 -1");

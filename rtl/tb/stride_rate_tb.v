@@ -48,18 +48,18 @@ module stride_rate_tb;
         fout = $fopen(out_file, "w");
         n = $fscanf(fin, "%d %d %d %d %d %d %d %d %d\n", a, beta, o, t_low, t_high, kk, min_rate, nm, base_stt);
         alpha_shift = a; omega_shift = o; k = kk; normalizer = nm;
-        repeat (2) @(posedge clk);
-        rst <= 0;
+        repeat (2) @(negedge clk);
+        rst = 0;
         while (!$feof(fin)) begin
             n = $fscanf(fin, "%d %d %d\n", op, conn, value);
             if (n == 3) begin
-                while (!in_ready) @(posedge clk);
-                in_op <= op; in_conn <= conn; in_value <= value; in_valid <= 1;
-                @(posedge clk);
-                in_valid <= 0;
+                // As in melo_rx_bitmap_tb.v: drive and read at falling edges.
+                while (!in_ready) @(negedge clk);
+                in_op = op; in_conn = conn; in_value = value; in_valid = 1;
+                @(negedge clk);
+                in_valid = 0;
                 cycles = 1;
-                while (!out_valid) begin @(posedge clk); cycles = cycles + 1; end
-                #0.1;
+                while (!out_valid) begin @(negedge clk); cycles = cycles + 1; end
                 $fwrite(fout, "%0d %0d %0d %0d %0d %0d %0d %0d %0d\n", op, conn, value, $unsigned(out_rate),
                         out_delta_stt, out_stt_min, out_branch, out_gradient, cycles);
             end
