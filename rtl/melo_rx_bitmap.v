@@ -24,13 +24,14 @@
 //   4 repeat: bit already set                               5 drop: middle block
 //   6 drop: not enough free blocks
 //
-// Timing: NOT pipelined. One operation at a time (in_ready low while busy). An operation holds
-// the unit for 2 clocks (the accepting edge, then the decision edge, which registers the
-// outputs: out_valid) when it allocates and frees no block; an append takes 1 more clock per
-// block it allocates; an in-order packet 1 more per block its drain frees or searches past.
-// So the common case is one packet per 2 clocks with a latency of 2. The paper claims a fully
-// pipelined design (one packet per clock); that needs the per-connection state forwarded
-// between back-to-back packets of one connection, which this version does not attempt
+// Timing: NOT pipelined. One operation at a time (in_ready low while busy). A packet that is
+// old, dropped, fills a hole or appends within the last block holds the unit 2 clocks (the
+// accepting edge, then the decision edge, which registers the outputs: out_valid); an append
+// 1 more per block it allocates; an in-order packet 3 clocks plus 1 per block its drain frees
+// or crosses. (melo-fig5a at 1 % loss: 2.8 clocks per packet on average, 14 at most.) The
+// paper claims a fully pipelined design (one packet per clock); that needs the
+// per-connection state forwarded between back-to-back packets of one connection and the
+// drain's block walk split from the packet pipeline, which this version does not attempt
 // (docs/HARDWARE.md).
 // After reset the free-slot stack and connection table are initialised, one entry per clock
 // (max(POOL_BLOCKS, CONNS) clocks, in_ready low).
