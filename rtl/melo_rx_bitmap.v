@@ -129,82 +129,84 @@ module melo_rx_bitmap #(
     endfunction
 
     // ---- the hole tracker (melo.rs Holes): push, fill, advance on {count, h2, h1, h0} ----
+    // Entries are addressed with constant indices only (a variable part-select would build a
+    // multiplier).
     reg  [1:0]       hop;
     reg  [PSN_W-1:0] harg, harg2;
     reg  [3*HW+1:0]  holes_next;
     always @* begin : hole_tracker
-        reg [1:0] n, k;
-        reg [4*HW-1:0] t;              // up to 4 holes while splitting
-        reg [PSN_W-1:0] s, l, d;
-        integer i, j, hit, total;
+        reg [2:0] n, k;
+        reg [4*HW-1:0] t, u;           // up to 4 holes while splitting
+        reg [PSN_W-1:0] s, l, d, hs, hl;
+        integer i, hit;
         n = holes[3*HW+1:3*HW];
         t = {{HW{1'b0}}, holes[3*HW-1:0]};
+        u = t;
         holes_next = holes;
+        hit = 3; hs = 0; hl = 0;
         case (hop)
         H_PUSH: begin  // a new hole above every tracked one; the oldest falls out when full
             if (n == HOLES) begin
                 t = t >> HW;
-                n = n - 1;
+                n = n - 1'b1;
             end
-            t[n*HW +: HW] = {harg2, harg};
-            n = n + 1;
-            holes_next = {n, t[3*HW-1:0]};
+            for (i = 0; i < 3; i = i + 1)
+                if (i == n) t[i*HW +: HW] = {harg2, harg};
+            holes_next = {n[1:0] + 2'd1, t[3*HW-1:0]};
         end
         H_FILL: begin  // harg arrived: shrink or split the hole holding it
-            hit = -1;
-            for (i = 0; i < 3; i = i + 1) begin
+            for (i = 2; i >= 0; i = i - 1) begin
                 s = t[i*HW +: PSN_W]; l = t[i*HW+PSN_W +: PSN_W];
-                if (hit < 0 && i < n && (harg - s) < l) hit = i;
+                if (i < n && (harg - s) < l) begin hit = i; hs = s; hl = l; end
             end
-            if (hit >= 0) begin
-                s = t[hit*HW +: PSN_W]; l = t[hit*HW+PSN_W +: PSN_W];
-                if (l == 1) begin
-                    for (j = 0; j < 3; j = j + 1)
-                        if (j >= hit) t[j*HW +: HW] = t[(j+1)*HW +: HW];
-                    n = n - 1;
-                end else if (harg == s)
-                    t[hit*HW +: HW] = {l - 1'b1, s + 1'b1};
-                else if (harg == s + l - 1'b1)
-                    t[hit*HW +: HW] = {l - 1'b1, s};
-                else begin
+            if (hit < 3) begin
+                if (hl == 1) begin
+                    for (i = 0; i < 3; i = i + 1)
+                        if (i >= hit) u[i*HW +: HW] = t[(i+1)*HW +: HW];
+                    n = n - 1'b1;
+                end else if (harg == hs) begin
+                    for (i = 0; i < 3; i = i + 1)
+                        if (i == hit) u[i*HW +: HW] = {hl - 1'b1, hs + 1'b1};
+                end else if (harg == hs + hl - 1'b1) begin
+                    for (i = 0; i < 3; i = i + 1)
+                        if (i == hit) u[i*HW +: HW] = {hl - 1'b1, hs};
+                end else begin
                     // Split in two; if that makes one too many, the oldest is forgotten.
-                    for (j = 3; j > 0; j = j - 1)
-                        if (j > hit + 1) t[j*HW +: HW] = t[(j-1)*HW +: HW];
-                    t[hit*HW +: HW] = {harg - s, s};
-                    t[(hit+1)*HW +: HW] = {s + l - harg - 1'b1, harg + 1'b1};
-                    total = n + 1;
-                    if (total > HOLES) begin
-                        t = t >> HW;
-                        total = HOLES;
+                    for (i = 0; i < 4; i = i + 1)
+                        if (i == hit) u[i*HW +: HW] = {harg - hs, hs};
+                        else if (i == hit + 1) u[i*HW +: HW] = {hs + hl - harg - 1'b1, harg + 1'b1};
+                        else if (i > hit + 1) u[i*HW +: HW] = t[(i-1)*HW +: HW];
+                    n = n + 1'b1;
+                    if (n > HOLES) begin
+                        u = u >> HW;
+                        n = HOLES;
                     end
-                    n = total;
                 end
-                holes_next = {n, t[3*HW-1:0]};
+                holes_next = {n[1:0], u[3*HW-1:0]};
             end
         end
         H_ADVANCE: begin  // RCV.NXT moved to harg: holes below it are gone, one across it trimmed
             k = 0;
+            u = 0;
             for (i = 0; i < 3; i = i + 1)
                 if (i < n) begin
                     s = t[i*HW +: PSN_W]; l = t[i*HW+PSN_W +: PSN_W];
                     d = harg - s;
-                    if (before(s, harg) && d >= l) begin
-                        // gone
-                    end else begin
-                        if (before(s, harg)) t[k*HW +: HW] = {l - d, harg};
-                        else t[k*HW +: HW] = t[i*HW +: HW];
-                        k = k + 1;
+                    // Kept entries move down to slot k (k <= i).
+                    if (!(before(s, harg) && d >= l)) begin
+                        if (k == 0) u[0 +: HW] = before(s, harg) ? {l - d, harg} : t[i*HW +: HW];
+                        else if (k == 1) u[HW +: HW] = before(s, harg) ? {l - d, harg} : t[i*HW +: HW];
+                        else u[2*HW +: HW] = before(s, harg) ? {l - d, harg} : t[i*HW +: HW];
+                        k = k + 1'b1;
                     end
                 end
-            for (i = 0; i < 3; i = i + 1)
-                if (i >= k) t[i*HW +: HW] = {HW{1'b0}};
-            holes_next = {k, t[3*HW-1:0]};
+            holes_next = {k[1:0], u[3*HW-1:0]};
         end
         default: ;
         endcase
     end
 
-    // ---- the operation's datapath ----
+    // ---- what the operation in flight is, from its loaded state ----
     wire [BLOCK_BITS-1:0] cur_bits  = bits_mem[cur];
     wire [OFF_W:0]        zero_at   = first_zero(cur_bits, off(p));
     wire [PSN_W-1:0]      cur_base  = {cur_blk, {OFF_W{1'b0}}};
@@ -212,21 +214,63 @@ module melo_rx_bitmap #(
     wire [CNT_W-1:0]      free_blocks = POOL_BLOCKS - avail_ptr;
     wire [PTR_W-1:0]      top_block = avail_mem[avail_ptr[PTR_W-1:0]];
     wire [BLOCK_BITS-1:0] psn_bit   = {{(BLOCK_BITS-1){1'b0}}, 1'b1} << off(psn);
-
-    // Fill: which end of the list the PSN's bit lies in.
     wire in_first = blk(psn) == blk(nxt);
     wire in_last  = blk(psn) == last_blk;
-    wire [PTR_W-1:0] fill_block = in_first ? start : last;
-    wire [BLOCK_BITS-1:0] fill_bits = bits_mem[fill_block];
-    // Append: blocks to allocate so the list reaches blk(psn).
+    wire [PTR_W-1:0]      fill_block = in_first ? start : last;
+    wire [BLOCK_BITS-1:0] fill_bits  = bits_mem[fill_block];
+    // Append: blocks to allocate so that the list reaches blk(psn).
     wire [BLK_W-1:0] append_need = has_list ? blk(psn) - last_blk : blk(psn) - blk(nxt) + 1'b1;
 
+    wire is_old      = before(psn, nxt);
+    wire is_inorder  = !is_old && psn == nxt;
+    wire in_holes    = !is_old && !is_inorder && before(psn, high);
+    wire is_middle   = in_holes && !in_first && !in_last;
+    wire is_repeat   = in_holes && !is_middle && fill_bits[off(psn)];
+    wire is_fill     = in_holes && !is_middle && !is_repeat;
+    wire is_append   = !is_old && !is_inorder && !in_holes;
+    wire is_no_block = is_append && append_need > free_blocks;
+    wire exec        = state == S_EXEC;
+
+    // Drain (in order): the cursor p's block is cur, first zero at zero_at.
+    wire drain_past  = has_list && blk(p) != cur_blk;                 // cur wholly delivered
+    wire drain_stop  = has_list && !drain_past && zero_at != BLOCK_BITS;
+    wire [PSN_W-1:0] drain_front = cur_base + zero_at;
+    wire drain_all   = drain_stop && drain_front == high;              // the last block goes too
+    wire drain_free  = state == S_DRAIN && (drain_past || drain_all);
+
+    // One write port per pool memory.
+    wire bits_we = exec && (is_fill || (is_append && !is_no_block && append_need == 0)) || state == S_ALLOC;
+    wire [PTR_W-1:0] bits_wa = state == S_ALLOC ? top_block : is_fill ? fill_block : last;
+    wire [BLOCK_BITS-1:0] bits_wd = state == S_ALLOC ? (need == 1 ? psn_bit : {BLOCK_BITS{1'b0}})
+                                  : (is_fill ? fill_bits : bits_mem[last]) | psn_bit;
     // The slot a freed block goes to: the new top.
 `ifdef MELO_BUG_STACK_SLOT
     wire [CNT_W-1:0] free_slot = avail_ptr;
 `else
     wire [CNT_W-1:0] free_slot = avail_ptr - 1'b1;
 `endif
+    wire avail_we = (state == S_INIT && init_i < POOL_BLOCKS) || drain_free;
+    wire [PTR_W-1:0] avail_wa = state == S_INIT ? init_i[PTR_W-1:0] : free_slot[PTR_W-1:0];
+    wire [PTR_W-1:0] avail_wd = state == S_INIT ? init_i[PTR_W-1:0] : cur;
+
+    // Which hole update the finishing clock applies.
+    always @* begin
+        hop = H_NONE; harg = psn; harg2 = {PSN_W{1'b0}};
+        if (exec && is_fill)
+            hop = H_FILL;
+        else if (((exec && is_append && !is_no_block) || state == S_ALLOC) && psn != high) begin
+            hop = H_PUSH; harg = high; harg2 = psn - high;
+        end else if (state == S_DRAIN) begin
+            hop = H_ADVANCE;
+            harg = drain_stop ? drain_front : p;
+        end
+    end
+
+    // The connection's state is written back from the output registers in the clock after an
+    // operation finishes; an operation accepted in that clock on the same connection takes it
+    // from there (one write port per connection memory).
+    wire wb = out_valid;
+    wire fwd = wb && in_conn == c;
 
     task finish;
         input [2:0] action;
@@ -245,29 +289,21 @@ module melo_rx_bitmap #(
             out_start_ptr <= f_start;
             out_end_ptr <= f_last;
             out_holes <= holes_next[3*HW+1:3*HW];
-            out_hole_list <= {holes_next[2*HW +: HW], holes_next[HW +: HW], holes_next[0 +: HW]};
-            nxt_mem[c] <= f_nxt;
-            high_mem[c] <= f_high;
-            start_mem[c] <= f_start;
-            end_mem[c] <= f_last;
-            holes_mem[c] <= holes_next;
+            out_hole_list <= holes_next[3*HW-1:0];
             state <= S_IDLE;
         end
     endtask
 
-    // Which hole update the current clock applies (only in the clock that finishes).
-    always @* begin
-        hop = H_NONE; harg = psn; harg2 = {PSN_W{1'b0}};
-        if (state == S_EXEC && !before(psn, nxt) && psn != nxt && before(psn, high)
-                && (in_first || in_last) && !fill_bits[off(psn)])
-            hop = H_FILL;
-        else if (((state == S_EXEC && append_need <= free_blocks) || state == S_ALLOC)
-                 && !before(psn, high) && psn != high) begin
-            hop = H_PUSH; harg = high; harg2 = psn - high;
-        end
-        if (state == S_DRAIN) begin
-            hop = H_ADVANCE;
-            harg = (has_list && blk(p) == cur_blk && zero_at != BLOCK_BITS) ? cur_base + zero_at : p;
+    always @(posedge clk) begin
+        if (bits_we) bits_mem[bits_wa] <= bits_wd;
+        if (avail_we) avail_mem[avail_wa] <= avail_wd;
+        if (state == S_ALLOC && has_list) next_mem[last] <= top_block;
+        if (wb || state == S_INIT && init_i < CONNS) begin
+            nxt_mem[wb ? c : init_i[CONN_W-1:0]] <= wb ? out_rcv_nxt : {PSN_W{1'b0}};
+            high_mem[wb ? c : init_i[CONN_W-1:0]] <= wb ? out_rcv_high : {PSN_W{1'b0}};
+            start_mem[wb ? c : init_i[CONN_W-1:0]] <= out_start_ptr;
+            end_mem[wb ? c : init_i[CONN_W-1:0]] <= out_end_ptr;
+            holes_mem[wb ? c : init_i[CONN_W-1:0]] <= wb ? {out_holes, out_hole_list} : {(3*HW+2){1'b0}};
         end
     end
 
@@ -279,50 +315,40 @@ module melo_rx_bitmap #(
             avail_ptr <= 0;
         end else case (state)
         S_INIT: begin
-            if (init_i < POOL_BLOCKS) avail_mem[init_i[PTR_W-1:0]] <= init_i[PTR_W-1:0];
-            if (init_i < CONNS) begin
-                nxt_mem[init_i[CONN_W-1:0]] <= 0;
-                high_mem[init_i[CONN_W-1:0]] <= 0;
-                holes_mem[init_i[CONN_W-1:0]] <= 0;
-            end
             init_i <= init_i + 1'b1;
             if (init_i == INIT_N - 1) state <= S_IDLE;
         end
         S_IDLE: if (in_valid) begin
             c <= in_conn;
             psn <= in_psn;
-            nxt <= nxt_mem[in_conn];
-            high <= high_mem[in_conn];
-            start <= start_mem[in_conn];
-            last <= end_mem[in_conn];
-            holes <= holes_mem[in_conn];
-            has_list <= nxt_mem[in_conn] != high_mem[in_conn];
+            nxt <= fwd ? out_rcv_nxt : nxt_mem[in_conn];
+            high <= fwd ? out_rcv_high : high_mem[in_conn];
+            start <= fwd ? out_start_ptr : start_mem[in_conn];
+            last <= fwd ? out_end_ptr : end_mem[in_conn];
+            holes <= fwd ? {out_holes, out_hole_list} : holes_mem[in_conn];
+            has_list <= fwd ? out_rcv_nxt != out_rcv_high : nxt_mem[in_conn] != high_mem[in_conn];
             state <= S_EXEC;
         end
         S_EXEC: begin
-            if (before(psn, nxt))
+            if (is_old)
                 finish(A_OLD, 1'b0, nxt, high, start, last, avail_ptr);
-            else if (psn == nxt) begin
-                // In order: drain from psn + 1, starting at the list's first block.
+            else if (is_inorder) begin
+                // Drain from psn + 1, starting at the list's first block.
                 p <= psn + 1'b1;
                 cur <= start;
                 cur_blk <= blk(nxt);
                 state <= S_DRAIN;
-            end else if (before(psn, high)) begin
-                if (!in_first && !in_last)
-                    finish(A_DROP_MIDDLE, 1'b0, nxt, high, start, last, avail_ptr);
-                else if (fill_bits[off(psn)])
-                    finish(A_REPEAT, 1'b0, nxt, high, start, last, avail_ptr);
-                else begin
-                    bits_mem[fill_block] <= fill_bits | psn_bit;
-                    finish(A_FILL, 1'b0, nxt, high, start, last, avail_ptr);
-                end
-            end else if (append_need > free_blocks)
+            end else if (is_middle)
+                finish(A_DROP_MIDDLE, 1'b0, nxt, high, start, last, avail_ptr);
+            else if (is_repeat)
+                finish(A_REPEAT, 1'b0, nxt, high, start, last, avail_ptr);
+            else if (is_fill)
+                finish(A_FILL, 1'b0, nxt, high, start, last, avail_ptr);
+            else if (is_no_block)
                 finish(A_DROP_NO_BLOCK, 1'b0, nxt, high, start, last, avail_ptr);
-            else if (append_need == 0) begin
-                bits_mem[last] <= bits_mem[last] | psn_bit;
+            else if (append_need == 0)
                 finish(A_APPEND, psn != high, nxt, psn + 1'b1, start, last, avail_ptr);
-            end else begin
+            else begin
                 need <= append_need;
                 state <= S_ALLOC;
             end
@@ -330,9 +356,7 @@ module melo_rx_bitmap #(
         S_ALLOC: begin
             // Pop one block off the stack top and link it after the list's last block.
             avail_ptr <= avail_ptr + 1'b1;
-            bits_mem[top_block] <= need == 1 ? psn_bit : {BLOCK_BITS{1'b0}};
-            if (has_list) next_mem[last] <= top_block;
-            else start <= top_block;
+            if (!has_list) start <= top_block;
             last <= top_block;
             has_list <= 1'b1;
             need <= need - 1'b1;
@@ -342,25 +366,23 @@ module melo_rx_bitmap #(
         S_DRAIN: begin
             if (!has_list)
                 finish(A_INORDER, 1'b0, p, before(high, p) ? p : high, start, last, avail_ptr);
-            else if (blk(p) != cur_blk) begin
+            else if (drain_past) begin
                 // The drain passed the whole block: back onto the stack top.
                 avail_ptr <= avail_ptr - 1'b1;
-                avail_mem[free_slot[PTR_W-1:0]] <= cur;
                 if (cur_blk == last_blk) has_list <= 1'b0;
                 else begin
                     cur <= next_mem[cur];
                     start <= next_mem[cur];
                     cur_blk <= cur_blk + 1'b1;
                 end
-            end else if (zero_at == BLOCK_BITS)
+            end else if (!drain_stop)
                 p <= cur_base + BLOCK_BITS;
-            else if (cur_base + zero_at == high) begin
+            else if (drain_all) begin
                 // Everything received is delivered: the last block goes back too.
                 avail_ptr <= avail_ptr - 1'b1;
-                avail_mem[free_slot[PTR_W-1:0]] <= cur;
                 finish(A_INORDER, 1'b0, high, high, start, last, avail_ptr - 1'b1);
             end else
-                finish(A_INORDER, 1'b0, cur_base + zero_at, high, cur, last, avail_ptr);
+                finish(A_INORDER, 1'b0, drain_front, high, cur, last, avail_ptr);
         end
         default: state <= S_IDLE;
         endcase
