@@ -175,7 +175,7 @@ module melo_rx_bitmap #(
                     for (i = 0; i < 4; i = i + 1)
                         if (i == hit) u[i*HW +: HW] = {harg - hs, hs};
                         else if (i == hit + 1) u[i*HW +: HW] = {hs + hl - harg - 1'b1, harg + 1'b1};
-                        else if (i > hit + 1) u[i*HW +: HW] = t[(i-1)*HW +: HW];
+                        else if (i > hit + 1) u[i*HW +: HW] = t[(i > 0 ? i - 1 : 0)*HW +: HW];
                     n = n + 1'b1;
                     if (n > HOLES) begin
                         u = u >> HW;
