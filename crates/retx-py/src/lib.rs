@@ -86,7 +86,7 @@ fn hw_trace(py: Python<'_>, toml_text: &str, kind: &str, max_ops: usize, max_con
         other => return Err(ScenarioError::new_err(format!("trace: {other:?} is not a traced structure (melo or stride)"))),
     };
     let scenario = parse(toml_text, base_dir)?;
-    py.allow_threads(|| retx::run_hw_trace(scenario, kind, max_ops, max_conns)).map_err(scenario_error)
+    py.allow_threads(|| retx::run_hw_trace(scenario, kind, max_ops, max_conns)).map(|(_, text)| text).map_err(scenario_error)
 }
 
 /// Runs a built simulation with the GIL released, reporting progress to `progress`.

@@ -56,8 +56,9 @@ pub fn run_toml_pcap(text: &str) -> Result<(RunOutput, Option<Vec<u8>>), Scenari
 }
 
 /// Runs a validated-on-build scenario while tracing the operations on one hardware structure
-/// (see [`observe::hw_trace`]): the trace text. The run stops once the trace is complete.
-pub fn run_hw_trace(scenario: Scenario, kind: observe::hw_trace::HwTraceKind, max_ops: usize, max_conns: u32) -> Result<String, ScenarioError> {
+/// (see [`observe::hw_trace`]): the run's output and the trace text. The run stops once the
+/// trace is complete, and then has no output (None).
+pub fn run_hw_trace(scenario: Scenario, kind: observe::hw_trace::HwTraceKind, max_ops: usize, max_conns: u32) -> Result<(Option<RunOutput>, String), ScenarioError> {
     use observe::hw_trace::{HwTraceKind, HwTracer};
     // Swaps move a connection's blocks between ops, outside what the RTL models.
     if kind == HwTraceKind::MeloRx && scenario.recovery.melo.qp_cache != 0 {
@@ -67,8 +68,9 @@ pub fn run_hw_trace(scenario: Scenario, kind: observe::hw_trace::HwTraceKind, ma
     let done = tracer.done_flag();
     let sim = config::build_with_observer(scenario, &mut tracer)?;
     // An early stop (Err(Aborted)) is the trace being complete, not a failure.
-    let _ = sim.run(&mut |_, _| !done.load(std::sync::atomic::Ordering::Relaxed));
-    tracer.finish().map_err(|(field, message)| ScenarioError::new(field, message))
+    let out = sim.run(&mut |_, _| !done.load(std::sync::atomic::Ordering::Relaxed)).ok();
+    let text = tracer.finish().map_err(|(field, message)| ScenarioError::new(field, message))?;
+    Ok((out, text))
 }
 
 /// The scenario with every default filled in, as TOML: what a run actually used.
