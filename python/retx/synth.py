@@ -39,11 +39,14 @@ class Design:
 
 
 # MELO at the paper's 1 Kb pool of 1-byte blocks with 16 and with 300 connections (its "~300
-# concurrent connections"), so the per-connection slope shows beside the constant pool;
-# STRIDE's two rate units with the 64 connections of the co-simulation.
+# concurrent connections"), so the per-connection slope shows beside the constant pool.
+# STRIDE's two rate units for one connection (the arithmetic alone: Table 1's like-for-like)
+# and with the 64 connections of the co-simulation (the same state memory in both).
 DESIGNS = [
     Design("melo_rx_bitmap", "melo-1Kb-16conn", {"POOL_BLOCKS": 128, "BLOCK_BITS": 8, "CONNS": 16}),
     Design("melo_rx_bitmap", "melo-1Kb-300conn", {"POOL_BLOCKS": 128, "BLOCK_BITS": 8, "CONNS": 300}),
+    Design("stride_rate_shift", "stride-shift-1conn", {"CONNS": 1}),
+    Design("stride_rate_muldiv", "stride-muldiv-1conn", {"CONNS": 1}),
     Design("stride_rate_shift", "stride-shift-64conn", {"CONNS": 64}),
     Design("stride_rate_muldiv", "stride-muldiv-64conn", {"CONNS": 64}),
 ]
@@ -60,7 +63,7 @@ def yosys_available() -> bool:
 def _counts(stat: dict, target: str) -> dict:
     module = next(iter(stat["modules"].values()))
     cells: dict[str, int] = module.get("num_cells_by_type", {})
-    row = {"cells": int(module.get("num_cells", 0)), "memory_bits": int(module.get("num_memory_bits", 0))}
+    row = {"cells": int(module.get("num_cells", 0))}
     if target == "xc7":
         row["lut"] = sum(n for c, n in cells.items() if c.startswith("LUT"))
         row["ff"] = sum(n for c, n in cells.items() if c in ("FDRE", "FDSE", "FDCE", "FDPE"))
@@ -82,12 +85,17 @@ def synthesize(design: Design, target: str, rtl_dir: Path, work_dir: Path) -> di
     stat_file = work_dir / f"{design.label}.{target}.json"
     params = "; ".join(f"chparam -set {k} {v} {design.module}" for k, v in design.params.items())
     flow = (XC7_SCRIPT if target == "xc7" else GENERIC_SCRIPT).format(top=design.module)
-    script = f"read_verilog {rtl_dir / (design.module + '.v')}; {params}; {flow}; tee -q -o {stat_file} stat -json"
+    # Memory bits are counted on the elaborated design, before any flow maps memories away.
+    mem_file = work_dir / f"{design.label}.{target}.memories.json"
+    script = (f"read_verilog {rtl_dir / (design.module + '.v')}; {params}; hierarchy -top {design.module}; "
+              f"proc; tee -q -o {mem_file} stat -json; {flow}; tee -q -o {stat_file} stat -json")
     start = time.monotonic()
     done = subprocess.run(["yosys", "-q", "-p", script], capture_output=True, text=True)
     if done.returncode != 0:
         raise SynthError(f"yosys failed on {design.label} ({target}): {(done.stderr or done.stdout).strip()[-300:]}")
     row = _counts(json.loads(stat_file.read_text()), target)
+    memories = next(iter(json.loads(mem_file.read_text())["modules"].values()))
+    row["memory_bits"] = int(memories.get("num_memory_bits", 0))
     row.update(module=design.module, config=design.label, target=target,
                params=" ".join(f"{k}={v}" for k, v in design.params.items()),
                seconds=round(time.monotonic() - start, 1))
