@@ -60,10 +60,10 @@ def yosys_available() -> bool:
     return shutil.which("yosys") is not None
 
 
-def _counts(stat: dict, target: str) -> dict:
+def _counts(stat: dict, target: str) -> dict[str, float]:
     module = next(iter(stat["modules"].values()))
     cells: dict[str, int] = module.get("num_cells_by_type", {})
-    row = {"cells": int(module.get("num_cells", 0))}
+    row: dict[str, float] = {"cells": int(module.get("num_cells", 0))}
     if target == "xc7":
         row["lut"] = sum(n for c, n in cells.items() if c.startswith("LUT"))
         row["ff"] = sum(n for c, n in cells.items() if c in ("FDRE", "FDSE", "FDCE", "FDPE"))
@@ -77,7 +77,7 @@ def _counts(stat: dict, target: str) -> dict:
     return row
 
 
-def synthesize(design: Design, target: str, rtl_dir: Path, work_dir: Path) -> dict:
+def synthesize(design: Design, target: str, rtl_dir: Path, work_dir: Path) -> dict[str, object]:
     """Runs yosys on one design for one target and returns its resource counts."""
     if not yosys_available():
         raise SynthError("yosys not found (apt install yosys)")
@@ -93,7 +93,7 @@ def synthesize(design: Design, target: str, rtl_dir: Path, work_dir: Path) -> di
     done = subprocess.run(["yosys", "-q", "-p", script], capture_output=True, text=True)
     if done.returncode != 0:
         raise SynthError(f"yosys failed on {design.label} ({target}): {(done.stderr or done.stdout).strip()[-300:]}")
-    row = _counts(json.loads(stat_file.read_text()), target)
+    row: dict[str, object] = dict(_counts(json.loads(stat_file.read_text()), target))
     memories = next(iter(json.loads(mem_file.read_text())["modules"].values()))
     row["memory_bits"] = int(memories.get("num_memory_bits", 0))
     row.update(module=design.module, config=design.label, target=target,

@@ -5,7 +5,6 @@ must be caught at the operation where it first shows."""
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 from collections import Counter
 
@@ -37,11 +36,10 @@ def melo_fig5a() -> hw_trace.Trace:
 def melo_small_pool() -> hw_trace.Trace:
     """melo-fig6b's setting (200 us RTT, 5 connections into one receiver, 2 % loss) with a
     256-bit pool, so that every outcome happens: fills, repeats, both kinds of drop."""
-    data = copy.deepcopy(melo_fig6b.BASE_SCENARIO)
-    data["workload"]["pairs"] = [["h0", "h10"]] * 5
-    data["loss"] = [{"at": "switch:leaf1", "rate": 2e-2}]
-    data["recovery"]["melo"]["pool_bits"] = 256
-    return hw_trace.parse(hw_trace.trace("melo", Scenario.from_dict(data), ops=STRESS_OPS, conns=8))
+    scenario = Scenario.from_dict(melo_fig6b.BASE_SCENARIO).with_overrides({
+        "workload.pairs": [["h0", "h10"]] * 5, "loss": [{"at": "switch:leaf1", "rate": 2e-2}],
+        "recovery.melo.pool_bits": 256})
+    return hw_trace.parse(hw_trace.trace("melo", scenario, ops=STRESS_OPS, conns=8))
 
 
 @pytest.fixture(scope="module")
