@@ -96,6 +96,7 @@ fn what_the_rtl_does_not_model_is_refused_with_the_field() {
     assert_eq!(err(&MELO.replace("pool_bits = 128", "pool_bits = 128\ndrop_middle = false"), HwTraceKind::MeloRx), "recovery.melo.drop_middle");
     assert_eq!(err(&MELO.replace("pool_bits = 128", "pool_bits = 128\nqp_cache = 2"), HwTraceKind::MeloRx), "recovery.melo.qp_cache");
     assert_eq!(err(MELO, HwTraceKind::StrideRate), "trace");
+    assert_eq!(err(&format!("{STRIDE}[cc.stride]\ndecrease = \"literal\"\n"), HwTraceKind::StrideRate), "cc.stride.decrease");
 }
 
 #[test]

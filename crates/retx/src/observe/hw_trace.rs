@@ -110,7 +110,8 @@ pub struct HwTracer {
     /// Why the trace stopped early (a connection past `max_conns`), or refused (parameters the
     /// RTL does not implement).
     stopped: Option<String>,
-    refused: Option<String>,
+    /// (field, message) of the scenario setting the RTL does not implement.
+    refused: Option<(String, String)>,
     /// STRIDE slot reuse: when each slot was last used, flows that lost their slot, opens.
     last_use: Vec<u64>,
     clock: u64,
@@ -129,8 +130,8 @@ impl HwTracer {
 
     /// The trace text, or why the run cannot be traced (one line naming the field).
     pub fn finish(self) -> Result<String, (String, String)> {
-        if let Some(why) = self.refused {
-            return Err(why.split_once(": ").map(|(f, m)| (f.to_string(), m.to_string())).unwrap_or(("trace".into(), why)));
+        if let Some(refused) = self.refused {
+            return Err(refused);
         }
         if self.ops == 0 {
             let what = match self.kind {
@@ -220,7 +221,7 @@ impl HwTracer {
         }
         if self.header.is_empty() {
             if !m.drop_middle() {
-                self.refused = Some("recovery.melo.drop_middle: the RTL drops middle-block packets; tracing needs true".into());
+                self.refused = Some(("recovery.melo.drop_middle".into(), "the RTL drops middle-block packets; tracing needs true".into()));
                 return;
             }
             let pool = &nic.melo.rx;
@@ -319,13 +320,14 @@ impl HwTracer {
 /// The branch code of an opened connection that has taken no sample.
 const NO_BRANCH: u8 = 7;
 
-/// The RTL implements the default decrease (eq. 1 applied g times) and 64-bit registers.
-fn check_stride(p: &StrideCcParams) -> Result<(), String> {
+/// The RTL implements the default decrease (eq. 1 applied g times); its configuration ports
+/// hold shifts up to 16, what validation allows.
+fn check_stride(p: &StrideCcParams) -> Result<(), (String, String)> {
     if p.decrease != Decrease::Shift {
-        return Err("cc.stride.decrease: the RTL implements \"shift\" only".into());
+        return Err(("cc.stride.decrease".into(), "the RTL implements \"shift\" only".into()));
     }
     if p.omega_shift > 16 || p.k > 16 || p.alpha_shift > 16 {
-        return Err("cc.stride: shifts above 16 are not traced".into());
+        return Err(("cc.stride".into(), "shifts above 16 are not traced".into()));
     }
     Ok(())
 }
