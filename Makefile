@@ -1,4 +1,4 @@
-# The only entry points: make demo | test | bench | build | clean.
+# The only entry points: make demo | test | bench | rtl | build | clean.
 VENV := .venv
 PY := $(VENV)/bin/python
 # maturin needs to know which virtualenv to install into.
@@ -6,7 +6,7 @@ export VIRTUAL_ENV := $(abspath $(VENV))
 
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml) Cargo.toml Cargo.lock
 
-.PHONY: build demo test bench clean
+.PHONY: build demo test bench rtl clean
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt
 	python3 -m venv $(VENV)
@@ -33,6 +33,11 @@ bench:
 	cargo build --release -p retx --bin retx-bench
 	./target/release/retx-bench fabric
 	./target/release/retx-bench hpcc
+
+# Synthesizes rtl/ with yosys (generic and Xilinx 7-series): results/rtl/resources.parquet and
+# the table on stdout (docs/HARDWARE.md). Needs yosys (.ci/run installs it).
+rtl: build
+	$(PY) -m retx.synth rtl results/rtl
 
 clean:
 	rm -rf $(VENV) target results .pytest_cache

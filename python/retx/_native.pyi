@@ -41,6 +41,10 @@ class _RunResult(TypedDict):
 class ScenarioError(ValueError):
     """A scenario failed validation; str() is one line naming the field."""
 
+def hw_trace(toml_text: str, kind: str, max_ops: int, max_conns: int, base_dir: str = ".") -> str:
+    """Run a scenario recording its operations on one hardware structure (kind "melo" or
+    "stride") and return the trace text. Raises ScenarioError."""
+
 def resolve(toml_text: str, base_dir: str = ".") -> str:
     """Validate a scenario and return it as TOML with every default filled in. Relative paths
     in it (e.g. workload.cdf) resolve against `base_dir`. Raises ScenarioError."""

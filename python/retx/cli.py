@@ -9,7 +9,7 @@ from typing import Any, Optional
 
 import typer
 
-from retx import reproduce
+from retx import hw_trace, reproduce
 from retx._native import PanicException, ScenarioError, last_panic
 from retx.memory import memory_table
 from retx.report import ReportError, write_report
@@ -173,6 +173,26 @@ def reproduce_command(
     reproduce.lookup(name)  # an unknown name fails before anything runs
     default_dir = Path("results") / (f"{name}-quick" if quick else name)
     reproduce.run(name, out or default_dir, quick)
+
+
+@app.command(name="trace")
+def trace_command(
+    kind: str = typer.Argument(..., help="melo (MELO's receiver bitmap manager) or stride (STRIDE's rate calculator)."),
+    scenario: Optional[Path] = typer.Option(None, "--scenario", show_default=False,
+                                            help="Scenario to run [default: melo-fig5a at 1 % loss, or stride-fattree]."),
+    ops: int = typer.Option(hw_trace.DEFAULT_OPS, "--ops", help="Operations to record."),
+    conns: Optional[int] = typer.Option(None, "--conns", show_default=False,
+                                        help="Most connections to record [default: melo 4, stride 64]."),
+    out: Path = typer.Option(..., "--out", help="Trace file to write."),
+) -> None:
+    """Write a trace of a run's operations on a hardware structure, with the model's answers
+    (what the RTL in rtl/ is co-simulated against)."""
+    base = _load_one(scenario) if scenario else None
+    text = hw_trace.trace(kind, base, ops, conns)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
+    parsed = hw_trace.parse(text)
+    print(f"{out}: {len(parsed.rows)} {parsed.kind} operations over {parsed.conns} connection(s)")
 
 
 @app.command()

@@ -73,6 +73,22 @@ fn run(py: Python<'_>, toml_text: &str, base_dir: &str, progress: Option<PyObjec
     Ok(result)
 }
 
+/// Simulates a scenario while tracing the operations on one hardware structure
+/// (`kind`: "melo" for MELO's receiver bitmap manager, "stride" for STRIDE's rate calculator):
+/// returns the trace text (retx::observe::hw_trace describes it).
+#[pyfunction]
+#[pyo3(signature = (toml_text, kind, max_ops, max_conns, base_dir = "."))]
+fn hw_trace(py: Python<'_>, toml_text: &str, kind: &str, max_ops: usize, max_conns: u32, base_dir: &str) -> PyResult<String> {
+    use retx::observe::hw_trace::HwTraceKind;
+    let kind = match kind {
+        "melo" => HwTraceKind::MeloRx,
+        "stride" => HwTraceKind::StrideRate,
+        other => return Err(ScenarioError::new_err(format!("trace: {other:?} is not a traced structure (melo or stride)"))),
+    };
+    let scenario = parse(toml_text, base_dir)?;
+    py.allow_threads(|| retx::run_hw_trace(scenario, kind, max_ops, max_conns)).map(|(_, text)| text).map_err(scenario_error)
+}
+
 /// Runs a built simulation with the GIL released, reporting progress to `progress`.
 fn simulate<O: Observer + Send>(py: Python<'_>, sim: Simulation<O>, progress: Option<&PyObject>) -> PyResult<RunOutput> {
     let mut callback_error: Option<PyErr> = None;
@@ -241,6 +257,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(last_panic, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(hw_trace, m)?)?;
     m.add_function(wrap_pyfunction!(hpcc_config, m)?)?;
     m.add_function(wrap_pyfunction!(memory_table, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;

@@ -55,6 +55,24 @@ pub fn run_toml_pcap(text: &str) -> Result<(RunOutput, Option<Vec<u8>>), Scenari
     Ok((out, Some(writer.into_bytes())))
 }
 
+/// Runs a validated-on-build scenario while tracing the operations on one hardware structure
+/// (see [`observe::hw_trace`]): the run's output and the trace text. The run stops once the
+/// trace is complete, and then has no output (None).
+pub fn run_hw_trace(scenario: Scenario, kind: observe::hw_trace::HwTraceKind, max_ops: usize, max_conns: u32) -> Result<(Option<RunOutput>, String), ScenarioError> {
+    use observe::hw_trace::{HwTraceKind, HwTracer};
+    // Swaps move a connection's blocks between ops, outside what the RTL models.
+    if kind == HwTraceKind::MeloRx && scenario.recovery.melo.qp_cache != 0 {
+        return Err(ScenarioError::new("recovery.melo.qp_cache", "tracing models every connection on chip; use 0"));
+    }
+    let mut tracer = HwTracer::new(kind, max_ops, max_conns);
+    let done = tracer.done_flag();
+    let sim = config::build_with_observer(scenario, &mut tracer)?;
+    // An early stop (Err(Aborted)) is the trace being complete, not a failure.
+    let out = sim.run(&mut |_, _| !done.load(std::sync::atomic::Ordering::Relaxed)).ok();
+    let text = tracer.finish().map_err(|(field, message)| ScenarioError::new(field, message))?;
+    Ok((out, text))
+}
+
 /// The scenario with every default filled in, as TOML: what a run actually used.
 pub fn resolve_toml(text: &str) -> Result<String, ScenarioError> {
     let mut scenario = Scenario::from_toml(text)?;

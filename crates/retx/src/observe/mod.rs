@@ -3,11 +3,14 @@
 //! runs that record nothing pay nothing; time series, traces and pcap export ([`pcap`]) are
 //! observers.
 
+pub mod hw_trace;
 pub mod pcap;
 
 use crate::net::packet::Packet;
 use crate::sim::units::Time;
-use crate::transport::FlowSpec;
+use crate::transport::endpoint::Endpoint;
+use crate::transport::{FlowSpec, NicState};
+pub use hw_trace::StepBefore;
 
 /// Why a packet was dropped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,6 +40,15 @@ pub trait Observer {
     fn receive(&mut self, _now: Time, _host: usize, _pkt: &Packet) {}
     /// Flow `flow` started: both its endpoints exist, the requester is about to send.
     fn flow_start(&mut self, _now: Time, _flow: u32, _spec: &FlowSpec) {}
+    /// Whether the engine should call [`Observer::endpoint_step`]. Only a tracer of hardware
+    /// operations says yes; for every other observer this is a constant false, and the
+    /// engine's snapshot before each packet compiles away with the call.
+    fn wants_steps(&self) -> bool {
+        false
+    }
+    /// An endpoint of flow `flow` at host `host` took a packet: `before` is its snapshot from
+    /// just before, `ep` and `nic` its state (and its NIC's) just after.
+    fn endpoint_step(&mut self, _host: usize, _flow: u32, _before: &StepBefore, _ep: &Endpoint, _nic: &NicState) {}
 }
 
 /// An observer lent to a simulation: the caller keeps it, and reads it after the run.
@@ -61,6 +73,12 @@ impl<O: Observer + ?Sized> Observer for &mut O {
     }
     fn flow_start(&mut self, now: Time, flow: u32, spec: &FlowSpec) {
         (**self).flow_start(now, flow, spec)
+    }
+    fn wants_steps(&self) -> bool {
+        (**self).wants_steps()
+    }
+    fn endpoint_step(&mut self, host: usize, flow: u32, before: &StepBefore, ep: &Endpoint, nic: &NicState) {
+        (**self).endpoint_step(host, flow, before, ep, nic)
     }
 }
 

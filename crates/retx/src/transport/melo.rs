@@ -114,6 +114,11 @@ impl Holes {
         Holes { list: [(0, 0); 3], n: 0, cap: cap.clamp(1, 3) as usize }
     }
 
+    /// How many holes it keeps (a NACK's capacity).
+    pub fn capacity(&self) -> usize {
+        self.cap
+    }
+
     pub fn as_slice(&self) -> &[(u64, u64)] {
         &self.list[..self.n]
     }
@@ -248,6 +253,20 @@ impl MeloReceiver {
 
     pub fn holes(&self) -> &Holes {
         &self.holes
+    }
+
+    /// RCV.HIGH: one past the highest packet index received.
+    pub fn rcv_high(&self) -> u64 {
+        self.high
+    }
+
+    /// Whether packet `index` is marked received in the bitmap (hardware tracing).
+    pub fn has(&self, pool: &BitsPool, index: u64) -> bool {
+        self.bitmap.get(pool, index)
+    }
+
+    pub fn drop_middle(&self) -> bool {
+        self.drop_middle
     }
 
     fn store(&mut self, index: u64, tag: u32, bytes: u32) {

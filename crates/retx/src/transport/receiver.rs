@@ -52,6 +52,12 @@ impl RxCtx {
         self.delivered
     }
 
+    /// The packet index a PSN names, read against RCV.NXT; None for a PSN from before the
+    /// QP's first packet.
+    pub fn index_of(&self, psn: Psn) -> Option<u64> {
+        self.psn.unwrap(psn, self.delivered)
+    }
+
     pub fn spec(&self) -> &FlowSpec {
         &self.spec
     }
@@ -162,7 +168,7 @@ impl Receiver {
             }
         }
         // A PSN from before the QP's first packet is garbage: drop it.
-        let Some(index) = self.ctx.psn.unwrap(seg.psn, self.ctx.expected()) else { return };
+        let Some(index) = self.ctx.index_of(seg.psn) else { return };
         let queued = self.ctx.out.len();
         match &mut self.recovery {
             RxRecovery::Gbn(r) => r.on_data(now, index, seg, &mut self.ctx),

@@ -345,6 +345,16 @@ impl StrideCc {
         &self.ops
     }
 
+    /// The line rate: the ceiling and the starting rate.
+    pub fn line(&self) -> Rate {
+        Rate(self.line)
+    }
+
+    /// STT_old: the last sample, picoseconds (0 before any).
+    pub fn stt_old(&self) -> i64 {
+        self.stt_old
+    }
+
     /// The smallest STT seen, picoseconds.
     pub fn stt_min(&self) -> Option<i64> {
         self.stt_min

@@ -8,7 +8,7 @@ use crate::net::int::NO_INT;
 use crate::net::packet::{Frame, Packet, CLASS_CONTROL};
 use crate::nic::qp_cache::Touch;
 use crate::nic::scheduler::Offer;
-use crate::observe::Observer;
+use crate::observe::{Observer, StepBefore};
 use crate::sim::rng::mix64;
 use crate::sim::units::Time;
 use crate::transport::endpoint::Want;
@@ -93,7 +93,13 @@ impl<O: Observer> Simulation<O> {
             self.c.int_hops_echoed += n.state.int_in.as_slice().len() as u64;
             self.int.free(pkt.int);
         }
+        // Only a hardware tracer wants the snapshot; for other observers this is `false` at
+        // compile time and costs nothing.
+        let step = self.obs.wants_steps().then(|| StepBefore::of(ep, &pkt.seg, &n.state));
         ep.handle_packet(now, &pkt.seg, &mut n.state);
+        if let Some(before) = step {
+            self.obs.endpoint_step(node, pkt.flow, &before, ep, &n.state);
+        }
         n.state.int_in.clear();
         let cost = n.rx.per_packet + std::mem::take(&mut n.state.charged);
         if cost > Time::ZERO {
