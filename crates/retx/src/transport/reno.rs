@@ -300,6 +300,15 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn slow_start_growth_stops_at_ssthresh_and_a_cut_floors_at_two_segments() {
+        let mut w = Window::new(MSS, 10 * MSS, false); // cwnd = ssthresh: not in slow start
+        w.slow_start(MSS);
+        assert_eq!(w.cwnd(), 10 * MSS);
+        assert!(w.reduce(0, 0, 10));
+        assert_eq!((w.cwnd(), w.ssthresh()), (2 * MSS, 2 * MSS));
+    }
+
+    #[test]
     fn congestion_avoidance_carries_the_bytes_past_a_whole_window() {
         let mut w = Window::new(MSS, 10 * MSS, false);
         w.grow(15 * MSS); // one window's worth grows by one MSS; 5 MSS carry over
