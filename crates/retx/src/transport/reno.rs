@@ -291,6 +291,15 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn a_timeout_with_little_in_flight_floors_ssthresh_and_is_counted() {
+        let mut w = Window::new(MSS, 10 * MSS, true);
+        w.on_timeout(&Flight { bytes: MSS, snd_una: 0, snd_nxt: 1 });
+        assert_eq!((w.cwnd(), w.ssthresh(), w.timeouts), (MSS, 2 * MSS, 1));
+        w.on_timeout(&Flight { bytes: MSS, snd_una: 0, snd_nxt: 1 });
+        assert_eq!(w.timeouts, 2);
+    }
+
+    #[test]
     fn a_duplicate_ack_does_not_end_the_timeout_hold() {
         let mut r = Reno::new(&RenoParams::default(), MSS, 0);
         r.on_timeout(&Flight { bytes: 30 * MSS, snd_una: 0, snd_nxt: 30 });
