@@ -24,15 +24,25 @@
 //   4 repeat: bit already set                               5 drop: middle block
 //   6 drop: not enough free blocks
 //
-// Timing: NOT pipelined. One operation at a time (in_ready low while busy). A packet that is
-// old, dropped, fills a hole or appends within the last block holds the unit 2 clocks (the
-// accepting edge, then the decision edge, which registers the outputs: out_valid); an append
-// 1 more per block it allocates; an in-order packet 3 clocks plus 1 per block its drain frees
-// or crosses. (melo-fig5a at 1 % loss: 2.8 clocks per packet on average, 14 at most.) The
-// paper claims a fully pipelined design (one packet per clock); that needs the
-// per-connection state forwarded between back-to-back packets of one connection and the
-// drain's block walk split from the packet pipeline, which this version does not attempt
-// (docs/HARDWARE.md).
+// Timing: a new packet can be accepted every clock (valid/ready: in_ready is high while the
+// unit is idle and in the last clock of the packet in flight). Two stages: the accepting edge
+// reads the packet's connection state from the connection table into registers; the next
+// clock decides the outcome from them and the pool, updates the pool, the stack and the holes,
+// writes the connection back and registers the outputs (out_valid) at its closing edge, which
+// also accepts the next packet. A packet accepted at that edge on the same connection takes
+// the new state straight from the finishing logic (forwarding), not from the table. Clocks a
+// packet occupies the unit (initiation interval, in_valid held high):
+//   1  old, repeat, middle-block drop, no-block drop, fill, append within the last block,
+//      append that allocates one block, in order with an empty list or a drain that ends in
+//      the list's first block (freeing it if the drain reaches RCV.HIGH)
+//   k  an append that allocates k > 1 blocks (one block popped and linked per clock)
+//   1 + j  an in-order packet whose drain passes j blocks before the block it ends in (one
+//      block walked and freed per clock; reaching the end of the list ends it)
+// (melo-fig5a at 1 % loss: 1.04 clocks per packet on average, 6 at most; the previous,
+// unpipelined version took 2.8 and 14.) A packet's outputs are registered at the edge that
+// ends its last clock: the accepting edge plus its interval (2 edges for a 1-clock packet).
+// Everything a packet decides is in one clock (pool read, outcome, hole tracker, forwarding
+// mux): no timing analysis has been done, so what clock rate that allows is not known.
 // After reset the free-slot stack and connection table are initialised, one entry per clock
 // (max(POOL_BLOCKS, CONNS) clocks, in_ready low).
 //
@@ -98,8 +108,6 @@ module melo_rx_bitmap #(
     reg [BLK_W-1:0]  cur_blk, need;
     reg              has_list;
     reg [3*HW+1:0]   holes;
-
-    assign in_ready = state == S_IDLE;
 
     // Serial-arithmetic order of PSNs: a before b.
     function before;
@@ -207,9 +215,10 @@ module melo_rx_bitmap #(
     end
 
     // ---- what the operation in flight is, from its loaded state ----
-    wire [BLOCK_BITS-1:0] cur_bits  = bits_mem[cur];
-    wire [OFF_W:0]        zero_at   = first_zero(cur_bits, off(p));
-    wire [PSN_W-1:0]      cur_base  = {cur_blk, {OFF_W{1'b0}}};
+    wire exec  = state == S_EXEC;       // the operation's first clock
+    wire alloc = state == S_ALLOC;      // further blocks of an append
+    wire drain = state == S_DRAIN;      // further blocks of an in-order drain
+    wire [PSN_W-1:0]      psn_next  = psn + 1'b1;
     wire [BLK_W-1:0]      last_blk  = blk(high - 1'b1);
     wire [CNT_W-1:0]      free_blocks = POOL_BLOCKS - avail_ptr;
     wire [PTR_W-1:0]      top_block = avail_mem[avail_ptr[PTR_W-1:0]];
@@ -229,19 +238,65 @@ module melo_rx_bitmap #(
     wire is_fill     = in_holes && !is_middle && !is_repeat;
     wire is_append   = !is_old && !is_inorder && !in_holes;
     wire is_no_block = is_append && append_need > free_blocks;
-    wire exec        = state == S_EXEC;
 
-    // Drain (in order): the cursor p's block is cur, first zero at zero_at.
-    wire drain_past  = has_list && blk(p) != cur_blk;                 // cur wholly delivered
-    wire drain_stop  = has_list && !drain_past && zero_at != BLOCK_BITS;
+    // Allocation step (the first clock of an append that needs blocks, then S_ALLOC): pop the
+    // stack top and link it after the list's last block; d_need blocks are still to come.
+    wire [BLK_W-1:0] d_need  = exec ? append_need : need;
+    wire alloc_step = exec && is_append && !is_no_block && append_need != 0 || alloc;
+    wire appending  = exec && is_append && !is_no_block || alloc;
+
+    // Drain step (the first clock of an in-order packet with a list, then S_DRAIN): the cursor
+    // d_p lies in block d_cur (number d_cur_blk) or just past it. One block per clock: the block
+    // is either wholly delivered (freed; the walk goes on to the next block unless it was the
+    // last) or the drain stops in it.
+    wire inorder_step = exec && is_inorder && has_list || drain;
+    wire [PSN_W-1:0] d_p       = exec ? psn_next : p;
+    wire [PTR_W-1:0] d_cur     = exec ? start : cur;
+    wire [BLK_W-1:0] d_cur_blk = exec ? blk(nxt) : cur_blk;
+    wire [BLOCK_BITS-1:0] cur_bits = bits_mem[d_cur];
+    wire [OFF_W:0]   zero_at   = first_zero(cur_bits, off(d_p));
+    wire [PSN_W-1:0] cur_base  = {d_cur_blk, {OFF_W{1'b0}}};
+    wire [PSN_W-1:0] block_end = cur_base + BLOCK_BITS;
+    wire drain_whole = blk(d_p) != d_cur_blk || zero_at == BLOCK_BITS;  // all of d_cur delivered
+    wire drain_lastb = drain_whole && d_cur_blk == last_blk;             // ... and it was the last
     wire [PSN_W-1:0] drain_front = cur_base + zero_at;
-    wire drain_all   = drain_stop && drain_front == high;              // the last block goes too
-    wire drain_free  = state == S_DRAIN && (drain_past || drain_all);
+    wire drain_all   = !drain_whole && drain_front == high;              // stops at RCV.HIGH: last block goes
+    wire drain_free  = inorder_step && (drain_whole || drain_all);
+    // Where RCV.NXT lands when the drain finishes in this clock.
+    wire [PSN_W-1:0] drain_to = drain_lastb ? block_end : drain_front;
+
+    // ---- the finishing clock: outcome and the connection's new state (f_*) ----
+    reg              f_valid, f_nack;
+    reg [2:0]        f_action;
+    reg [PSN_W-1:0]  f_nxt, f_high;
+    reg [PTR_W-1:0]  f_start, f_last;
+    reg [CNT_W-1:0]  f_used;
+    always @* begin
+        f_valid = 1'b0; f_action = A_OLD; f_nack = 1'b0;
+        f_nxt = nxt; f_high = high; f_start = start; f_last = last; f_used = avail_ptr;
+        if (exec && !is_inorder && !appending) begin
+            f_valid = 1'b1;
+            f_action = is_old ? A_OLD : is_middle ? A_DROP_MIDDLE : is_repeat ? A_REPEAT
+                     : is_fill ? A_FILL : A_DROP_NO_BLOCK;
+        end else if (appending && (!alloc_step || d_need == 1)) begin
+            f_valid = 1'b1; f_action = A_APPEND; f_nack = psn != high; f_high = psn_next;
+            if (alloc_step) begin
+                f_start = has_list ? start : top_block; f_last = top_block; f_used = avail_ptr + 1'b1;
+            end
+        end else if (exec && is_inorder && !has_list) begin
+            f_valid = 1'b1; f_action = A_INORDER;
+            f_nxt = psn_next; f_high = before(high, psn_next) ? psn_next : high;
+        end else if (inorder_step && (drain_lastb || !drain_whole)) begin
+            f_valid = 1'b1; f_action = A_INORDER;
+            f_nxt = drain_to; f_high = drain_lastb ? block_end : high; f_start = d_cur;
+            if (drain_free) f_used = avail_ptr - 1'b1;
+        end
+    end
 
     // One write port per pool memory.
-    wire bits_we = exec && (is_fill || (is_append && !is_no_block && append_need == 0)) || state == S_ALLOC;
-    wire [PTR_W-1:0] bits_wa = state == S_ALLOC ? top_block : is_fill ? fill_block : last;
-    wire [BLOCK_BITS-1:0] bits_wd = state == S_ALLOC ? (need == 1 ? psn_bit : {BLOCK_BITS{1'b0}})
+    wire bits_we = exec && (is_fill || appending && append_need == 0) || alloc_step;
+    wire [PTR_W-1:0] bits_wa = alloc_step ? top_block : is_fill ? fill_block : last;
+    wire [BLOCK_BITS-1:0] bits_wd = alloc_step ? (d_need == 1 ? psn_bit : {BLOCK_BITS{1'b0}})
                                   : (is_fill ? fill_bits : bits_mem[last]) | psn_bit;
     // The slot a freed block goes to: the new top.
 `ifdef MELO_BUG_STACK_SLOT
@@ -251,37 +306,49 @@ module melo_rx_bitmap #(
 `endif
     wire avail_we = (state == S_INIT && init_i < POOL_BLOCKS) || drain_free;
     wire [PTR_W-1:0] avail_wa = state == S_INIT ? init_i[PTR_W-1:0] : free_slot[PTR_W-1:0];
-    wire [PTR_W-1:0] avail_wd = state == S_INIT ? init_i[PTR_W-1:0] : cur;
+    wire [PTR_W-1:0] avail_wd = state == S_INIT ? init_i[PTR_W-1:0] : d_cur;
 
     // Which hole update the finishing clock applies.
     always @* begin
         hop = H_NONE; harg = psn; harg2 = {PSN_W{1'b0}};
         if (exec && is_fill)
             hop = H_FILL;
-        else if (((exec && is_append && !is_no_block) || state == S_ALLOC) && psn != high) begin
+        else if (appending && psn != high) begin
             hop = H_PUSH; harg = high; harg2 = psn - high;
-        end else if (state == S_DRAIN) begin
-            hop = H_ADVANCE;
-            harg = drain_stop ? drain_front : p;
+        end else if (exec && is_inorder && !has_list) begin
+            hop = H_ADVANCE; harg = psn_next;
+        end else if (inorder_step) begin
+            hop = H_ADVANCE; harg = drain_to;
         end
     end
 
-    // The connection's state is written back from the output registers in the clock after an
-    // operation finishes; an operation accepted in that clock on the same connection takes it
-    // from there (one write port per connection memory).
-    wire wb = out_valid;
-    wire fwd = wb && in_conn == c;
+    // Issue: a new operation is accepted when the unit is idle or in the clock its operation
+    // in flight finishes. The finishing operation writes its connection's state back at that
+    // edge; an operation accepted at the same edge on the same connection takes the new state
+    // directly from the finishing logic (forwarding), any other reads the connection table.
+    assign in_ready = state == S_IDLE || f_valid;
+    wire accept = in_valid && in_ready;
+    wire fwd = f_valid && in_conn == c;
 
-    task finish;
-        input [2:0] action;
-        input       nack;
-        input [PSN_W-1:0] f_nxt, f_high;
-        input [PTR_W-1:0] f_start, f_last;
-        input [CNT_W-1:0] f_used;
-        begin
+    always @(posedge clk) begin
+        if (bits_we) bits_mem[bits_wa] <= bits_wd;
+        if (avail_we) avail_mem[avail_wa] <= avail_wd;
+        if (alloc_step && has_list) next_mem[last] <= top_block;
+        if (f_valid || state == S_INIT && init_i < CONNS) begin
+            nxt_mem[f_valid ? c : init_i[CONN_W-1:0]] <= f_valid ? f_nxt : {PSN_W{1'b0}};
+            high_mem[f_valid ? c : init_i[CONN_W-1:0]] <= f_valid ? f_high : {PSN_W{1'b0}};
+            start_mem[f_valid ? c : init_i[CONN_W-1:0]] <= f_start;
+            end_mem[f_valid ? c : init_i[CONN_W-1:0]] <= f_last;
+            holes_mem[f_valid ? c : init_i[CONN_W-1:0]] <= f_valid ? holes_next : {(3*HW+2){1'b0}};
+        end
+    end
+
+    always @(posedge clk) begin
+        out_valid <= 1'b0;
+        if (f_valid) begin
             out_valid <= 1'b1;
-            out_action <= action;
-            out_nack <= nack;
+            out_action <= f_action;
+            out_nack <= f_nack;
             out_rcv_nxt <= f_nxt;
             out_rcv_high <= f_high;
             out_used_blocks <= f_used;
@@ -290,101 +357,49 @@ module melo_rx_bitmap #(
             out_end_ptr <= f_last;
             out_holes <= holes_next[3*HW+1:3*HW];
             out_hole_list <= holes_next[3*HW-1:0];
-            state <= S_IDLE;
         end
-    endtask
-
-    always @(posedge clk) begin
-        if (bits_we) bits_mem[bits_wa] <= bits_wd;
-        if (avail_we) avail_mem[avail_wa] <= avail_wd;
-        if (state == S_ALLOC && has_list) next_mem[last] <= top_block;
-        if (wb || state == S_INIT && init_i < CONNS) begin
-            nxt_mem[wb ? c : init_i[CONN_W-1:0]] <= wb ? out_rcv_nxt : {PSN_W{1'b0}};
-            high_mem[wb ? c : init_i[CONN_W-1:0]] <= wb ? out_rcv_high : {PSN_W{1'b0}};
-            start_mem[wb ? c : init_i[CONN_W-1:0]] <= out_start_ptr;
-            end_mem[wb ? c : init_i[CONN_W-1:0]] <= out_end_ptr;
-            holes_mem[wb ? c : init_i[CONN_W-1:0]] <= wb ? {out_holes, out_hole_list} : {(3*HW+2){1'b0}};
-        end
-    end
-
-    always @(posedge clk) begin
-        out_valid <= 1'b0;
         if (rst) begin
+            out_valid <= 1'b0;
             state <= S_INIT;
             init_i <= 0;
             avail_ptr <= 0;
-        end else case (state)
-        S_INIT: begin
-            init_i <= init_i + 1'b1;
-            if (init_i == INIT_N - 1) state <= S_IDLE;
-        end
-        S_IDLE: if (in_valid) begin
-            c <= in_conn;
-            psn <= in_psn;
-            nxt <= fwd ? out_rcv_nxt : nxt_mem[in_conn];
-            high <= fwd ? out_rcv_high : high_mem[in_conn];
-            start <= fwd ? out_start_ptr : start_mem[in_conn];
-            last <= fwd ? out_end_ptr : end_mem[in_conn];
-            holes <= fwd ? {out_holes, out_hole_list} : holes_mem[in_conn];
-            has_list <= fwd ? out_rcv_nxt != out_rcv_high : nxt_mem[in_conn] != high_mem[in_conn];
-            state <= S_EXEC;
-        end
-        S_EXEC: begin
-            if (is_old)
-                finish(A_OLD, 1'b0, nxt, high, start, last, avail_ptr);
-            else if (is_inorder) begin
-                // Drain from psn + 1, starting at the list's first block.
-                p <= psn + 1'b1;
-                cur <= start;
-                cur_blk <= blk(nxt);
-                state <= S_DRAIN;
-            end else if (is_middle)
-                finish(A_DROP_MIDDLE, 1'b0, nxt, high, start, last, avail_ptr);
-            else if (is_repeat)
-                finish(A_REPEAT, 1'b0, nxt, high, start, last, avail_ptr);
-            else if (is_fill)
-                finish(A_FILL, 1'b0, nxt, high, start, last, avail_ptr);
-            else if (is_no_block)
-                finish(A_DROP_NO_BLOCK, 1'b0, nxt, high, start, last, avail_ptr);
-            else if (append_need == 0)
-                finish(A_APPEND, psn != high, nxt, psn + 1'b1, start, last, avail_ptr);
-            else begin
-                need <= append_need;
-                state <= S_ALLOC;
+        end else begin
+            if (alloc_step) avail_ptr <= avail_ptr + 1'b1;
+            if (drain_free) avail_ptr <= avail_ptr - 1'b1;
+            case (state)
+            S_INIT: begin
+                init_i <= init_i + 1'b1;
+                if (init_i == INIT_N - 1) state <= S_IDLE;
             end
+            default: begin
+                if (alloc_step && !f_valid) begin
+                    // More blocks to come: the one just popped is the list's new last block.
+                    if (!has_list) start <= top_block;
+                    last <= top_block;
+                    has_list <= 1'b1;
+                    need <= d_need - 1'b1;
+                    state <= S_ALLOC;
+                end else if (inorder_step && !f_valid) begin
+                    // Block d_cur wholly delivered and not the last: on to the next one.
+                    cur <= next_mem[d_cur];
+                    start <= next_mem[d_cur];
+                    cur_blk <= d_cur_blk + 1'b1;
+                    p <= block_end;
+                    state <= S_DRAIN;
+                end else if (accept) begin
+                    c <= in_conn;
+                    psn <= in_psn;
+                    nxt <= fwd ? f_nxt : nxt_mem[in_conn];
+                    high <= fwd ? f_high : high_mem[in_conn];
+                    start <= fwd ? f_start : start_mem[in_conn];
+                    last <= fwd ? f_last : end_mem[in_conn];
+                    holes <= fwd ? holes_next : holes_mem[in_conn];
+                    has_list <= fwd ? f_nxt != f_high : nxt_mem[in_conn] != high_mem[in_conn];
+                    state <= S_EXEC;
+                end else if (f_valid)
+                    state <= S_IDLE;
+            end
+            endcase
         end
-        S_ALLOC: begin
-            // Pop one block off the stack top and link it after the list's last block.
-            avail_ptr <= avail_ptr + 1'b1;
-            if (!has_list) start <= top_block;
-            last <= top_block;
-            has_list <= 1'b1;
-            need <= need - 1'b1;
-            if (need == 1)
-                finish(A_APPEND, psn != high, nxt, psn + 1'b1, has_list ? start : top_block, top_block, avail_ptr + 1'b1);
-        end
-        S_DRAIN: begin
-            if (!has_list)
-                finish(A_INORDER, 1'b0, p, before(high, p) ? p : high, start, last, avail_ptr);
-            else if (drain_past) begin
-                // The drain passed the whole block: back onto the stack top.
-                avail_ptr <= avail_ptr - 1'b1;
-                if (cur_blk == last_blk) has_list <= 1'b0;
-                else begin
-                    cur <= next_mem[cur];
-                    start <= next_mem[cur];
-                    cur_blk <= cur_blk + 1'b1;
-                end
-            end else if (!drain_stop)
-                p <= cur_base + BLOCK_BITS;
-            else if (drain_all) begin
-                // Everything received is delivered: the last block goes back too.
-                avail_ptr <= avail_ptr - 1'b1;
-                finish(A_INORDER, 1'b0, high, high, start, last, avail_ptr - 1'b1);
-            end else
-                finish(A_INORDER, 1'b0, drain_front, high, cur, last, avail_ptr);
-        end
-        default: state <= S_IDLE;
-        endcase
     end
 endmodule

@@ -1,10 +1,12 @@
 """Lockstep co-simulation of the RTL in `rtl/` against retx's models: the operations of a trace
-(`retx trace`, retx.hw_trace) go through the module under Icarus Verilog, one at a time, and
-every operation's outputs are compared with the model's; the first difference is reported with
-its operation index.
+(`retx trace`, retx.hw_trace) go through the module under Icarus Verilog in order (MELO's
+back to back with a valid/ready handshake, STRIDE's one at a time), and every operation's
+outputs are compared with the model's; the first difference is reported with its operation
+index.
 
 The testbenches (rtl/tb/) read the operations with $fscanf and write one line of outputs per
-operation, in the trace's column order, followed by the clocks it took.
+operation, in the trace's column order, followed by the clocks it took (MELO: from its
+acceptance to the unit's next in_ready, i.e. its initiation interval).
 """
 
 from __future__ import annotations

@@ -56,8 +56,10 @@ def test_melo_rtl_matches_the_model_on_melo_fig5a(melo_fig5a, tmp_path):
     result = cosim(melo_fig5a, RTL, tmp_path)
     assert result.ok, str(result.divergence)
     assert result.ops == OPS
-    # Header of rtl/melo_rx_bitmap.v: 2 clocks when no block is allocated or freed.
-    assert min(result.cycles) == 2
+    # Header of rtl/melo_rx_bitmap.v: one packet per clock when no more than one block is
+    # allocated and the drain ends in the first block; more clocks only for multi-block work.
+    assert min(result.cycles) == 1
+    assert sum(c == 1 for c in result.cycles) > 0.9 * OPS
 
 
 def test_melo_rtl_matches_the_model_through_every_outcome(melo_small_pool, tmp_path):
@@ -82,6 +84,13 @@ def test_stride_rate_units_match_the_model_on_stride_fattree(stride, variant, tm
     assert result.ok, str(result.divergence)
     # Threshold branches answer 2 clocks after acceptance (module headers).
     assert min(result.cycles) == 2
+
+
+def test_melo_rtl_matches_the_model_with_gaps_between_packets(melo_small_pool, tmp_path):
+    # The testbench withholds in_valid on about one clock in three: operations then also read
+    # the connection table after a write-back, not only the state forwarded back to back.
+    result = cosim(melo_small_pool, RTL, tmp_path, defines=["MELO_TB_BUBBLES"])
+    assert result.ok, str(result.divergence)
 
 
 def test_a_freed_block_pushed_to_the_wrong_stack_slot_is_caught(melo_fig5a, tmp_path):
