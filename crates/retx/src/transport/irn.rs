@@ -49,6 +49,11 @@ impl Default for IrnParams {
 }
 
 /// A ring of flags over a sliding window of packet indices [base, base + capacity).
+///
+/// The ring holds no more slots than the flow has packets: a short flow's window never spans
+/// more than its packets, so a 1-packet flow keeps one slot instead of a BDP's worth (what
+/// lets 10^5 short flows share a run). Released (at completion) it holds none and reads as
+/// all clear.
 #[derive(Clone, Debug)]
 pub struct Window {
     bits: Vec<u64>,
@@ -57,9 +62,11 @@ pub struct Window {
 }
 
 impl Window {
-    pub fn new(capacity: u32) -> Self {
-        let slots = (capacity.max(1) as u64).next_power_of_two().max(64);
-        Window { bits: vec![0; (slots / 64) as usize], mask: slots - 1, capacity: capacity.max(1) as u64 }
+    /// A window of `capacity` packets, for a flow of at most `npkts` packets.
+    pub fn new(capacity: u32, npkts: u64) -> Self {
+        let capacity = capacity.max(1) as u64;
+        let slots = capacity.min(npkts.max(1)).next_power_of_two();
+        Window { bits: vec![0; slots.div_ceil(64) as usize], mask: slots - 1, capacity }
     }
     pub fn capacity(&self) -> u64 {
         self.capacity
@@ -69,11 +76,11 @@ impl Window {
         (i & self.mask) as usize
     }
     pub fn slots(&self) -> usize {
-        (self.mask + 1) as usize
+        if self.bits.is_empty() { 0 } else { (self.mask + 1) as usize }
     }
     pub fn get(&self, i: u64) -> bool {
         let s = i & self.mask;
-        self.bits[(s >> 6) as usize] >> (s & 63) & 1 == 1
+        self.bits.get((s >> 6) as usize).is_some_and(|w| w >> (s & 63) & 1 == 1)
     }
     pub fn set(&mut self, i: u64) {
         let s = i & self.mask;
@@ -82,6 +89,12 @@ impl Window {
     pub fn clear(&mut self, i: u64) {
         let s = i & self.mask;
         self.bits[(s >> 6) as usize] &= !(1 << (s & 63));
+    }
+    /// Frees the ring (the flow is over): every flag reads clear from now on; the capacity,
+    /// which senders and receivers compare spans with, stays.
+    pub fn release(&mut self) {
+        self.bits = Vec::new();
+        self.mask = 0;
     }
 }
 
@@ -108,13 +121,13 @@ pub struct BitmapReceiver {
 }
 
 impl BitmapReceiver {
-    /// IRN's receiver.
-    pub fn irn(bitmap_packets: u32, ack_interval: u32) -> Self {
-        Self::new(bitmap_packets, ack_interval, SegKind::Sack)
+    /// IRN's receiver of a flow of `npkts` packets.
+    pub fn irn(bitmap_packets: u32, ack_interval: u32, npkts: u64) -> Self {
+        Self::new(bitmap_packets, ack_interval, SegKind::Sack, npkts)
     }
 
-    pub fn new(bitmap_packets: u32, ack_interval: u32, notify: SegKind) -> Self {
-        let cached = Window::new(bitmap_packets);
+    pub fn new(bitmap_packets: u32, ack_interval: u32, notify: SegKind, npkts: u64) -> Self {
+        let cached = Window::new(bitmap_packets, npkts);
         let slots = cached.slots();
         BitmapReceiver {
             // A sender capped at one bitmap in flight (IRN) would stall until its timeout if
@@ -154,7 +167,9 @@ impl BitmapReceiver {
                 rx.send(Segment::reply(SegKind::Ack, rx.wire(rx.expected()), now, seg));
             }
         } else if index > expected {
-            if index - expected >= self.cached.capacity() {
+            // Past the message's last packet nothing can be cached (the ring holds no slot
+            // for it): treated as beyond the bitmap.
+            if index - expected >= self.cached.capacity() || index >= rx.spec().npkts() {
                 // Not cached, so not reported either: a notification naming it would tell
                 // the sender it arrived.
                 self.beyond_bitmap += 1;
@@ -175,6 +190,15 @@ impl BitmapReceiver {
         } else {
             rx.send(Segment::reply(SegKind::Ack, rx.wire(expected), now, seg));
         }
+    }
+}
+
+impl BitmapReceiver {
+    /// The message is delivered: the bitmap and reorder tags go (nothing is cached past the
+    /// last packet); the counters stay for the flow's record.
+    pub fn release(&mut self) {
+        self.cached.release();
+        self.tags = Vec::new();
     }
 }
 
@@ -202,7 +226,7 @@ pub struct IrnSender {
 
 impl IrnSender {
     pub fn new(p: &IrnParams, window: u32, npkts: u64) -> Self {
-        let sacked = Window::new(window);
+        let sacked = Window::new(window, npkts);
         IrnSender {
             p: *p,
             snd_una: 0,
@@ -345,7 +369,7 @@ impl IrnSender {
         if self.p.detect_lost_retransmissions {
             // A packet sent after the head's last retransmission got through: that
             // retransmission was lost (paths are FIFO).
-            let mark = self.retx_mark[self.sacked.slot(self.snd_una)];
+            let mark = self.retx_mark.get(self.sacked.slot(self.snd_una)).copied().unwrap_or(0);
             if mark != 0 && self.sack_high > mark && !self.sacked.get(self.snd_una) {
                 self.resend_head = true;
                 self.retx_mark[self.sacked.slot(self.snd_una)] = 0;
@@ -378,6 +402,13 @@ impl IrnSender {
 
     pub fn is_done(&self) -> bool {
         self.snd_una >= self.npkts
+    }
+
+    /// Every packet is acknowledged: the SACK bitmap and retransmission marks go. Later
+    /// feedback only reads them (as clear), since nothing is left in flight.
+    pub fn release(&mut self) {
+        self.sacked.release();
+        self.retx_mark = Vec::new();
     }
 
     pub fn snd_una(&self) -> u64 {
