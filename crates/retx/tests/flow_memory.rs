@@ -2,7 +2,8 @@
 //! can have outstanding. 200 000 one-packet flows at a ~200 us RTT (where one BDP is ~2 400
 //! packets) run with IRN and with go-back-N; IRN's peak heap must stay within 2x go-back-N's.
 //! Before per-flow state was bounded, IRN kept a BDP of bitmap, reorder tags and
-//! retransmission marks (~50 KB) for every flow for the whole run: ~9 GB here.
+//! retransmission marks (~50 KB) for every flow for the whole run: ~9 GB here. A second run
+//! holds long flows to what they have outstanding (rings that grow on demand).
 //!
 //! The heap is measured by a counting global allocator, which this test binary alone installs
 //! (exact and deterministic, unlike the process's resident set).
@@ -106,5 +107,58 @@ fn irn_with_200k_short_flows_peaks_within_twice_go_back_n() {
     // would cost tens of KB), and every flow ran to completion under both schemes.
     assert!((2_000..=3_000).contains(&bdp), "BDP {bdp} packets");
     assert_eq!((gbn_done as u64, irn_done as u64), (FLOWS, FLOWS));
+    assert!(irn <= 2 * gbn, "IRN peaked at {irn} B, more than twice go-back-N's {gbn} B");
+}
+
+/// 300 flows of 2 560 packets (more than the 2 336-packet BDP, so a ring sized up front would
+/// take a BDP's 4 096 slots) from 15 senders into one receiver at once, through PFC with
+/// headroom (no drops), same 200 us RTT: the receiver's link is shared by all of them, so each
+/// has a few packets outstanding, not a BDP, and IRN's rings grow only as far as that.
+fn concurrent(recovery: &str) -> String {
+    format!(
+        r#"
+name = "memory-concurrent-{recovery}"
+seed = 5
+duration = "200ms"
+[topology]
+kind = "single-switch"
+hosts = 16
+host_link = "100Gbps"
+link_delay = "50us"
+[switch]
+buffer = "32MB"            # 16 ports x 1.25 MB of headroom for 50 us links, and 12 MB shared
+pfc = {{ enabled = true, headroom = "auto" }}
+[transport]
+recovery = "{recovery}"
+cc = "dcqcn"
+[output]
+sample_interval = "1ms"
+[workload]
+kind = "incast"
+receiver = "h0"
+fan_in = 15
+size = "2621440B"
+rounds = 20
+interval = "1us"
+"#
+    )
+}
+
+fn concurrent_peak(recovery: &str) -> (usize, usize) {
+    let base = LIVE.load(Relaxed);
+    PEAK.store(base, Relaxed);
+    let out = retx::run_toml(&concurrent(recovery)).unwrap();
+    let finished = out.flows.iter().filter(|f| f.finish.is_some()).count();
+    assert_eq!((out.counters.bad_deliveries, out.counters.drops_buffer), (0, 0));
+    drop(out);
+    (PEAK.load(Relaxed) - base, finished)
+}
+
+#[test]
+fn concurrent_long_flows_keep_rings_sized_to_what_is_outstanding() {
+    let (gbn, gbn_done) = concurrent_peak("gbn");
+    let (irn, irn_done) = concurrent_peak("irn");
+    eprintln!("300 concurrent 2 560-packet flows, peak heap: go-back-N {:.1} MB, IRN {:.1} MB", gbn as f64 / 1e6, irn as f64 / 1e6);
+    assert_eq!((gbn_done, irn_done), (300, 300));
     assert!(irn <= 2 * gbn, "IRN peaked at {irn} B, more than twice go-back-N's {gbn} B");
 }
