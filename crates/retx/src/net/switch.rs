@@ -195,22 +195,16 @@ impl Switch {
             return Err(Refusal::OverThreshold);
         }
         match (p.pfc, ingress) {
-            (Some(Pfc::Dynamic(d)), Some((port, q))) => {
-                // ns-3 `CheckIngressAdmission`.
-                if bytes + port.hdrm_bytes[q] > port.pfc_headroom && bytes + shared_of(&d, port, q) > self.pfc_threshold(p, port) {
-                    return Err(Refusal::HeadroomFull);
-                }
+            // ns-3 `CheckIngressAdmission`.
+            (Some(Pfc::Dynamic(d)), Some((port, q))) if bytes + port.hdrm_bytes[q] > port.pfc_headroom && bytes + shared_of(&d, port, q) > self.pfc_threshold(p, port) => {
+                return Err(Refusal::HeadroomFull);
             }
-            (Some(Pfc::FixedHeadroom(t, _)), Some((port, q))) => {
-                if self.to_headroom(p, t, port, q, bytes, used) && port.hdrm_bytes[q] + bytes > port.pfc_headroom {
-                    return Err(Refusal::HeadroomFull);
-                }
+            (Some(Pfc::FixedHeadroom(t, _)), Some((port, q))) if self.to_headroom(p, t, port, q, bytes, used) && port.hdrm_bytes[q] + bytes > port.pfc_headroom => {
+                return Err(Refusal::HeadroomFull);
             }
-            (Some(Pfc::FixedHeadroom(..)), None) => {
-                // Not lossless: it may not eat into the headroom set aside.
-                if used - self.hdrm_used + bytes > self.shared_limit(p) {
-                    return Err(Refusal::BufferFull);
-                }
+            // Not lossless: it may not eat into the headroom set aside.
+            (Some(Pfc::FixedHeadroom(..)), None) if used - self.hdrm_used + bytes > self.shared_limit(p) => {
+                return Err(Refusal::BufferFull);
             }
             _ => {}
         }
@@ -487,6 +481,62 @@ mod tests {
         assert_eq!(s.admit(&p, 0, true, 1, Some((&port, 1))), Err(Refusal::HeadroomFull));
         // Control (no ingress queue) is not held to it.
         assert_eq!(s.admit(&p, 0, false, 1, None), Ok(()));
+    }
+
+    /// Fixed PFC with headroom by hand: buffer 100_000, 10_000 set aside as headroom, XOFF
+    /// 3_000, XON 1_000, a port headroom of 5_000, 1_000 B packets.
+    #[test]
+    fn fixed_pfc_with_headroom_pauses_at_xoff_fills_headroom_and_resumes_at_xon() {
+        use crate::net::loss::PortLoss;
+        use crate::net::port::{Discipline, Port};
+        let t = PfcThresholds { xoff: 3_000, xon: 1_000 };
+        let p = SwitchParams { pfc: Some(Pfc::FixedHeadroom(t, Headroom::Bytes(5_000))), ..params(100_000, 1.0, None) };
+        let mut s = switch();
+        s.pfc_reserved = 10_000;
+        let loss = PortLoss::new(stream(1, Stream::LinkLoss, 0), stream(1, Stream::BurstLoss, 0));
+        let mut port = Port::new(0, Rate::gbps(10), Time::ZERO, 2, Discipline::StrictPriority, loss);
+        port.pfc_headroom = 5_000;
+        let arrive = |s: &mut Switch, port: &mut Port| {
+            s.admit(&p, 0, true, 1_000, Some((port, 1)))?;
+            Ok::<bool, Refusal>(s.charge_ingress(&p, port, 1, 1_000))
+        };
+        // Two packets in the shared part; the third reaches XOFF: PAUSE.
+        assert_eq!((arrive(&mut s, &mut port), arrive(&mut s, &mut port), arrive(&mut s, &mut port)), (Ok(false), Ok(false), Ok(true)));
+        assert_eq!((port.ingress_bytes[1], port.hdrm_bytes[1]), (3_000, 0));
+        // Paused: the next five land in headroom (no second PAUSE); the sixth overflows it.
+        for _ in 0..5 {
+            assert_eq!(arrive(&mut s, &mut port), Ok(false));
+        }
+        assert_eq!((port.hdrm_bytes[1], s.hdrm_used, s.buffer_used), (5_000, 5_000, 8_000));
+        assert_eq!(arrive(&mut s, &mut port), Err(Refusal::HeadroomFull));
+        // Headroom drains first, then the shared part; RESUME when down to XON, on the 7th.
+        let resumes: Vec<bool> = (0..7).map(|_| s.depart(&p, Rate::gbps(10), 0, &mut port, Some(1), true, 1_000).resume).collect();
+        assert_eq!(resumes, vec![false, false, false, false, false, false, true]);
+        assert_eq!((port.ingress_bytes[1], port.hdrm_bytes[1], s.hdrm_used, port.pause_sent), (1_000, 0, 0, 0));
+    }
+
+    #[test]
+    fn fixed_pfc_with_headroom_pauses_when_the_shared_part_is_full_and_keeps_control_out_of_headroom() {
+        use crate::net::loss::PortLoss;
+        use crate::net::port::{Discipline, Port};
+        let t = PfcThresholds { xoff: 50_000, xon: 40_000 };
+        let p = SwitchParams { pfc: Some(Pfc::FixedHeadroom(t, Headroom::Bytes(5_000))), ..params(100_000, 1.0, None) };
+        let mut s = switch();
+        s.pfc_reserved = 97_500; // 2_500 B shared
+        let loss = PortLoss::new(stream(1, Stream::LinkLoss, 0), stream(1, Stream::BurstLoss, 0));
+        let mut port = Port::new(0, Rate::gbps(10), Time::ZERO, 2, Discipline::StrictPriority, loss);
+        port.pfc_headroom = 5_000;
+        for _ in 0..2 {
+            s.admit(&p, 0, true, 1_000, Some((&port, 1))).unwrap();
+            assert!(!s.charge_ingress(&p, &mut port, 1, 1_000));
+        }
+        // 500 B of shared part left: control cannot have 1_000 of it (not from headroom)...
+        assert_eq!(s.admit(&p, 0, false, 1_000, None), Err(Refusal::BufferFull));
+        assert_eq!(s.admit(&p, 0, false, 500, None), Ok(()));
+        // ... and a data packet far below XOFF goes to headroom and PAUSEs.
+        s.admit(&p, 0, true, 1_000, Some((&port, 1))).unwrap();
+        assert!(s.charge_ingress(&p, &mut port, 1, 1_000));
+        assert_eq!((port.ingress_bytes[1], port.hdrm_bytes[1], s.buffer_used), (2_000, 1_000, 3_500));
     }
 
     fn red(min: u64, max: u64, pmax: f64) -> RedProfile {
