@@ -47,6 +47,16 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
+/// The counters are the process's: tests measure one at a time.
+static MEASURING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn measure<T>(run: impl FnOnce() -> T) -> (usize, T) {
+    let base = LIVE.load(Relaxed);
+    PEAK.store(base, Relaxed);
+    let result = run();
+    (PEAK.load(Relaxed).saturating_sub(base), result)
+}
+
 const FLOWS: u64 = 200_000;
 
 /// 16 hosts on one switch, 100 Gbps links of 50 us each way: the round trip crosses four
@@ -83,19 +93,19 @@ flows = {FLOWS}
 /// Builds and runs `recovery`'s scenario; returns the peak heap above what was live before
 /// (bytes) and the flows that finished.
 fn peak_heap(recovery: &str, dir: &std::path::Path) -> (usize, usize, u32) {
-    let base = LIVE.load(Relaxed);
-    PEAK.store(base, Relaxed);
-    let sim = Simulation::new(retx::Scenario::from_toml(&scenario(recovery, dir)).unwrap()).unwrap();
-    let bdp = sim.bdp_packets();
-    let out = sim.run(&mut |_, _| true).unwrap();
-    let finished = out.flows.iter().filter(|f| f.finish.is_some()).count();
-    assert_eq!(out.counters.bad_deliveries, 0);
-    drop(out);
-    (PEAK.load(Relaxed) - base, finished, bdp)
+    let (peak, (finished, bdp)) = measure(|| {
+        let sim = Simulation::new(retx::Scenario::from_toml(&scenario(recovery, dir)).unwrap()).unwrap();
+        let bdp = sim.bdp_packets();
+        let out = sim.run(&mut |_, _| true).unwrap();
+        assert_eq!(out.counters.bad_deliveries, 0);
+        (out.flows.iter().filter(|f| f.finish.is_some()).count(), bdp)
+    });
+    (peak, finished, bdp)
 }
 
 #[test]
 fn irn_with_200k_short_flows_peaks_within_twice_go_back_n() {
+    let _one_at_a_time = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
     let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("flow_memory");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("one-packet.cdf"), "# every flow is 1000 B\n1000 1\n").unwrap();
@@ -145,17 +155,16 @@ interval = "1us"
 }
 
 fn concurrent_peak(recovery: &str) -> (usize, usize) {
-    let base = LIVE.load(Relaxed);
-    PEAK.store(base, Relaxed);
-    let out = retx::run_toml(&concurrent(recovery)).unwrap();
-    let finished = out.flows.iter().filter(|f| f.finish.is_some()).count();
-    assert_eq!((out.counters.bad_deliveries, out.counters.drops_buffer), (0, 0));
-    drop(out);
-    (PEAK.load(Relaxed) - base, finished)
+    measure(|| {
+        let out = retx::run_toml(&concurrent(recovery)).unwrap();
+        assert_eq!((out.counters.bad_deliveries, out.counters.drops_buffer), (0, 0));
+        out.flows.iter().filter(|f| f.finish.is_some()).count()
+    })
 }
 
 #[test]
 fn concurrent_long_flows_keep_rings_sized_to_what_is_outstanding() {
+    let _one_at_a_time = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
     let (gbn, gbn_done) = concurrent_peak("gbn");
     let (irn, irn_done) = concurrent_peak("irn");
     eprintln!("300 concurrent 2 560-packet flows, peak heap: go-back-N {:.1} MB, IRN {:.1} MB", gbn as f64 / 1e6, irn as f64 / 1e6);
