@@ -30,8 +30,11 @@ class _RunResult(TypedDict):
     # qp_swaps, bad_deliveries, background_sent/dropped/delivered ([[background]] packets;
     # background_dropped is part of drops_buffer), the recovery scheme's own figures (e.g.
     # melo_rx_pool_peak), sized_for_bandwidth_gbps, sized_for_rtt_us,
-    # onchip_per_connection/shared/total_bytes, flows, flows_completed.
-    summary: dict[str, Union[str, int, float]]
+    # onchip_per_connection/shared/total_bytes, flows, flows_completed; warnings (list of
+    # str: see `warnings`), pfc_deadlock (None, or {detected_at_us, ports: [{port, node,
+    # peer, link}]}: the run ended there), pfc_storms ([{port, node, peer, link, first_at_us,
+    # windows, max_paused_fraction}]).
+    summary: dict[str, Union[str, int, float, None, list[str], list[dict[str, Union[str, int, float]]], dict[str, object]]]
     resolved: str  # the scenario as TOML with every default filled in
     memory: dict[str, _Column]  # schema()["memory"]: one row per loss recovery scheme
     fct_txt: Optional[str]  # the HPCC ns-3 fct.txt lines, when [output] fct_txt asks for them
@@ -48,6 +51,10 @@ def hw_trace(toml_text: str, kind: str, max_ops: int, max_conns: int, base_dir: 
 def resolve(toml_text: str, base_dir: str = ".") -> str:
     """Validate a scenario and return it as TOML with every default filled in. Relative paths
     in it (e.g. workload.cdf) resolve against `base_dir`. Raises ScenarioError."""
+
+def warnings(toml_text: str, base_dir: str = ".") -> list[str]:
+    """What a valid scenario cannot do as it seems to ask (PFC that cannot be lossless), one
+    line each naming the field; empty when nothing. Raises ScenarioError on a bad scenario."""
 
 def hpcc_config(path: str) -> str:
     """Read an HPCC ns-3 simulator config file (`KEY value` lines) and return the scenario as

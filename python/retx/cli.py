@@ -83,6 +83,7 @@ def run(
         scenario = scenario.with_overrides({"seed": seed})
     if out is not None and not force:
         _refuse_to_overwrite(out)
+    _print_warnings(scenario)
     results = run_scenario(scenario, progress=not quiet)
     out_dir = results.save(out or Path("results") / scenario.name)
     plot_throughput(results.timeseries, out_dir / "throughput.png", title=scenario.name)
@@ -109,7 +110,16 @@ def run(
         shown = [c for c in FLOW_COLUMNS_SHOWN if c in results.flows.columns]
         print(format_table(results.flows.select(shown), max_rows=FLOW_ROWS_SHOWN))
         print()
+    deadlock = results.summary.get("pfc_deadlock")
+    if deadlock:
+        links = ", ".join(port["link"] for port in deadlock["ports"])
+        print(f"PFC deadlock at {deadlock['detected_at_us']:.3f} us, the run ended there: {links}")
     print(f"wrote {out_dir}/")
+
+
+def _print_warnings(scenario: Scenario) -> None:
+    for line in scenario.warnings():
+        print(f"retx: warning: {line}", file=sys.stderr)
 
 
 @app.command()
@@ -157,8 +167,10 @@ def report(folder: Path = typer.Argument(..., help="A run folder (retx run) or a
 
 @app.command()
 def validate(file: Path = typer.Argument(..., help="Scenario TOML file, or an HPCC ns-3 config.")) -> None:
-    """Check a scenario and print it with every default filled in."""
-    print(_load_one(file).resolved(), end="")
+    """Check a scenario and print it with every default filled in (warnings go to stderr)."""
+    scenario = _load_one(file)
+    print(scenario.resolved(), end="")
+    _print_warnings(scenario)
 
 
 @app.command(name="reproduce")
@@ -252,5 +264,10 @@ def _refuse_to_overwrite(out: Path) -> None:
 
 
 def _format_summary(summary: dict[str, Any]) -> str:
-    width = max((len(key) for key in summary), default=0)
-    return "\n".join(f"{key.ljust(width)}  {format_value(value)}" for key, value in summary.items())
+    # Warnings went to stderr before the run and a deadlock has a line of its own; storms are
+    # counted here (the ports are in summary.json).
+    shown = {key: value for key, value in summary.items() if key not in ("warnings", "pfc_deadlock")}
+    if "pfc_storms" in shown:
+        shown["pfc_storms"] = len(shown["pfc_storms"])
+    width = max((len(key) for key in shown), default=0)
+    return "\n".join(f"{key.ljust(width)}  {format_value(value)}" for key, value in shown.items())

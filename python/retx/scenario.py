@@ -88,6 +88,11 @@ class Scenario:
         """The scenario as the simulator will run it, every default filled in, as TOML."""
         return _native.resolve(self.text, str(self.base_dir))
 
+    def warnings(self) -> list[str]:
+        """Lines naming a field whose value cannot do what it seems to ask (e.g. PFC that
+        cannot be lossless); `retx validate` and `retx run` print them, summary.json lists them."""
+        return _native.warnings(self.text, str(self.base_dir))
+
     def __repr__(self) -> str:
         return f"Scenario(name={self.data.get('name')!r}, origin={self.origin!r})"
 

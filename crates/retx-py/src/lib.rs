@@ -28,6 +28,16 @@ fn resolve(toml_text: &str, base_dir: &str) -> PyResult<String> {
     Ok(scenario.to_toml())
 }
 
+/// The ways a valid scenario cannot do what it seems to ask (today: PFC that cannot be
+/// lossless), one line each naming the field; empty when there are none.
+#[pyfunction]
+#[pyo3(signature = (toml_text, base_dir = "."))]
+fn warnings(toml_text: &str, base_dir: &str) -> PyResult<Vec<String>> {
+    let mut scenario = parse(toml_text, base_dir)?;
+    let topology = retx::config::validate(&mut scenario).map_err(scenario_error)?;
+    Ok(retx::config::warnings(&scenario, &topology))
+}
+
 /// Parses a scenario whose relative paths (e.g. `workload.cdf`) resolve against `base_dir`.
 fn parse(toml_text: &str, base_dir: &str) -> PyResult<Scenario> {
     let mut scenario = Scenario::from_toml(toml_text).map_err(scenario_error)?;
@@ -50,6 +60,7 @@ fn run(py: Python<'_>, toml_text: &str, base_dir: &str, progress: Option<PyObjec
     let mut scenario = parse(toml_text, base_dir)?;
     let topology = retx::config::validate(&mut scenario).map_err(scenario_error)?;
     let resolved = scenario.to_toml();
+    let warnings = retx::config::warnings(&scenario, &topology);
     let (name, seed) = (scenario.name.clone(), scenario.seed);
     let wants_fct_txt = scenario.output.fct_txt.as_ref().and_then(|c| c.path()).is_some();
     let mut pcap = retx::config::pcap_writer(&scenario, &topology).map_err(scenario_error)?;
@@ -67,6 +78,8 @@ fn run(py: Python<'_>, toml_text: &str, base_dir: &str, progress: Option<PyObjec
         None => None,
     };
     let result = to_python(py, &out, &name, seed, wall_s, resolved)?;
+    let summary = result.bind(py).get_item("summary")?;
+    summary.set_item("warnings", warnings)?;
     result.bind(py).set_item("fct_txt", fct_txt)?;
     result.bind(py).set_item("pcap", pcap.map(|w| PyBytes::new_bound(py, w.bytes()).unbind()))?;
     result.bind(py).set_item("pcap_file", pcap_file)?;
@@ -147,6 +160,36 @@ fn to_python(py: Python<'_>, out: &RunOutput, name: &str, seed: u64, wall_s: f64
     summary.set_item("onchip_per_connection_bytes", memory.onchip.per_connection)?;
     summary.set_item("onchip_shared_bytes", memory.onchip.shared)?;
     summary.set_item("onchip_total_bytes", memory.onchip.total)?;
+    let port = |p: &retx::world::PortName| -> PyResult<Bound<'_, PyDict>> {
+        let d = PyDict::new_bound(py);
+        d.set_item("port", p.port)?;
+        d.set_item("node", &p.node)?;
+        d.set_item("peer", &p.peer)?;
+        d.set_item("link", format!("{}->{}", p.node, p.peer))?;
+        Ok(d)
+    };
+    let deadlock = match &out.pfc_deadlock {
+        Some(d) => {
+            let x = PyDict::new_bound(py);
+            x.set_item("detected_at_us", d.at.as_us_f64())?;
+            x.set_item("ports", d.ports.iter().map(&port).collect::<PyResult<Vec<_>>>()?)?;
+            Some(x)
+        }
+        None => None,
+    };
+    summary.set_item("pfc_deadlock", deadlock)?;
+    let storms = out
+        .pfc_storms
+        .iter()
+        .map(|s| {
+            let x = port(&s.port)?;
+            x.set_item("first_at_us", s.first_at.as_us_f64())?;
+            x.set_item("windows", s.windows)?;
+            x.set_item("max_paused_fraction", s.max_fraction)?;
+            Ok(x)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    summary.set_item("pfc_storms", storms)?;
     summary.set_item("flows", f.len())?;
     summary.set_item("flows_completed", f.iter().filter(|r| r.finish.is_some()).count())?;
 
@@ -256,6 +299,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PanicException", m.py().get_type_bound::<pyo3::panic::PanicException>())?;
     m.add_function(wrap_pyfunction!(last_panic, m)?)?;
     m.add_function(wrap_pyfunction!(resolve, m)?)?;
+    m.add_function(wrap_pyfunction!(warnings, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(hw_trace, m)?)?;
     m.add_function(wrap_pyfunction!(hpcc_config, m)?)?;

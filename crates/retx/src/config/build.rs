@@ -1,12 +1,13 @@
 //! Builds a simulation from a validated scenario: the only place that knows both the scenario
 //! schema and the parts of the world. Every scheme's section maps to its parameters here.
 
-use super::{CcKind, DisciplineKind, EntropyKind, PfcMode, RecoveryKind, RoutingKind, Scenario, ScenarioError};
+use super::{CcKind, DisciplineKind, EntropyKind, RecoveryKind, RoutingKind, Scenario, ScenarioError};
 use crate::hw::memory::{MemoryReport, Sizing};
 use crate::net::ecn::RedProfile;
 use crate::net::port::{Discipline, ShapedRate, ShaperSpec};
 use crate::net::routing::Policy;
-use crate::net::switch::{ColourRule, DynamicPfc, Pfc, PfcThresholds, RateProfile, SwitchParams};
+use crate::net::pfc_watch::WatchParams;
+use crate::net::switch::{ColourRule, RateProfile, SwitchParams};
 use crate::nic::{ClockPlan, HostClock};
 use crate::observe::pcap::PcapWriter;
 use crate::observe::{Observer, Quiet};
@@ -67,15 +68,7 @@ pub fn switch(s: &Scenario) -> SwitchParams {
     SwitchParams {
         buffer: sw.buffer.0,
         dt_alpha: sw.dt_alpha,
-        pfc: sw.pfc.enabled.then_some(match sw.pfc.mode {
-            PfcMode::Fixed => Pfc::Fixed(PfcThresholds { xoff: sw.pfc.xoff.0, xon: sw.pfc.xon.0 }),
-            PfcMode::Dynamic => Pfc::Dynamic(DynamicPfc {
-                reserve: sw.pfc.reserve.0,
-                resume_offset: sw.pfc.resume_offset.0,
-                headroom: sw.pfc.headroom.map(|h| h.0),
-                shift: sw.pfc.shift,
-            }),
-        }),
+        pfc: super::lossless::pfc(s),
         ecn: sw.ecn.enabled.then(|| red(sw.ecn.kmin.0, sw.ecn.kmax.0, sw.ecn.pmax)),
         ecn_by_rate: if sw.ecn.enabled {
             sw.ecn.per_link.iter().map(|e| RateProfile { rate: e.rate.0, red: red(e.kmin.0, e.kmax.0, e.pmax) }).collect()
@@ -161,6 +154,11 @@ pub fn build_with_observer<O: Observer>(mut s: Scenario, obs: O) -> Result<Simul
         ack_in_data_class: s.nic.ack_class == super::AckClass::Data,
         rx_latency: s.nic.rx_latency.0,
         background,
+        pfc_watch: WatchParams {
+            deadlock_timeout: s.switch.pfc.deadlock_timeout.0,
+            storm_window: s.switch.pfc.storm_window.0,
+            storm_fraction: s.switch.pfc.storm_fraction,
+        },
         clock: ClockPlan {
             base: HostClock { offset_ps: s.nic.clock_offset.0 .0 as i64, drift_ppb: (s.nic.clock_drift_ppm * 1000.0).round() as i64 },
             offset_spread_ps: s.nic.clock_offset_spread.0 .0,

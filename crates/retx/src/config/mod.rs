@@ -7,11 +7,13 @@
 pub mod build;
 pub mod fct_txt;
 pub mod hpcc_config;
+pub mod lossless;
 pub mod topology;
 pub mod validate;
 pub mod workload;
 
 pub use build::{build, build_with_observer, pcap_writer};
+pub use lossless::warnings;
 pub use validate::validate;
 pub use crate::sim::units::{Bw, Dur, Size};
 
@@ -352,13 +354,74 @@ pub struct PfcCfg {
     /// dynamic: RESUME once the shared bytes are this far below the threshold. Default 3 KiB,
     /// HPCC ns-3 `SwitchMmu::resume_offset`.
     pub resume_offset: Size,
-    /// dynamic: headroom of every switch port. Default (absent): 3 x link rate x delay per
-    /// port, HPCC ns-3 third.cc.
+    /// Headroom per lossless ingress queue: "auto" (what each port's link needs: IEEE
+    /// 802.1Qbb Annex N, `net::headroom`), "off", or a size for every port. Absent: "off" in
+    /// mode "fixed" (the whole buffer shared, today's model), 3 x link rate x delay per port
+    /// in mode "dynamic" (HPCC ns-3 third.cc).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub headroom: Option<Size>,
+    pub headroom: Option<PfcHeadroom>,
     /// dynamic: the threshold is (free buffer) >> shift at ports of the host link rate, one
     /// less per doubling above it. Default 3 (1/8), HPCC ns-3 third.cc.
     pub shift: u32,
+    /// A cycle of egress queues each paused without a break for this long is a deadlock: the
+    /// run ends and reports it. Default 2 ms: longer than a default 12 MB buffer takes to
+    /// drain at 50 Gbps (1.9 ms), so congestion that is draining is not mistaken for one;
+    /// switch PFC watchdogs (SONiC: 200 ms) are sized for wall-clock time, not millisecond
+    /// simulations.
+    pub deadlock_timeout: Dur,
+    /// Pause storms are judged per window of this length: a port paused for at least
+    /// `storm_fraction` of one is reported. Default 1 ms.
+    pub storm_window: Dur,
+    /// Default 0.9: a port paused 90 % of a window sends at a tenth of its rate, persistent
+    /// head-of-line blocking rather than a burst being absorbed.
+    pub storm_fraction: f64,
+}
+
+/// `switch.pfc.headroom`: "auto", "off" or a size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PfcHeadroom {
+    Auto,
+    Off,
+    Bytes(Size),
+}
+
+impl Serialize for PfcHeadroom {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            PfcHeadroom::Auto => s.serialize_str("auto"),
+            PfcHeadroom::Off => s.serialize_str("off"),
+            PfcHeadroom::Bytes(b) => b.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for PfcHeadroom {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{self, Visitor};
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = PfcHeadroom;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("\"auto\", \"off\" or a size such as \"40KB\"")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<PfcHeadroom, E> {
+                match v {
+                    "auto" => Ok(PfcHeadroom::Auto),
+                    "off" => Ok(PfcHeadroom::Off),
+                    _ => crate::sim::units::parse_size(v)
+                        .map(|b| PfcHeadroom::Bytes(Size(b)))
+                        .ok_or_else(|| E::custom(format!("{v:?} is not \"auto\", \"off\" or a size (use e.g. \"40KB\")"))),
+                }
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<PfcHeadroom, E> {
+                Err(E::custom(format!("{v} has no unit; expected \"auto\", \"off\" or a size such as \"40KB\"")))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<PfcHeadroom, E> {
+                Err(E::custom(format!("{v} has no unit; expected \"auto\", \"off\" or a size such as \"40KB\"")))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 impl Default for PfcCfg {
@@ -374,6 +437,9 @@ impl Default for PfcCfg {
             resume_offset: Size(3 * 1024),
             headroom: None,
             shift: 3,
+            deadlock_timeout: Dur(Time::from_ms(2)),
+            storm_window: Dur(Time::from_ms(1)),
+            storm_fraction: 0.9,
         }
     }
 }

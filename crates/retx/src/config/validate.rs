@@ -306,7 +306,8 @@ fn wred_rule(w: &super::WredCfg, i: usize, queues: u32) -> Result<(), ScenarioEr
 
 /// Checks `[switch] pfc` in mode "dynamic": its ranges, and that every switch keeps some shared
 /// buffer after its ports' headroom and reserves.
-fn pfc_dynamic(sw: &super::SwitchCfg, topo: &Topology) -> Result<(), ScenarioError> {
+fn pfc_dynamic(s: &Scenario, topo: &Topology) -> Result<(), ScenarioError> {
+    let sw = &s.switch;
     let p = &sw.pfc;
     if !p.enabled {
         return Err(err("switch.pfc.mode", "\"dynamic\" needs enabled = true (allowed modes: \"fixed\", \"dynamic\")"));
@@ -315,7 +316,8 @@ fn pfc_dynamic(sw: &super::SwitchCfg, topo: &Topology) -> Result<(), ScenarioErr
     if p.resume_offset.0 > sw.buffer.0 {
         return Err(err("switch.pfc.resume_offset", "must not exceed switch.buffer"));
     }
-    let d = crate::net::switch::DynamicPfc { reserve: p.reserve.0, resume_offset: p.resume_offset.0, headroom: p.headroom.map(|h| h.0), shift: p.shift };
+    let headroom = super::lossless::headroom(s).unwrap_or(crate::net::headroom::Headroom::Ns3);
+    let d = crate::net::switch::DynamicPfc { reserve: p.reserve.0, resume_offset: p.resume_offset.0, headroom, shift: p.shift };
     for (n, node) in topo.nodes.iter().enumerate() {
         if node.kind != NodeKind::Switch {
             continue;
@@ -325,6 +327,20 @@ fn pfc_dynamic(sw: &super::SwitchCfg, topo: &Topology) -> Result<(), ScenarioErr
             let field = if p.headroom.is_some() { "switch.pfc.headroom" } else { "switch.pfc.reserve" };
             return Err(err(field, format!("switch {:?} sets aside {set_aside} B of headroom and reserve for its ports, not less than switch.buffer ({} B)", node.name, sw.buffer.0)));
         }
+    }
+    Ok(())
+}
+
+/// The PFC watchdog's settings: a deadlock timeout and a storm window above 0, a storm
+/// fraction in (0, 1].
+fn pfc_watch(p: &super::PfcCfg) -> Result<(), ScenarioError> {
+    for (field, t) in [("switch.pfc.deadlock_timeout", p.deadlock_timeout.0), ("switch.pfc.storm_window", p.storm_window.0)] {
+        if t.0 == 0 {
+            return Err(err(field, "must be greater than 0"));
+        }
+    }
+    if !(p.storm_fraction > 0.0 && p.storm_fraction <= 1.0) {
+        return Err(err("switch.pfc.storm_fraction", format!("{} is out of range (allowed above 0, up to 1)", p.storm_fraction)));
     }
     Ok(())
 }
@@ -450,8 +466,9 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
         return Err(err("switch.pfc.xon", "must not exceed switch.pfc.xoff"));
     }
     if sw.pfc.mode == super::PfcMode::Dynamic {
-        pfc_dynamic(sw, &topo)?;
+        pfc_dynamic(s, &topo)?;
     }
+    pfc_watch(&sw.pfc)?;
     range_u32("nic.mtu", s.nic.mtu, 64, 9000)?;
     range_u32("nic.ack_interval", s.nic.ack_interval, 1, 1 << 16)?;
     range_u32("recovery.irn.bitmap_packets", s.recovery.irn.bitmap_packets, 0, 1 << 20)?;

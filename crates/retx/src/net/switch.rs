@@ -1,12 +1,13 @@
 //! An output-queued shared-buffer switch: admission into the shared buffer (dynamic threshold,
-//! PFC per ingress queue: fixed XOFF/XON, or HPCC ns-3's dynamic threshold with reserve and
-//! headroom), and the bookkeeping when a packet leaves an egress queue (buffer, RED/ECN marking
+//! PFC per ingress queue: fixed XOFF/XON with or without reserved headroom, or HPCC ns-3's
+//! dynamic threshold with reserve and headroom), and the bookkeeping when a packet leaves an egress queue (buffer, RED/ECN marking
 //! with the egress port's profile, PFC resume).
 //!
 //! The switch owns no ports: the network hands it the ports a packet touches, so that ports,
 //! wires and loss stay elements of their own ([`super::port`]).
 
 use super::ecn::RedProfile;
+use super::headroom::Headroom;
 use super::packet::Frame;
 use super::port::Port;
 use crate::sim::rng::Rng;
@@ -22,8 +23,17 @@ pub struct PfcThresholds {
 /// How an ingress queue decides to PAUSE and RESUME its peer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pfc {
-    /// Fixed XOFF/XON on the bytes the ingress queue holds.
+    /// Fixed XOFF/XON on the bytes the ingress queue holds, the whole buffer shared: lossless
+    /// only while the buffer outlasts every queue's XOFF plus what arrives after its PAUSE.
     Fixed(PfcThresholds),
+    /// Fixed XOFF/XON with headroom reserved per lossless ingress queue (a real switch's
+    /// lossless configuration): the buffer less every port's headroom is shared; a packet
+    /// that would take its queue past XOFF, or the shared part past full, goes to its queue's
+    /// headroom and PAUSEs the upstream port, and while paused every arrival goes there. With
+    /// headroom at least what arrives after a PAUSE ([`super::headroom::needed`]) no data
+    /// packet is dropped. Packets charged to no ingress queue (control, background) use the
+    /// shared part only.
+    FixedHeadroom(PfcThresholds, Headroom),
     /// HPCC ns-3's `SwitchMmu` (switch-mmu.cc): each ingress (port, queue) has `reserve` bytes
     /// of its own, then shares the buffer up to a dynamic threshold, (buffer - every port's
     /// headroom and reserve - shared bytes in use) >> shift; past it, bytes go to the port's
@@ -39,17 +49,16 @@ pub struct DynamicPfc {
     pub reserve: u64,
     /// RESUME once the shared bytes are this far below the threshold.
     pub resume_offset: u64,
-    /// Headroom of every port; None: 3 x the link's rate x delay, as HPCC ns-3's third.cc.
-    pub headroom: Option<u64>,
+    /// Headroom of every port (HPCC ns-3's third.cc: 3 x the link's rate x delay).
+    pub headroom: Headroom,
     /// The threshold's shift at ports of the host link rate (3: 1/8 of the free buffer).
     pub shift: u32,
 }
 
 impl DynamicPfc {
-    /// A port's headroom: given, or HPCC ns-3's `rate * delay / 8 / 1e9 * 3` (delay in whole
-    /// ns, integer arithmetic as there).
+    /// A port's headroom.
     pub fn headroom_for(&self, rate: Rate, delay: Time) -> u64 {
-        self.headroom.unwrap_or_else(|| (rate.bps() as u128 * (delay.0 / 1000) as u128 / 8 / 1_000_000_000) as u64 * 3)
+        self.headroom.for_link(rate, delay)
     }
 
     /// A port's shift: one less per doubling of its rate over the host link rate, down to 0,
@@ -150,6 +159,9 @@ pub struct Switch {
     /// total_rsrv`), and the shared bytes in use (`shared_used_bytes`).
     pub pfc_reserved: u64,
     pub shared_used: u64,
+    /// Fixed PFC with headroom: bytes held in headroom over every port (the rest of
+    /// `buffer_used` is in the shared part).
+    pub hdrm_used: u64,
     ecn_rng: Rng,
     /// WRED's draws, apart from ECN's so that colour rules leave marking as it was.
     wred_rng: Rng,
@@ -157,7 +169,7 @@ pub struct Switch {
 
 impl Switch {
     pub fn new(ecn_rng: Rng, wred_rng: Rng) -> Switch {
-        Switch { buffer_used: 0, pfc_reserved: 0, shared_used: 0, ecn_rng, wred_rng }
+        Switch { buffer_used: 0, pfc_reserved: 0, shared_used: 0, hdrm_used: 0, ecn_rng, wred_rng }
     }
 
     /// Colour admission: a data packet of `colour` arriving at egress queue `q` of a port of
@@ -182,14 +194,34 @@ impl Switch {
         if data && p.pfc.is_none() && (queued + bytes) as f64 > p.dt_alpha * (p.buffer - used) as f64 {
             return Err(Refusal::OverThreshold);
         }
-        if let (Some(Pfc::Dynamic(d)), Some((port, q))) = (p.pfc, ingress) {
+        match (p.pfc, ingress) {
             // ns-3 `CheckIngressAdmission`.
-            if bytes + port.hdrm_bytes[q] > port.pfc_headroom && bytes + shared_of(&d, port, q) > self.pfc_threshold(p, port) {
+            (Some(Pfc::Dynamic(d)), Some((port, q))) if bytes + port.hdrm_bytes[q] > port.pfc_headroom && bytes + shared_of(&d, port, q) > self.pfc_threshold(p, port) => {
                 return Err(Refusal::HeadroomFull);
             }
+            (Some(Pfc::FixedHeadroom(t, _)), Some((port, q))) if self.to_headroom(p, t, port, q, bytes, used) && port.hdrm_bytes[q] + bytes > port.pfc_headroom => {
+                return Err(Refusal::HeadroomFull);
+            }
+            // Not lossless: it may not eat into the headroom set aside.
+            (Some(Pfc::FixedHeadroom(..)), None) if used - self.hdrm_used + bytes > self.shared_limit(p) => {
+                return Err(Refusal::BufferFull);
+            }
+            _ => {}
         }
         self.buffer_used += bytes;
         Ok(())
+    }
+
+    /// Fixed PFC with headroom: the bytes of the buffer not set aside as headroom.
+    fn shared_limit(&self, p: &SwitchParams) -> u64 {
+        p.buffer.saturating_sub(self.pfc_reserved)
+    }
+
+    /// Fixed PFC with headroom: whether a packet of `bytes` for ingress queue `q` of `port`
+    /// goes to headroom, with `used` bytes in the buffer before it: while the queue is paused,
+    /// or when it would take the queue past XOFF or the shared part past full.
+    fn to_headroom(&self, p: &SwitchParams, t: PfcThresholds, port: &Port, q: usize, bytes: u64, used: u64) -> bool {
+        port.pause_sent >> q & 1 == 1 || port.ingress_bytes[q] + bytes > t.xoff || used - self.hdrm_used + bytes > self.shared_limit(p)
     }
 
     /// Dynamic PFC: the shared bytes an ingress queue may use now (ns-3 `GetPfcThreshold`).
@@ -206,6 +238,17 @@ impl Switch {
             Some(Pfc::Fixed(pfc)) => {
                 ingress.ingress_bytes[q] += bytes;
                 ingress.ingress_bytes[q] >= pfc.xoff
+            }
+            Some(Pfc::FixedHeadroom(t, _)) => {
+                // Admission charged the buffer already: decide on the state before it.
+                if self.to_headroom(p, t, ingress, q, bytes, self.buffer_used - bytes) {
+                    ingress.hdrm_bytes[q] += bytes;
+                    self.hdrm_used += bytes;
+                    true
+                } else {
+                    ingress.ingress_bytes[q] += bytes;
+                    ingress.ingress_bytes[q] >= t.xoff
+                }
             }
             Some(Pfc::Dynamic(d)) => {
                 // ns-3 `UpdateIngressAdmission`, then `CheckShouldPause`.
@@ -253,6 +296,15 @@ impl Switch {
             Some(Pfc::Fixed(pfc)) => {
                 ingress.ingress_bytes[q] -= bytes;
                 ingress.ingress_bytes[q] <= pfc.xon
+            }
+            Some(Pfc::FixedHeadroom(t, _)) => {
+                // Headroom drains first; RESUME once it is empty and the queue is down to XON
+                // (only this queue's own state: its departures are what re-check it).
+                let from_hdrm = ingress.hdrm_bytes[q].min(bytes);
+                ingress.hdrm_bytes[q] -= from_hdrm;
+                self.hdrm_used -= from_hdrm;
+                ingress.ingress_bytes[q] -= bytes - from_hdrm;
+                ingress.hdrm_bytes[q] == 0 && ingress.ingress_bytes[q] <= t.xon
             }
             Some(Pfc::Dynamic(dy)) => {
                 // ns-3 `RemoveFromIngressAdmission`, then `CheckShouldResume`.
@@ -346,7 +398,7 @@ mod tests {
     }
 
     fn dynamic(reserve: u64, resume_offset: u64) -> DynamicPfc {
-        DynamicPfc { reserve, resume_offset, headroom: None, shift: 3 }
+        DynamicPfc { reserve, resume_offset, headroom: Headroom::Ns3, shift: 3 }
     }
 
     #[test]
@@ -357,7 +409,7 @@ mod tests {
         assert_eq!(d.headroom_for(Rate::gbps(40), Time::from_us(2)), 30_000);
         // Delay in whole ns, as ns-3's time step: 1_999 ps counts as 1 ns.
         assert_eq!(d.headroom_for(Rate::gbps(8), Time(1_999)), 3);
-        assert_eq!(DynamicPfc { headroom: Some(5_000), ..d }.headroom_for(Rate::gbps(100), Time::from_us(1)), 5_000);
+        assert_eq!(DynamicPfc { headroom: Headroom::Bytes(5_000), ..d }.headroom_for(Rate::gbps(100), Time::from_us(1)), 5_000);
         // Hosts at 25 Gbps: 25 keeps 3; 100 is two doublings (2 x 50 > 25, then 50 > 25): 1;
         // 400 would go to -1 and stops at 0; 30 Gbps is above 25 once: 2.
         let host = Rate::gbps(25);
@@ -429,6 +481,62 @@ mod tests {
         assert_eq!(s.admit(&p, 0, true, 1, Some((&port, 1))), Err(Refusal::HeadroomFull));
         // Control (no ingress queue) is not held to it.
         assert_eq!(s.admit(&p, 0, false, 1, None), Ok(()));
+    }
+
+    /// Fixed PFC with headroom by hand: buffer 100_000, 10_000 set aside as headroom, XOFF
+    /// 3_000, XON 1_000, a port headroom of 5_000, 1_000 B packets.
+    #[test]
+    fn fixed_pfc_with_headroom_pauses_at_xoff_fills_headroom_and_resumes_at_xon() {
+        use crate::net::loss::PortLoss;
+        use crate::net::port::{Discipline, Port};
+        let t = PfcThresholds { xoff: 3_000, xon: 1_000 };
+        let p = SwitchParams { pfc: Some(Pfc::FixedHeadroom(t, Headroom::Bytes(5_000))), ..params(100_000, 1.0, None) };
+        let mut s = switch();
+        s.pfc_reserved = 10_000;
+        let loss = PortLoss::new(stream(1, Stream::LinkLoss, 0), stream(1, Stream::BurstLoss, 0));
+        let mut port = Port::new(0, Rate::gbps(10), Time::ZERO, 2, Discipline::StrictPriority, loss);
+        port.pfc_headroom = 5_000;
+        let arrive = |s: &mut Switch, port: &mut Port| {
+            s.admit(&p, 0, true, 1_000, Some((port, 1)))?;
+            Ok::<bool, Refusal>(s.charge_ingress(&p, port, 1, 1_000))
+        };
+        // Two packets in the shared part; the third reaches XOFF: PAUSE.
+        assert_eq!((arrive(&mut s, &mut port), arrive(&mut s, &mut port), arrive(&mut s, &mut port)), (Ok(false), Ok(false), Ok(true)));
+        assert_eq!((port.ingress_bytes[1], port.hdrm_bytes[1]), (3_000, 0));
+        // Paused: the next five land in headroom (no second PAUSE); the sixth overflows it.
+        for _ in 0..5 {
+            assert_eq!(arrive(&mut s, &mut port), Ok(false));
+        }
+        assert_eq!((port.hdrm_bytes[1], s.hdrm_used, s.buffer_used), (5_000, 5_000, 8_000));
+        assert_eq!(arrive(&mut s, &mut port), Err(Refusal::HeadroomFull));
+        // Headroom drains first, then the shared part; RESUME when down to XON, on the 7th.
+        let resumes: Vec<bool> = (0..7).map(|_| s.depart(&p, Rate::gbps(10), 0, &mut port, Some(1), true, 1_000).resume).collect();
+        assert_eq!(resumes, vec![false, false, false, false, false, false, true]);
+        assert_eq!((port.ingress_bytes[1], port.hdrm_bytes[1], s.hdrm_used, port.pause_sent), (1_000, 0, 0, 0));
+    }
+
+    #[test]
+    fn fixed_pfc_with_headroom_pauses_when_the_shared_part_is_full_and_keeps_control_out_of_headroom() {
+        use crate::net::loss::PortLoss;
+        use crate::net::port::{Discipline, Port};
+        let t = PfcThresholds { xoff: 50_000, xon: 40_000 };
+        let p = SwitchParams { pfc: Some(Pfc::FixedHeadroom(t, Headroom::Bytes(5_000))), ..params(100_000, 1.0, None) };
+        let mut s = switch();
+        s.pfc_reserved = 97_500; // 2_500 B shared
+        let loss = PortLoss::new(stream(1, Stream::LinkLoss, 0), stream(1, Stream::BurstLoss, 0));
+        let mut port = Port::new(0, Rate::gbps(10), Time::ZERO, 2, Discipline::StrictPriority, loss);
+        port.pfc_headroom = 5_000;
+        for _ in 0..2 {
+            s.admit(&p, 0, true, 1_000, Some((&port, 1))).unwrap();
+            assert!(!s.charge_ingress(&p, &mut port, 1, 1_000));
+        }
+        // 500 B of shared part left: control cannot have 1_000 of it (not from headroom)...
+        assert_eq!(s.admit(&p, 0, false, 1_000, None), Err(Refusal::BufferFull));
+        assert_eq!(s.admit(&p, 0, false, 500, None), Ok(()));
+        // ... and a data packet far below XOFF goes to headroom and PAUSEs.
+        s.admit(&p, 0, true, 1_000, Some((&port, 1))).unwrap();
+        assert!(s.charge_ingress(&p, &mut port, 1, 1_000));
+        assert_eq!((port.ingress_bytes[1], port.hdrm_bytes[1], s.buffer_used), (2_000, 1_000, 3_500));
     }
 
     fn red(min: u64, max: u64, pmax: f64) -> RedProfile {

@@ -104,6 +104,15 @@ impl Endpoint {
         }
     }
 
+    /// The connection is over at this end: per-packet state (bitmaps, reorder tags,
+    /// retransmission queues) is freed; what its flow record reads stays.
+    pub fn release(&mut self) {
+        match self {
+            Endpoint::Requester(s) => s.release(),
+            Endpoint::Responder(r) => r.release(),
+        }
+    }
+
     pub fn as_sender(&self) -> Option<&Sender> {
         match self {
             Endpoint::Requester(s) => Some(s),

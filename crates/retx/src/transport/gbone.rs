@@ -45,8 +45,8 @@ pub type GboneReceiver = BitmapReceiver;
 
 impl BitmapReceiver {
     /// Go-Back-ONE's receiver: a bitmap of `max_ooo_psn` entries, RACKs as notifications.
-    pub fn gbone(max_ooo_psn: u32, ack_interval: u32) -> Self {
-        Self::new(max_ooo_psn, ack_interval, SegKind::Rack)
+    pub fn gbone(max_ooo_psn: u32, ack_interval: u32, npkts: u64) -> Self {
+        Self::new(max_ooo_psn, ack_interval, SegKind::Rack, npkts)
     }
 }
 
@@ -86,6 +86,11 @@ impl GboneSender {
 
     pub fn retrans_queue(&self) -> impl Iterator<Item = &u64> {
         self.retrans_queue.iter()
+    }
+
+    /// Everything is acknowledged: the retransmission queue's storage goes.
+    pub fn release(&mut self) {
+        self.retrans_queue = VecDeque::new();
     }
 
     pub fn has_data(&self) -> bool {

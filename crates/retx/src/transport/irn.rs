@@ -49,17 +49,52 @@ impl Default for IrnParams {
 }
 
 /// A ring of flags over a sliding window of packet indices [base, base + capacity).
+///
+/// The ring holds only the slots what is outstanding needs: it starts at [`INITIAL_SLOTS`]
+/// and doubles when an index beyond it must be covered ([`Window::cover`]), up to the
+/// window's capacity (or the flow's packet count, if smaller) rounded up to a power of two.
+/// So a 1-packet flow keeps one slot, and a flow whose congestion control keeps a few packets
+/// in flight keeps a few dozen, instead of a BDP's worth each (what lets 10^5 flows share a
+/// run). Released (at completion) it holds none and reads as all clear.
 #[derive(Clone, Debug)]
 pub struct Window {
     bits: Vec<u64>,
     mask: u64,
     capacity: u64,
+    /// The most slots the ring may grow to.
+    max_slots: u64,
+}
+
+/// Slots a window starts with: one word of flags.
+pub const INITIAL_SLOTS: u64 = 64;
+
+/// How a window's ring grew, for side tables indexed by its slots to follow
+/// ([`Regrow::apply`]): the live indices [base, base + old slots) moved from `index & old_mask`
+/// to `index & new_mask`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Regrow {
+    base: u64,
+    old_mask: u64,
+    new_mask: u64,
+}
+
+impl Regrow {
+    /// Moves a side table's live entries to their slots in the grown ring.
+    pub fn apply<T: Copy + Default>(&self, table: &mut Vec<T>) {
+        let old = std::mem::replace(table, vec![T::default(); (self.new_mask + 1) as usize]);
+        for i in self.base..=self.base + self.old_mask {
+            table[(i & self.new_mask) as usize] = old[(i & self.old_mask) as usize];
+        }
+    }
 }
 
 impl Window {
-    pub fn new(capacity: u32) -> Self {
-        let slots = (capacity.max(1) as u64).next_power_of_two().max(64);
-        Window { bits: vec![0; (slots / 64) as usize], mask: slots - 1, capacity: capacity.max(1) as u64 }
+    /// A window of `capacity` packets, for a flow of at most `npkts` packets.
+    pub fn new(capacity: u32, npkts: u64) -> Self {
+        let capacity = capacity.max(1) as u64;
+        let max_slots = capacity.min(npkts.max(1)).next_power_of_two();
+        let slots = max_slots.min(INITIAL_SLOTS);
+        Window { bits: vec![0; slots.div_ceil(64) as usize], mask: slots - 1, capacity, max_slots }
     }
     pub fn capacity(&self) -> u64 {
         self.capacity
@@ -69,11 +104,11 @@ impl Window {
         (i & self.mask) as usize
     }
     pub fn slots(&self) -> usize {
-        (self.mask + 1) as usize
+        if self.bits.is_empty() { 0 } else { (self.mask + 1) as usize }
     }
     pub fn get(&self, i: u64) -> bool {
         let s = i & self.mask;
-        self.bits[(s >> 6) as usize] >> (s & 63) & 1 == 1
+        self.bits.get((s >> 6) as usize).is_some_and(|w| w >> (s & 63) & 1 == 1)
     }
     pub fn set(&mut self, i: u64) {
         let s = i & self.mask;
@@ -82,6 +117,33 @@ impl Window {
     pub fn clear(&mut self, i: u64) {
         let s = i & self.mask;
         self.bits[(s >> 6) as usize] &= !(1 << (s & 63));
+    }
+    /// Makes the ring hold every index of [base, i] (`i - base` below the capacity), every
+    /// flag set so far lying in [base, base + slots): doubles it as often as needed, moving
+    /// those flags. Returns the move for side tables, or None if the ring was big enough.
+    pub fn cover(&mut self, base: u64, i: u64) -> Option<Regrow> {
+        let slots = self.mask + 1;
+        if i - base < slots || self.bits.is_empty() {
+            return None;
+        }
+        let grown = (i - base + 1).next_power_of_two().min(self.max_slots).max(slots);
+        debug_assert!(i - base < grown, "an index beyond the window's capacity");
+        let r = Regrow { base, old_mask: self.mask, new_mask: grown - 1 };
+        let old = std::mem::replace(&mut self.bits, vec![0; grown.div_ceil(64) as usize]);
+        let was = |j: u64| old[((j & r.old_mask) >> 6) as usize] >> (j & r.old_mask & 63) & 1 == 1;
+        self.mask = r.new_mask;
+        for j in base..base + slots {
+            if was(j) {
+                self.set(j);
+            }
+        }
+        Some(r)
+    }
+    /// Frees the ring (the flow is over): every flag reads clear from now on; the capacity,
+    /// which senders and receivers compare spans with, stays.
+    pub fn release(&mut self) {
+        self.bits = Vec::new();
+        self.mask = 0;
     }
 }
 
@@ -108,13 +170,13 @@ pub struct BitmapReceiver {
 }
 
 impl BitmapReceiver {
-    /// IRN's receiver.
-    pub fn irn(bitmap_packets: u32, ack_interval: u32) -> Self {
-        Self::new(bitmap_packets, ack_interval, SegKind::Sack)
+    /// IRN's receiver of a flow of `npkts` packets.
+    pub fn irn(bitmap_packets: u32, ack_interval: u32, npkts: u64) -> Self {
+        Self::new(bitmap_packets, ack_interval, SegKind::Sack, npkts)
     }
 
-    pub fn new(bitmap_packets: u32, ack_interval: u32, notify: SegKind) -> Self {
-        let cached = Window::new(bitmap_packets);
+    pub fn new(bitmap_packets: u32, ack_interval: u32, notify: SegKind, npkts: u64) -> Self {
+        let cached = Window::new(bitmap_packets, npkts);
         let slots = cached.slots();
         BitmapReceiver {
             // A sender capped at one bitmap in flight (IRN) would stall until its timeout if
@@ -154,11 +216,17 @@ impl BitmapReceiver {
                 rx.send(Segment::reply(SegKind::Ack, rx.wire(rx.expected()), now, seg));
             }
         } else if index > expected {
-            if index - expected >= self.cached.capacity() {
+            // Past the message's last packet nothing can be cached (the ring holds no slot
+            // for it): treated as beyond the bitmap.
+            if index - expected >= self.cached.capacity() || index >= rx.spec().npkts() {
                 // Not cached, so not reported either: a notification naming it would tell
                 // the sender it arrived.
                 self.beyond_bitmap += 1;
                 return;
+            }
+            // Covered before it is read: a smaller ring would alias another cached index.
+            if let Some(r) = self.cached.cover(expected, index) {
+                r.apply(&mut self.tags);
             }
             if !self.cached.get(index) {
                 self.cached.set(index);
@@ -175,6 +243,15 @@ impl BitmapReceiver {
         } else {
             rx.send(Segment::reply(SegKind::Ack, rx.wire(expected), now, seg));
         }
+    }
+}
+
+impl BitmapReceiver {
+    /// The message is delivered: the bitmap and reorder tags go (nothing is cached past the
+    /// last packet); the counters stay for the flow's record.
+    pub fn release(&mut self) {
+        self.cached.release();
+        self.tags = Vec::new();
     }
 }
 
@@ -202,7 +279,7 @@ pub struct IrnSender {
 
 impl IrnSender {
     pub fn new(p: &IrnParams, window: u32, npkts: u64) -> Self {
-        let sacked = Window::new(window);
+        let sacked = Window::new(window, npkts);
         IrnSender {
             p: *p,
             snd_una: 0,
@@ -251,6 +328,9 @@ impl IrnSender {
             return None;
         }
         let i = self.snd_nxt;
+        if let Some(r) = self.sacked.cover(self.snd_una, i) {
+            r.apply(&mut self.retx_mark);
+        }
         self.snd_nxt += 1;
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rto());
@@ -345,7 +425,7 @@ impl IrnSender {
         if self.p.detect_lost_retransmissions {
             // A packet sent after the head's last retransmission got through: that
             // retransmission was lost (paths are FIFO).
-            let mark = self.retx_mark[self.sacked.slot(self.snd_una)];
+            let mark = self.retx_mark.get(self.sacked.slot(self.snd_una)).copied().unwrap_or(0);
             if mark != 0 && self.sack_high > mark && !self.sacked.get(self.snd_una) {
                 self.resend_head = true;
                 self.retx_mark[self.sacked.slot(self.snd_una)] = 0;
@@ -380,6 +460,13 @@ impl IrnSender {
         self.snd_una >= self.npkts
     }
 
+    /// Every packet is acknowledged: the SACK bitmap and retransmission marks go. Later
+    /// feedback only reads them (as clear), since nothing is left in flight.
+    pub fn release(&mut self) {
+        self.sacked.release();
+        self.retx_mark = Vec::new();
+    }
+
     pub fn snd_una(&self) -> u64 {
         self.snd_una
     }
@@ -390,5 +477,47 @@ impl IrnSender {
 
     pub fn in_flight(&self) -> u64 {
         self.snd_nxt - self.snd_una
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_window_holds_no_more_slots_than_its_flow_has_packets() {
+        assert_eq!(Window::new(2_400, 1).slots(), 1);
+        assert_eq!(Window::new(2_400, 5).slots(), 8);
+        assert_eq!(Window::new(2_400, 1_000_000).slots(), INITIAL_SLOTS as usize);
+        assert_eq!(Window::new(3, 1_000_000).slots(), 4);
+    }
+
+    #[test]
+    fn a_window_grows_to_cover_what_is_outstanding_keeping_its_flags_and_side_table() {
+        // Capacity 2 400, starting at 64 slots; the window's base is 1 000 (wrapped in the
+        // ring: 1 000 & 63 = 40).
+        let mut w = Window::new(2_400, 1_000_000);
+        let mut tags: Vec<u32> = vec![0; w.slots()];
+        for i in [1_000, 1_001, 1_030, 1_063] {
+            w.set(i);
+            tags[w.slot(i)] = i as u32;
+        }
+        assert_eq!(w.cover(1_000, 1_063), None, "64 slots cover [1 000, 1 063]");
+        // Index 1 064 needs 65 slots: the ring doubles to 128 and the flags move.
+        let r = w.cover(1_000, 1_064).expect("grown");
+        r.apply(&mut tags);
+        assert_eq!((w.slots(), tags.len()), (128, 128));
+        let set: Vec<u64> = (1_000..1_128).filter(|&i| w.get(i)).collect();
+        assert_eq!(set, vec![1_000, 1_001, 1_030, 1_063]);
+        for i in [1_000, 1_001, 1_030, 1_063] {
+            assert_eq!(tags[w.slot(i)], i as u32);
+        }
+        // A jump to the whole capacity grows at once, to at most capacity rounded up.
+        w.clear(1_000);
+        assert!(w.cover(1_001, 1_001 + 2_399).is_some());
+        assert_eq!(w.slots(), 4_096);
+        assert_eq!((900..4_000).filter(|&i| w.get(i)).collect::<Vec<_>>(), vec![1_001, 1_030, 1_063]);
+        w.release();
+        assert_eq!((w.slots(), w.get(1_001), w.capacity()), (0, false, 2_400));
     }
 }

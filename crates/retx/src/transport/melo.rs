@@ -247,6 +247,12 @@ impl MeloReceiver {
         }
     }
 
+    /// The message is delivered: the off-chip reorder tags go (allocated again only if a
+    /// packet had to be stored, which a finished connection never does).
+    pub fn release(&mut self) {
+        self.reorder = Vec::new();
+    }
+
     pub fn bitmap(&self) -> &ConnBitmap {
         &self.bitmap
     }
@@ -383,6 +389,11 @@ impl MeloSender {
 
     pub fn snd_nxt(&self) -> u64 {
         self.base.snd_nxt()
+    }
+
+    /// Everything is acknowledged: the retransmission queue's storage goes.
+    pub fn release(&mut self) {
+        self.retx_queue = VecDeque::new();
     }
 
     pub fn has_data(&self) -> bool {

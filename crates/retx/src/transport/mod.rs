@@ -315,12 +315,12 @@ impl Template {
             RecoveryParams::Gbn(p) => (sender::TxRecovery::Gbn(gbn::GbnSender::new(p, n)), receiver::RxRecovery::Gbn(gbn::GbnReceiver::new(p, ack))),
             RecoveryParams::Irn(p) => {
                 let window = or_bdp(p.bitmap_packets);
-                (sender::TxRecovery::Irn(irn::IrnSender::new(p, window, n)), receiver::RxRecovery::Bitmap(irn::BitmapReceiver::irn(window, ack)))
+                (sender::TxRecovery::Irn(irn::IrnSender::new(p, window, n)), receiver::RxRecovery::Bitmap(irn::BitmapReceiver::irn(window, ack, n)))
             }
             RecoveryParams::Melo(p) => (sender::TxRecovery::Melo(melo::MeloSender::new(p, n)), receiver::RxRecovery::Melo(melo::MeloReceiver::new(p, ack))),
             RecoveryParams::Gbone(p) => (
                 sender::TxRecovery::Gbone(gbone::GboneSender::new(p, n)),
-                receiver::RxRecovery::Bitmap(irn::BitmapReceiver::gbone(or_bdp(p.max_ooo_psn), ack)),
+                receiver::RxRecovery::Bitmap(irn::BitmapReceiver::gbone(or_bdp(p.max_ooo_psn), ack, n)),
             ),
             RecoveryParams::Tcp(p) => (sender::TxRecovery::Tcp(tcp::TcpSender::new(p, n)), receiver::RxRecovery::Tcp(tcp::TcpReceiver::new(ack))),
             RecoveryParams::Stride(p) => (

@@ -209,4 +209,14 @@ impl Receiver {
     pub fn is_done(&self) -> bool {
         self.ctx.done_at.is_some()
     }
+
+    /// Frees the reorder state once the whole message is delivered (a late duplicate is only
+    /// acknowledged); the counters stay for the flow's record.
+    pub fn release(&mut self) {
+        match &mut self.recovery {
+            RxRecovery::Bitmap(r) => r.release(),
+            RxRecovery::Melo(r) => r.release(),
+            RxRecovery::Gbn(_) | RxRecovery::Tcp(_) | RxRecovery::Stride(_) => {}
+        }
+    }
 }

@@ -124,6 +124,17 @@ impl Sender {
         self.done_at.is_some()
     }
 
+    /// Frees the loss recovery's per-packet state once the message is acknowledged; what the
+    /// flow's record and the run's report read (counters, rate, window) stays.
+    pub fn release(&mut self) {
+        match &mut self.recovery {
+            TxRecovery::Irn(r) => r.release(),
+            TxRecovery::Gbone(r) => r.release(),
+            TxRecovery::Melo(r) => r.release(),
+            TxRecovery::Gbn(_) | TxRecovery::Tcp(_) | TxRecovery::Stride(_) => {}
+        }
+    }
+
     /// The next packet to send. A sender has no responses to give (`Want::Responses`); offered
     /// the wire, it sends retransmissions and new data as its gate allows: the pacing rate,
     /// and the window of bytes in flight if congestion control sets one.

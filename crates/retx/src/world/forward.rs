@@ -176,10 +176,17 @@ impl<O: Observer> Simulation<O> {
                 self.gone();
                 // The PAUSE arrived on the port whose egress queue it stops.
                 let port = &mut self.ports[in_port];
+                let was_paused = port.paused != 0;
                 if matches!(pkt.frame, Frame::Pause(_)) {
                     port.paused |= 1 << q;
                 } else {
                     port.paused &= !(1 << q);
+                }
+                let paused = port.paused != 0;
+                if paused != was_paused {
+                    self.pause_changed(in_port, paused);
+                }
+                if matches!(pkt.frame, Frame::Resume(_)) {
                     self.try_transmit(in_port);
                 }
             }

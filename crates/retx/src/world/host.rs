@@ -129,8 +129,12 @@ impl<O: Observer> Simulation<O> {
         if delivered > 0 {
             self.obs.deliver(self.now, node, q.conn, delivered);
         }
-        if q.endpoint.sends_data() && !was_done && q.endpoint.is_done() {
-            self.finite_left -= 1;
+        if !was_done && q.endpoint.is_done() {
+            if q.endpoint.sends_data() {
+                self.finite_left -= 1;
+            }
+            // Bounded memory: a finished end keeps only what its flow's record reads.
+            n.qps[qp].endpoint.release();
         }
     }
 

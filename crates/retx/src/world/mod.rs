@@ -15,6 +15,7 @@ use crate::net::background::{self, Source};
 use crate::net::int::IntTable;
 use crate::net::loss::{KindMask, LossRule, PortLoss};
 use crate::net::path;
+use crate::net::pfc_watch::{PfcWatch, PortGraph, WatchParams};
 use crate::net::port::{Discipline, Port, ShaperSpec};
 use crate::net::routing::{Policy, Router, Routes};
 use crate::net::switch::{Pfc, Switch, SwitchParams};
@@ -82,6 +83,8 @@ pub struct Parts {
     pub rx_latency: Time,
     /// Background traffic sources (`[[background]]`), each on a switch egress port.
     pub background: Vec<background::Spec>,
+    /// The PFC watchdog's settings (used when PFC is on).
+    pub pfc_watch: WatchParams,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -105,6 +108,8 @@ enum Event {
     Sample,
     /// A background source's tick: it sends a packet into its egress queue.
     Background(u32),
+    /// The PFC watchdog's tick (pending only while some port is paused).
+    PfcWatch,
 }
 
 /// Where one end of a connection lives: (NIC, queue pair), or unset before it starts.
@@ -155,6 +160,35 @@ pub struct RunOutput {
     /// On-chip memory of every loss recovery scheme for a NIC sized like the run's hosts
     /// (attached by [`crate::config`] when it builds the simulation).
     pub memory: Option<MemoryReport>,
+    /// A PFC deadlock the watchdog found (the run ended there), and the ports in pause storms.
+    pub pfc_deadlock: Option<PfcDeadlock>,
+    pub pfc_storms: Vec<PfcStorm>,
+}
+
+/// A port named for a report: its id, the node it belongs to and the node it leads to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PortName {
+    pub port: u32,
+    pub node: String,
+    pub peer: String,
+}
+
+/// A PFC deadlock: when detected, and the cycle of paused ports (each port's peer switch owns
+/// the next).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PfcDeadlock {
+    pub at: Time,
+    pub ports: Vec<PortName>,
+}
+
+/// A port in a pause storm: first detected at `first_at`, in `windows` storm windows, at most
+/// `max_fraction` of a window paused.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PfcStorm {
+    pub port: PortName,
+    pub first_at: Time,
+    pub windows: u32,
+    pub max_fraction: f64,
 }
 
 impl RunOutput {
@@ -217,6 +251,10 @@ pub struct Simulation<O: Observer = Quiet> {
     woken: Vec<u32>,
     /// Background traffic sources; `Event::Background(i)` is the tick of source `i`.
     background: Vec<Source>,
+    /// The PFC watchdog (None without PFC).
+    pfc_watch: Option<PfcWatch>,
+    /// The run must end now (a PFC deadlock was found).
+    halted: bool,
     obs: O,
 }
 
@@ -300,7 +338,25 @@ impl<O: Observer> Simulation<O> {
                 }
             }
         }
+        if let Some(Pfc::FixedHeadroom(_, headroom)) = p.switch.pfc {
+            // Each lossless ingress queue of a switch port has headroom of its own, set aside
+            // from the shared buffer.
+            for (node, sw) in switches.iter_mut().enumerate() {
+                let Some((sw, _)) = sw else { continue };
+                for &id in &node_ports[node] {
+                    let port = &mut ports[id];
+                    port.pfc_headroom = headroom.for_link(port.rate, port.delay);
+                    let lossless = (1..port.queue_count()).filter(|&q| port.is_lossless(q)).count() as u64;
+                    sw.pfc_reserved += port.pfc_headroom * lossless;
+                }
+            }
+        }
 
+        let pfc_watch = p.switch.pfc.is_some().then(|| {
+            let peer_switch = ports.iter().map(|x| (!is_host[x.peer_node]).then_some(x.peer_node as u32)).collect();
+            let ports_of = node_ports.iter().map(|v| v.iter().map(|&x| x as u32).collect()).collect();
+            PfcWatch::new(p.pfc_watch, PortGraph { peer_switch, ports_of })
+        });
         let mut sim = Simulation {
             now: Time::ZERO,
             end: p.duration,
@@ -343,6 +399,8 @@ impl<O: Observer> Simulation<O> {
             memory: None,
             woken: Vec::new(),
             background: Vec::with_capacity(p.background.len()),
+            pfc_watch,
+            halted: false,
             obs,
         };
         for &host in &p.watched_pools {
@@ -518,7 +576,7 @@ impl<O: Observer> Simulation<O> {
             self.now = t;
             self.c.events += 1;
             self.handle(ev);
-            if self.stop_when_done && self.endless == 0 && self.finite_left == 0 {
+            if self.halted || (self.stop_when_done && self.endless == 0 && self.finite_left == 0) {
                 stopped_at = self.now;
                 break;
             }
@@ -586,7 +644,31 @@ impl<O: Observer> Simulation<O> {
             Event::FlowStart(f) => self.start_flow(f as usize),
             Event::Sample => self.sample(),
             Event::Background(i) => self.background_tick(i as usize),
+            Event::PfcWatch => self.pfc_watch_tick(),
         }
+    }
+
+    /// A port's data queues were paused or resumed: the watchdog may need a tick.
+    pub(super) fn pause_changed(&mut self, port: usize, paused: bool) {
+        if let Some(t) = self.pfc_watch.as_mut().and_then(|w| w.on_change(self.now, port, paused)) {
+            self.events.push(t, RUN_ORIGIN, Event::PfcWatch);
+        }
+    }
+
+    /// The watchdog's tick: storms are noted; a deadlock ends the run.
+    fn pfc_watch_tick(&mut self) {
+        let Some(w) = self.pfc_watch.as_mut() else { return };
+        let ports = &self.ports;
+        let holds_paused_data = |p: usize| (1..ports[p].queue_count()).any(|q| ports[p].paused >> q & 1 == 1 && ports[p].queued_bytes[q] > 0);
+        match w.tick(self.now, holds_paused_data) {
+            Some(t) => self.events.push(t, RUN_ORIGIN, Event::PfcWatch),
+            None => self.halted = w.deadlock.is_some(),
+        }
+    }
+
+    fn port_name(&self, port: usize) -> PortName {
+        let p = &self.ports[port];
+        PortName { port: port as u32, node: self.host_names[p.node].clone(), peer: self.host_names[p.peer_node].clone() }
     }
 
     /// Creates both endpoints of flow `f` in their hosts' QP tables; the requester starts.
@@ -705,12 +787,21 @@ impl<O: Observer> Simulation<O> {
                 goodput_bps,
             });
         }
+        let (pfc_deadlock, pfc_storms) = match &self.pfc_watch {
+            Some(w) => (
+                w.deadlock.as_ref().map(|d| PfcDeadlock { at: d.at, ports: d.ports.iter().map(|&p| self.port_name(p)).collect() }),
+                w.storms.iter().map(|s| PfcStorm { port: self.port_name(s.port), first_at: s.first_at, windows: s.windows, max_fraction: s.max_fraction }).collect(),
+            ),
+            None => (None, Vec::new()),
+        };
         let mut scheme_report = NicState::report(self.nics.iter().map(|n| &n.state));
         let senders = self.conns.iter().filter_map(|f| self.endpoint(f.ends[0]).and_then(Endpoint::as_sender));
         scheme_report.extend(crate::transport::sender_report(senders));
         RunOutput {
             scheme_report,
             memory: self.memory,
+            pfc_deadlock,
+            pfc_storms,
             flows,
             samples: self.samples,
             queue_names: self.queue_names,
