@@ -10,7 +10,7 @@ from typing import Callable, Optional, TypedDict, Union
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["ScenarioError", "PanicException", "last_panic", "resolve", "run", "hw_trace", "hpcc_config", "memory_table", "schema"]
+__all__ = ["ScenarioError", "PanicException", "last_panic", "resolve", "run", "hw_trace", "hpcc_config", "memory_table", "schema", "warnings"]
 
 # Names with a leading underscore exist only here, for the annotations (stubtest skips them).
 

@@ -28,7 +28,7 @@ set = { "transport.cc" = ["dcqcn", "hpcc"] }
 seeds = 2
 """
 POINT_FILES = {"flows.parquet", "timeseries.parquet", "memory.parquet", "queues.parquet", "cc.parquet",
-               "summary.json", "scenario.toml", "point.json"}
+               "pools.parquet", "summary.json", "scenario.toml", "point.json"}
 
 
 @pytest.fixture
