@@ -617,6 +617,39 @@ mod tests {
     }
 
     #[test]
+    fn presets_carry_their_sources_values() {
+        // The DCQCN paper's values (module comment) and the HPCC ns-3 run.py / config.txt ones.
+        let r = DcqcnParams::preset(DcqcnPreset::Retx);
+        assert_eq!((r.g, r.fast_recovery_steps, r.byte_counter), (1.0 / 256.0, 5, Size(10_000_000)));
+        assert_eq!((r.alpha_interval, r.increase_interval), (Dur(Time::from_us(55)), Dur(Time::from_us(55))));
+        assert_eq!((r.decrease_interval, r.cnp_interval), (Dur(Time::from_us(4)), Dur(Time::from_us(50))));
+        assert_eq!((r.rate_ai, r.rate_hai, r.min_rate), (Bw(Rate::mbps(40)), Bw(Rate::mbps(400)), Bw(Rate::mbps(100))));
+        assert!(r.clamp_target && r.use_byte_counter);
+        assert_eq!((r.hyper_step, r.alpha_update, r.rate_cut, r.cnp), (HyperStep::Growing, Cadence::OnCnp, Cadence::OnCnp, CnpMode::Paced));
+        assert_eq!(r.window, RateWindow::None);
+        let n = DcqcnParams::preset(DcqcnPreset::Ns3);
+        assert_eq!((n.g, n.fast_recovery_steps), (1.0 / 256.0, 1));
+        assert_eq!((n.alpha_interval, n.increase_interval, n.decrease_interval), (Dur(Time::from_us(1)), Dur(Time::from_us(300)), Dur(Time::from_us(4))));
+        assert_eq!((n.rate_ai, n.rate_hai, n.min_rate), (Bw(Rate::mbps(20)), Bw(Rate::mbps(200)), Bw(Rate::mbps(1000))));
+        assert!(!n.clamp_target && !n.use_byte_counter);
+        assert_eq!((n.hyper_step, n.alpha_update, n.rate_cut, n.cnp), (HyperStep::Constant, Cadence::Periodic, Cadence::Periodic, CnpMode::PerMark));
+        assert_eq!(DcqcnRp::new(n, Rate::gbps(100)).params(), &n);
+    }
+
+    #[test]
+    fn a_cnp_exactly_one_decrease_interval_after_a_cut_cuts_again_and_every_cnp_counts() {
+        let mut rp = DcqcnRp::new(DcqcnParams::default(), Rate::gbps(40));
+        rp.on_cnp(Time::from_us(10)); // alpha = 1: 20 G
+        assert_eq!(rp.rate(), Rate::gbps(20));
+        rp.on_cnp(Time::from_us(13)); // inside the 4 us: no cut
+        assert_eq!(rp.rate(), Rate::gbps(20));
+        let alpha = rp.alpha();
+        rp.on_cnp(Time::from_us(14)); // exactly 4 us after the cut: allowed
+        assert_eq!(rp.rate(), Rate((20e9 * (1.0 - alpha / 2.0)) as u64));
+        assert_eq!(rp.cnps, 3);
+    }
+
+    #[test]
     fn without_clamping_consecutive_cuts_keep_the_old_target() {
         // Paper mechanics, but CLAMP_TARGET_RATE 0: two cuts with no increase between them
         // leave the target at line rate, so recovery climbs back to it.
