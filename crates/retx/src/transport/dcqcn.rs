@@ -650,6 +650,71 @@ mod tests {
     }
 
     #[test]
+    fn the_byte_counter_steps_every_b_bytes_below_line_rate() {
+        let mut rp = DcqcnRp::new(DcqcnParams::default(), Rate::gbps(40));
+        rp.on_sent(20_000_000); // at line rate: nothing to recover, nothing counted
+        rp.on_cnp(Time::from_us(10)); // 20 G, target 40 G
+        rp.on_cnp(Time::from_us(20)); // target clamped to 20 G, rate cut again
+        let (mut rc, rt) = (rp.rc, rp.rt);
+        assert_eq!(rp.target(), Rate::gbps(20));
+        rp.on_sent(9_999_999);
+        assert_eq!(rp.rc, rc, "one byte short of B = 10 MB");
+        // Steps 1..4 (< F = 5): fast recovery halfway to the target; step 5: + R_AI.
+        for step in 1..=5 {
+            rp.on_sent(if step == 1 { 1 } else { 10_000_000 });
+            let target = if step < 5 { rt } else { rt + 40e6 };
+            rc = (rc + target) / 2.0;
+            assert_eq!((rp.rc, rp.rt), (rc, target), "byte step {step}");
+        }
+        // Without the byte counter (HPCC ns-3), bytes move nothing.
+        let p = DcqcnParams { use_byte_counter: false, ..DcqcnParams::default() };
+        let mut rp = DcqcnRp::new(p, Rate::gbps(40));
+        rp.on_cnp(Time::from_us(10));
+        rp.on_sent(100_000_000);
+        assert_eq!(rp.rate(), Rate::gbps(20));
+    }
+
+    #[test]
+    fn without_clamping_a_byte_step_since_the_last_cut_lets_the_next_cut_clamp() {
+        let p = DcqcnParams { clamp_target: false, ..DcqcnParams::default() };
+        let mut rp = DcqcnRp::new(p, Rate::gbps(40));
+        rp.on_cnp(Time::from_us(10)); // 20 G; the target stays 40 G
+        rp.on_sent(10_000_000); // a byte step: 30 G
+        assert_eq!(rp.rate(), Rate::gbps(30));
+        rp.on_cnp(Time::from_us(20)); // an increase happened since the cut: clamp to 30 G
+        assert_eq!(rp.target(), Rate::gbps(30));
+    }
+
+    #[test]
+    fn a_cut_raises_alpha_from_where_it_decayed() {
+        let g: f64 = 1.0 / 256.0;
+        let mut rp = DcqcnRp::new(DcqcnParams::default(), Rate::gbps(40));
+        rp.on_cnp(Time::from_us(10)); // alpha = (1 - g) + g = 1
+        rp.handle_timeout(Time::from_us(65)); // one decay period (K = 55 us)
+        assert_eq!(rp.alpha(), 1.0 - g);
+        rp.on_cnp(Time::from_us(70));
+        assert_eq!(rp.alpha(), (1.0 - g) * (1.0 - g) + g);
+    }
+
+    #[test]
+    fn alpha_decays_until_negligible_once_back_at_line_rate_then_its_timer_stops() {
+        let g: f64 = 1.0 / 256.0;
+        let mut rp = DcqcnRp::new(DcqcnParams::default(), Rate::gbps(40));
+        rp.on_cnp(Time::from_us(10));
+        let mut ticks = 0;
+        while let Some(t) = rp.poll_timeout() {
+            // While the timer runs, alpha is material or the flow is still below line rate.
+            assert!(rp.alpha() >= 1e-6 || rp.rate() < Rate::gbps(40), "tick {ticks}");
+            rp.handle_timeout(t);
+            ticks += 1;
+            assert!(ticks < 5_000, "the timers never stop");
+        }
+        // Both timers stopped: back at line rate, alpha just under 1e-6 (~3,540 decays).
+        assert_eq!(rp.rate(), Rate::gbps(40));
+        assert!(rp.alpha() < 1e-6 && rp.alpha() >= 1e-6 * (1.0 - g), "{}", rp.alpha());
+    }
+
+    #[test]
     fn without_clamping_consecutive_cuts_keep_the_old_target() {
         // Paper mechanics, but CLAMP_TARGET_RATE 0: two cuts with no increase between them
         // leave the target at line rate, so recovery climbs back to it.
