@@ -674,6 +674,59 @@ mod tests {
         assert_eq!(rp.rate(), Rate::gbps(20));
     }
 
+    /// Two cuts 10 us apart: the target is clamped to 20 G, below the 40 G line, so every
+    /// increase step shows in it. Returns the controller and the time of the last cut.
+    fn below_line(p: DcqcnParams) -> (DcqcnRp, Time) {
+        let mut rp = DcqcnRp::new(p, Rate::gbps(40));
+        rp.on_cnp(Time::from_us(10));
+        rp.on_cnp(Time::from_us(20));
+        assert_eq!(rp.target(), Rate::gbps(20));
+        (rp, Time::from_us(20))
+    }
+
+    #[test]
+    fn hyper_increase_needs_both_counters_past_f_and_grows_by_i_times_r_hai() {
+        let p = DcqcnParams::default(); // F = 5, R_AI 40 Mbps, R_HAI 400 Mbps
+        let (mut rp, mut t) = below_line(p);
+        // Timer and byte steps alternate: (timer, byte) after each increase, and the target's
+        // step: fast recovery while max < F, additive while min <= F, then hyper i x R_HAI
+        // with i = min - F.
+        let expected = [
+            (1, 0, 0.0), (1, 1, 0.0), (2, 1, 0.0), (2, 2, 0.0), (3, 2, 0.0), (3, 3, 0.0), (4, 3, 0.0), (4, 4, 0.0),
+            (5, 4, 40e6), (5, 5, 40e6), (6, 5, 40e6), (6, 6, 400e6), (7, 6, 400e6), (7, 7, 800e6),
+        ];
+        let (mut rt, mut rc) = (rp.rt, rp.rc);
+        for (call, &(timer, bytes, step)) in expected.iter().enumerate() {
+            if call % 2 == 0 {
+                t += p.increase_interval.0;
+                assert_eq!(rp.poll_timeout(), Some(t));
+                rp.handle_timeout(t);
+            } else {
+                rp.on_sent(p.byte_counter.0);
+            }
+            assert_eq!((rp.timer_steps, rp.byte_steps), (timer, bytes));
+            rt += step;
+            rc = (rt + rc) / 2.0;
+            assert_eq!((rp.rt, rp.rc), (rt, rc), "increase {}", call + 1);
+        }
+    }
+
+    #[test]
+    fn timer_only_increase_counts_stages_from_zero() {
+        // ns-3's staging (no byte counter) with the paper's growing hyper step: stages 0..F-1
+        // fast recovery, stage F additive, stage F + i hyper by i x R_HAI.
+        let p = DcqcnParams { use_byte_counter: false, ..DcqcnParams::default() };
+        let (mut rp, mut t) = below_line(p);
+        let (mut rt, mut rc) = (rp.rt, rp.rc);
+        for (stage, step) in [0.0, 0.0, 0.0, 0.0, 0.0, 40e6, 400e6, 800e6].into_iter().enumerate() {
+            t += p.increase_interval.0;
+            rp.handle_timeout(t);
+            rt += step;
+            rc = (rt + rc) / 2.0;
+            assert_eq!((rp.rt, rp.rc), (rt, rc), "stage {stage}");
+        }
+    }
+
     #[test]
     fn without_clamping_a_byte_step_since_the_last_cut_lets_the_next_cut_clamp() {
         let p = DcqcnParams { clamp_target: false, ..DcqcnParams::default() };
