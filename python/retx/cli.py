@@ -182,7 +182,6 @@ def reproduce_command(
                                help="A coarser, shorter grid: faster, how much depends on the figure."),
 ) -> None:
     """Reproduce a figure from a paper: run the grid, print the table, write table and plot."""
-    reproduce.lookup(name)  # an unknown name fails before anything runs
     default_dir = Path("results") / (f"{name}-quick" if quick else name)
     reproduce.run(name, out or default_dir, quick)
 
