@@ -754,6 +754,23 @@ mod tests {
         assert_eq!(s.next_hole(us(11)), None, "taken");
     }
 
+    #[test]
+    fn a_timer_expiring_with_nothing_outstanding_just_stops() {
+        // The ACK paths stop the timer whenever snd_una reaches high, so this sets the deadline
+        // directly: handle_timeout's second arm disarms without a back-off or a rewind.
+        let mut s = sender(10);
+        send_all(&mut s, us(0), 3);
+        s.on_ack(us(10), 3, None);
+        assert_eq!(s.poll_timeout(), None);
+        s.rto_deadline = Some(us(50));
+        assert!(!s.handle_timeout(us(49)));
+        assert_eq!(s.poll_timeout(), Some(us(50)), "not expired yet");
+        assert!(!s.handle_timeout(us(50)), "nothing outstanding: not a timeout");
+        assert_eq!(s.poll_timeout(), None);
+        assert_eq!(s.rto(), us(100), "no back-off");
+        assert_eq!((s.snd_una(), s.snd_nxt(), s.recover()), (3, 3, 0));
+    }
+
     /// Feeds data segments (index, CE-marked, retransmission, last flag) of a message of
     /// `npkts` x 1000 B to a TCP receiver acknowledging every `ack_interval` segments; returns
     /// the ACKs (cumulative index, ece, retransmit echo) and the receiver.
