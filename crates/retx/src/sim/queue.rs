@@ -18,17 +18,22 @@
 //!   pop ("lazy cancellation").
 //! - Pushing an event in the past of the last popped time is a bug and panics in debug builds.
 //!
-//! # Why a fine calendar of linked lists
+//! # Why a fine calendar of linked lists, sorted when reached
 //! A packet network schedules almost every event a few microseconds ahead (serialization, wire
 //! delay), about a dozen per simulated nanosecond in a 320-host fabric. A heap pays O(log n)
 //! cache-missing comparisons per pop; coarse buckets that are sorted when the clock reaches
-//! them (the previous design: 8 ns buckets, ~100 events each) spent a sixth of the run
-//! sorting. Here a bucket is 256 ps wide, so it holds a few events at most, kept in key order
-//! as a singly linked list through a slab of entries: a push walks a list of one or two, a
-//! pop takes a head. A two-level bitmap finds the next non-empty bucket. Entries are reused
-//! through a free list (most recently freed first, so still in cache); nothing allocates once
-//! the slab has reached the run's working size. Timers beyond the calendar's span (8.4 us)
-//! wait in the heap and move into the calendar when the span reaches them.
+//! them (an earlier design: 8 ns buckets, ~100 events each) spent a sixth of the run sorting.
+//! Here a bucket is 256 ps wide, so it holds a few events at most, as a singly linked list
+//! through a slab of entries. A push into a future bucket puts its entry at the head of the
+//! list: it touches no other entry, which a microsecond after they were written have left the
+//! cache (keeping every list in key order as entries arrived cost a tenth of the run in those
+//! misses). When the clock reaches a bucket its few entries are sorted once, as they are about
+//! to be popped anyway; a push into the bucket being drained goes into its place in that
+//! order. A two-level bitmap finds the next non-empty bucket. Entries are reused through a
+//! free list (most recently freed first, so still in cache); nothing allocates once the slab
+//! and the sort's scratch space have reached the run's working size. Timers beyond the
+//! calendar's span (8.4 us) wait in the heap and move into the calendar when the span reaches
+//! them.
 
 use super::units::Time;
 use std::cmp::Ordering;
@@ -53,8 +58,13 @@ const NIL: u32 = u32::MAX;
 pub struct EventQueue<E> {
     /// Every bucket before `cur` is empty; calendar entries lie in `cur .. cur + BUCKETS`.
     cur: u64,
-    /// Per slot (`bucket & MASK`): the first entry of its list, in key order.
+    /// Per slot (`bucket & MASK`): the first entry of its list (in key order for the bucket
+    /// `sorted`, in no order for the others).
     heads: Vec<u32>,
+    /// The bucket whose list is in key order: `cur` once it has been reached, else none.
+    sorted: u64,
+    /// Scratch space for sorting a bucket: (time, key, entry).
+    scratch: Vec<(Time, u64, u32)>,
     /// One bit per slot: non-empty; and one bit per word of it: non-zero.
     occupied: Vec<u64>,
     summary: [u64; SUMMARY],
@@ -119,6 +129,8 @@ impl<E> EventQueue<E> {
         EventQueue {
             cur: 0,
             heads: vec![NIL; BUCKETS],
+            sorted: u64::MAX,
+            scratch: Vec::new(),
             occupied: vec![0; WORDS],
             summary: [0; SUMMARY],
             slab: Vec::with_capacity(1024),
@@ -159,7 +171,8 @@ impl<E> EventQueue<E> {
         }
     }
 
-    /// Puts an entry into its bucket's list, in key order.
+    /// Puts an entry into its bucket's list: at the head, or in key order if the bucket is
+    /// the one being drained.
     #[inline]
     fn link(&mut self, time: Time, seq: u64, event: E) {
         let node = Node { time, seq, next: NIL, event: Some(event) };
@@ -172,30 +185,60 @@ impl<E> EventQueue<E> {
             self.slab.push(node);
             (self.slab.len() - 1) as u32
         };
-        let slot = (bucket(time) & MASK) as usize;
-        let key = (time, seq);
+        let b = bucket(time);
+        let slot = (b & MASK) as usize;
         let head = self.heads[slot];
+        self.in_wheel += 1;
         if head == NIL {
             self.heads[slot] = i;
             let w = slot >> 6;
             self.occupied[w] |= 1 << (slot & 63);
             self.summary[w >> 6] |= 1 << (w & 63);
-        } else if key < self.key(head) {
+            return;
+        }
+        let key = (time, seq);
+        if b != self.sorted || key < self.key(head) {
             self.slab[i as usize].next = head;
             self.heads[slot] = i;
-        } else {
-            let mut at = head;
-            loop {
-                let next = self.slab[at as usize].next;
-                if next == NIL || key < self.key(next) {
-                    self.slab[i as usize].next = next;
-                    self.slab[at as usize].next = i;
-                    break;
-                }
-                at = next;
-            }
+            return;
         }
-        self.in_wheel += 1;
+        let mut at = head;
+        loop {
+            let next = self.slab[at as usize].next;
+            if next == NIL || key < self.key(next) {
+                self.slab[i as usize].next = next;
+                self.slab[at as usize].next = i;
+                return;
+            }
+            at = next;
+        }
+    }
+
+    /// Puts the list of bucket `cur` in key order (once, when the clock reaches it).
+    fn sort_current(&mut self) {
+        self.sorted = self.cur;
+        let slot = (self.cur & MASK) as usize;
+        let head = self.heads[slot];
+        if head == NIL || self.slab[head as usize].next == NIL {
+            return;
+        }
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        let mut i = head;
+        while i != NIL {
+            let n = &self.slab[i as usize];
+            scratch.push((n.time, n.seq, i));
+            i = n.next;
+        }
+        // Keys are unique (an origin's sequence, or a wire's one event per time).
+        scratch.sort_unstable_by_key(|&(t, k, _)| (t, k));
+        let mut next = NIL;
+        for &(_, _, i) in scratch.iter().rev() {
+            self.slab[i as usize].next = next;
+            next = i;
+        }
+        self.heads[slot] = next;
+        self.scratch = scratch;
     }
 
     fn key(&self, i: u32) -> (Time, u64) {
@@ -244,6 +287,10 @@ impl<E> EventQueue<E> {
     fn first(&mut self) -> Option<u32> {
         let head = self.heads[(self.cur & MASK) as usize];
         if head != NIL {
+            if self.sorted != self.cur {
+                self.sort_current();
+                return Some(self.heads[(self.cur & MASK) as usize]);
+            }
             return Some(head);
         }
         let next = match (self.next_occupied(self.cur), self.far.peek().map(|e| bucket(e.time))) {
@@ -261,6 +308,7 @@ impl<E> EventQueue<E> {
             let e = self.far.pop().expect("peeked");
             self.link(e.time, e.seq, e.event);
         }
+        self.sort_current();
         let head = self.heads[(self.cur & MASK) as usize];
         (head != NIL).then_some(head)
     }
@@ -309,26 +357,6 @@ impl<E> EventQueue<E> {
         };
         self.last_popped = time;
         Some((time, event))
-    }
-
-    /// The event `n` places after the next one, if it is already known to come soon (in the
-    /// bucket being drained or the few after it): a hint for prefetching its data, never for
-    /// logic.
-    #[inline]
-    pub fn peek_ahead(&self, n: usize) -> Option<&E> {
-        const LOOK: u64 = 8;
-        let mut left = n;
-        for b in self.cur..self.cur + LOOK {
-            let mut i = self.heads[(b & MASK) as usize];
-            while i != NIL {
-                if left == 0 {
-                    return self.slab[i as usize].event.as_ref();
-                }
-                left -= 1;
-                i = self.slab[i as usize].next;
-            }
-        }
-        None
     }
 
     pub fn peek_time(&mut self) -> Option<Time> {
@@ -451,20 +479,6 @@ mod tests {
             let popped: Vec<u64> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
             assert_eq!(popped, times, "start {start}");
         }
-    }
-
-    #[test]
-    fn peek_ahead_names_the_events_after_the_next_in_pop_order() {
-        let mut q = EventQueue::new(1);
-        for (t, e) in [(30, "d"), (10, "b"), (40, "e"), (5, "a"), (20, "c")] {
-            q.push(Time(t), 0, e);
-        }
-        assert_eq!(q.peek_time(), Some(Time(5)));
-        let ahead: Vec<_> = (0..6).map(|n| q.peek_ahead(n).copied()).collect();
-        assert_eq!(ahead, [Some("a"), Some("b"), Some("c"), Some("d"), Some("e"), None]);
-        q.pop();
-        assert_eq!((q.peek_ahead(3), q.peek_ahead(4)), (Some(&"e"), None));
-        assert!(!q.is_empty() && q.len() == 4);
     }
 
     /// Interleaves pushes and pops from several origins, many at equal times, near and far
