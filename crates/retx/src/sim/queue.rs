@@ -18,22 +18,17 @@
 //!   pop ("lazy cancellation").
 //! - Pushing an event in the past of the last popped time is a bug and panics in debug builds.
 //!
-//! # Why a fine calendar of linked lists, sorted when reached
+//! # Why a fine calendar of linked lists
 //! A packet network schedules almost every event a few microseconds ahead (serialization, wire
 //! delay), about a dozen per simulated nanosecond in a 320-host fabric. A heap pays O(log n)
 //! cache-missing comparisons per pop; coarse buckets that are sorted when the clock reaches
-//! them (an earlier design: 8 ns buckets, ~100 events each) spent a sixth of the run sorting.
-//! Here a bucket is 256 ps wide, so it holds a few events at most, as a singly linked list
-//! through a slab of entries. A push into a future bucket puts its entry at the head of the
-//! list: it touches no other entry, which a microsecond after they were written have left the
-//! cache (keeping every list in key order as entries arrived cost a tenth of the run in those
-//! misses). When the clock reaches a bucket its few entries are sorted once, as they are about
-//! to be popped anyway; a push into the bucket being drained goes into its place in that
-//! order. A two-level bitmap finds the next non-empty bucket. Entries are reused through a
-//! free list (most recently freed first, so still in cache); nothing allocates once the slab
-//! and the sort's scratch space have reached the run's working size. Timers beyond the
-//! calendar's span (8.4 us) wait in the heap and move into the calendar when the span reaches
-//! them.
+//! them (the previous design: 8 ns buckets, ~100 events each) spent a sixth of the run
+//! sorting. Here a bucket is 256 ps wide, so it holds a few events at most, kept in key order
+//! as a singly linked list through a slab of entries, with its tail known: a push mostly
+//! joins at the tail or the head, else walks a list of one or two; a pop takes a head. A two-level bitmap finds the next non-empty bucket. Entries are reused
+//! through a free list (most recently freed first, so still in cache); nothing allocates once
+//! the slab has reached the run's working size. Timers beyond the calendar's span (8.4 us)
+//! wait in the heap and move into the calendar when the span reaches them.
 
 use super::units::Time;
 use std::cmp::Ordering;
@@ -58,13 +53,13 @@ const NIL: u32 = u32::MAX;
 pub struct EventQueue<E> {
     /// Every bucket before `cur` is empty; calendar entries lie in `cur .. cur + BUCKETS`.
     cur: u64,
-    /// Per slot (`bucket & MASK`): the first entry of its list (in key order for the bucket
-    /// `sorted`, in no order for the others).
+    /// Per slot (`bucket & MASK`): the first entry of its list, in key order.
     heads: Vec<u32>,
-    /// The bucket whose list is in key order: `cur` once it has been reached, else none.
-    sorted: u64,
-    /// Scratch space for sorting a bucket: (time, key, entry).
-    scratch: Vec<(Time, u64, u32)>,
+    /// Per slot: the last entry of its list (meaningful while the list is not empty). Pushes
+    /// into one bucket come mostly in key order (a synchronous fabric sends many packets at
+    /// the same picosecond, from origins handled in key order), so most join at the tail
+    /// without walking the list.
+    tails: Vec<u32>,
     /// One bit per slot: non-empty; and one bit per word of it: non-zero.
     occupied: Vec<u64>,
     summary: [u64; SUMMARY],
@@ -129,8 +124,7 @@ impl<E> EventQueue<E> {
         EventQueue {
             cur: 0,
             heads: vec![NIL; BUCKETS],
-            sorted: u64::MAX,
-            scratch: Vec::new(),
+            tails: vec![NIL; BUCKETS],
             occupied: vec![0; WORDS],
             summary: [0; SUMMARY],
             slab: Vec::with_capacity(1024),
@@ -171,8 +165,7 @@ impl<E> EventQueue<E> {
         }
     }
 
-    /// Puts an entry into its bucket's list: at the head, or in key order if the bucket is
-    /// the one being drained.
+    /// Puts an entry into its bucket's list, in key order.
     #[inline]
     fn link(&mut self, time: Time, seq: u64, event: E) {
         let node = Node { time, seq, next: NIL, event: Some(event) };
@@ -185,60 +178,36 @@ impl<E> EventQueue<E> {
             self.slab.push(node);
             (self.slab.len() - 1) as u32
         };
-        let b = bucket(time);
-        let slot = (b & MASK) as usize;
+        let slot = (bucket(time) & MASK) as usize;
+        let key = (time, seq);
         let head = self.heads[slot];
-        self.in_wheel += 1;
         if head == NIL {
             self.heads[slot] = i;
+            self.tails[slot] = i;
             let w = slot >> 6;
             self.occupied[w] |= 1 << (slot & 63);
             self.summary[w >> 6] |= 1 << (w & 63);
-            return;
-        }
-        let key = (time, seq);
-        if b != self.sorted || key < self.key(head) {
+        } else if key > self.key(self.tails[slot]) {
+            let tail = self.tails[slot];
+            self.slab[tail as usize].next = i;
+            self.tails[slot] = i;
+        } else if key < self.key(head) {
             self.slab[i as usize].next = head;
             self.heads[slot] = i;
-            return;
-        }
-        let mut at = head;
-        loop {
-            let next = self.slab[at as usize].next;
-            if next == NIL || key < self.key(next) {
-                self.slab[i as usize].next = next;
-                self.slab[at as usize].next = i;
-                return;
+        } else {
+            // Somewhere in the middle (never at the end: the tail's key is greater).
+            let mut at = head;
+            loop {
+                let next = self.slab[at as usize].next;
+                if key < self.key(next) {
+                    self.slab[i as usize].next = next;
+                    self.slab[at as usize].next = i;
+                    break;
+                }
+                at = next;
             }
-            at = next;
         }
-    }
-
-    /// Puts the list of bucket `cur` in key order (once, when the clock reaches it).
-    fn sort_current(&mut self) {
-        self.sorted = self.cur;
-        let slot = (self.cur & MASK) as usize;
-        let head = self.heads[slot];
-        if head == NIL || self.slab[head as usize].next == NIL {
-            return;
-        }
-        let mut scratch = std::mem::take(&mut self.scratch);
-        scratch.clear();
-        let mut i = head;
-        while i != NIL {
-            let n = &self.slab[i as usize];
-            scratch.push((n.time, n.seq, i));
-            i = n.next;
-        }
-        // Keys are unique (an origin's sequence, or a wire's one event per time).
-        scratch.sort_unstable_by_key(|&(t, k, _)| (t, k));
-        let mut next = NIL;
-        for &(_, _, i) in scratch.iter().rev() {
-            self.slab[i as usize].next = next;
-            next = i;
-        }
-        self.heads[slot] = next;
-        self.scratch = scratch;
+        self.in_wheel += 1;
     }
 
     fn key(&self, i: u32) -> (Time, u64) {
@@ -287,10 +256,6 @@ impl<E> EventQueue<E> {
     fn first(&mut self) -> Option<u32> {
         let head = self.heads[(self.cur & MASK) as usize];
         if head != NIL {
-            if self.sorted != self.cur {
-                self.sort_current();
-                return Some(self.heads[(self.cur & MASK) as usize]);
-            }
             return Some(head);
         }
         let next = match (self.next_occupied(self.cur), self.far.peek().map(|e| bucket(e.time))) {
@@ -308,7 +273,6 @@ impl<E> EventQueue<E> {
             let e = self.far.pop().expect("peeked");
             self.link(e.time, e.seq, e.event);
         }
-        self.sort_current();
         let head = self.heads[(self.cur & MASK) as usize];
         (head != NIL).then_some(head)
     }
@@ -479,6 +443,32 @@ mod tests {
             let popped: Vec<u64> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
             assert_eq!(popped, times, "start {start}");
         }
+    }
+
+    #[test]
+    fn one_bucket_takes_pushes_at_its_tail_its_head_and_between() {
+        // A synchronous fabric fills one bucket with same-time events pushed mostly in key
+        // order (they join at the tail), sometimes in reverse (at the head), rarely between.
+        let mut q = EventQueue::new(8);
+        assert!(q.is_empty());
+        for origin in [2, 4, 6] {
+            q.push(Time(100), origin, origin); // each beyond the tail
+        }
+        q.push(Time(100), 1, 1); // before the head
+        q.push(Time(100), 5, 5); // between 4 and 6
+        q.push(Time(100), 3, 3); // between 2 and 4
+        q.push(Time(100), 7, 7); // beyond the tail again: the tail moved with the pushes
+        q.push(Time(99), 0, 0); // an earlier time in the same bucket: the new head
+        assert!(!q.is_empty() && q.len() == 8);
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
+        assert_eq!(order, [0, 1, 2, 3, 4, 5, 6, 7]);
+        assert!(q.is_empty());
+        // The emptied bucket starts a new list: its old tail must not be followed.
+        q.push(Time(101), 2, 20);
+        q.push(Time(101), 1, 10);
+        q.push(Time(101), 3, 30);
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
+        assert_eq!(order, [10, 20, 30]);
     }
 
     /// Interleaves pushes and pops from several origins, many at equal times, near and far
