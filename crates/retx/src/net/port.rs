@@ -63,46 +63,61 @@ impl ShaperSpec {
     }
 }
 
+/// Laid out in the order the transmitter reads it (`repr(C)`): what every hop touches (the
+/// transmitter's clock, counters, queue headers, the wire, the loss models) shares the first
+/// few cache lines, each port starting on a line of its own, instead of being scattered over
+/// the nine of the whole struct.
+#[repr(C, align(64))]
 pub struct Port {
-    pub node: usize,
-    /// The port at the other end of the link and its node.
-    pub peer: usize,
-    pub peer_node: usize,
-    pub rate: Rate,
+    /// The transmitter is serialising a packet until then.
+    pub busy_until: Time,
+    pub wake_time: Time,
     /// Picoseconds per byte at `rate` when that is a whole number (every common link speed:
     /// 200 at 40 Gbps, 80 at 100 Gbps), else 0: serialising a packet is then a
     /// multiplication instead of a division on every hop.
     ps_per_byte: u64,
     pub delay: Time,
+    pub tx_bytes: u64,
+    pub tx_packets: u64,
+    /// Bytes in all its queues, and the most since [`Port::take_peak`] last read it.
+    pub held_bytes: u64,
+    peak_bytes: u64,
     /// Egress queues, one per class. Packets travel by value (in queues and on wires), so a
     /// port reads them in order from memory it wrote in order: no pool to miss in.
     queues: Vec<VecDeque<Packet>>,
+    pub queued_bytes: Vec<u64>,
+    pub shaper_next: Time,
+    /// A "transmitter free" event is pending for `wake_time` (scheduled only when something
+    /// waits for it).
+    pub wake_pending: bool,
+    /// Data queues paused by a PFC PAUSE from the peer, as a bit mask by queue.
+    pub paused: u8,
     /// Which queues hold a packet, as a bit mask: the transmitter decides what to send from
     /// this word beside the port's other hot fields instead of reading every queue's header
     /// (a cache miss each, on most hops, for a control queue that is almost always empty).
     nonempty: u8,
-    pub queued_bytes: Vec<u64>,
+    /// Queues for which we have sent PAUSE to the peer and not yet RESUME, as a bit mask.
+    pub pause_sent: u8,
+    /// The queue at `drr_next` has had its quantum for this turn.
+    drr_turn: bool,
+    /// Packets on the wire: (arrival time at the peer, packet), in order.
+    pub pipe: VecDeque<(Time, Packet)>,
+    /// PFC frames waiting for the transmitter (sent ahead of any queued packet).
+    pub pfc_pending: VecDeque<Frame>,
+    pub loss: PortLoss,
     pub discipline: Discipline,
     /// The shaped queue, if any, and when its shaper lets the next packet go.
     pub shaper: Option<Shaper>,
-    pub shaper_next: Time,
+    pub node: usize,
+    /// The port at the other end of the link and its node.
+    pub peer: usize,
+    pub peer_node: usize,
+    pub rate: Rate,
+    /// Packets this port marked CE (at dequeue) since the start.
+    pub ecn_marks: u64,
+    pub pauses_sent: u64,
     deficit: [u32; MAX_QUEUES],
     drr_next: usize,
-    /// The queue at `drr_next` has had its quantum for this turn.
-    drr_turn: bool,
-    /// The transmitter is serialising a packet until then.
-    pub busy_until: Time,
-    /// A "transmitter free" event is pending for `wake_time` (scheduled only when something
-    /// waits for it).
-    pub wake_pending: bool,
-    pub wake_time: Time,
-    /// Data queues paused by a PFC PAUSE from the peer, as a bit mask by queue.
-    pub paused: u8,
-    /// PFC frames waiting for the transmitter (sent ahead of any queued packet).
-    pub pfc_pending: VecDeque<Frame>,
-    /// Packets on the wire: (arrival time at the peer, packet), in order.
-    pub pipe: VecDeque<(Time, Packet)>,
-    pub loss: PortLoss,
     /// Bytes buffered in this switch that arrived through this port, per queue (PFC ingress).
     pub ingress_bytes: [u64; MAX_QUEUES],
     /// Dynamic PFC: bytes per queue held in this port's headroom (ns-3 `hdrm_bytes`), the
@@ -110,16 +125,6 @@ pub struct Port {
     pub hdrm_bytes: [u64; MAX_QUEUES],
     pub pfc_headroom: u64,
     pub pfc_shift: u32,
-    /// Queues for which we have sent PAUSE to the peer and not yet RESUME, as a bit mask.
-    pub pause_sent: u8,
-    pub tx_bytes: u64,
-    /// Bytes in all its queues, and the most since [`Port::take_peak`] last read it.
-    pub held_bytes: u64,
-    peak_bytes: u64,
-    pub tx_packets: u64,
-    pub pauses_sent: u64,
-    /// Packets this port marked CE (at dequeue) since the start.
-    pub ecn_marks: u64,
 }
 
 impl Port {
