@@ -24,8 +24,8 @@
 //! cache-missing comparisons per pop; coarse buckets that are sorted when the clock reaches
 //! them (the previous design: 8 ns buckets, ~100 events each) spent a sixth of the run
 //! sorting. Here a bucket is 256 ps wide, so it holds a few events at most, kept in key order
-//! as a singly linked list through a slab of entries: a push walks a list of one or two, a
-//! pop takes a head. A two-level bitmap finds the next non-empty bucket. Entries are reused
+//! as a singly linked list through a slab of entries, with its tail known: a push mostly
+//! joins at the tail or the head, else walks a list of one or two; a pop takes a head. A two-level bitmap finds the next non-empty bucket. Entries are reused
 //! through a free list (most recently freed first, so still in cache); nothing allocates once
 //! the slab has reached the run's working size. Timers beyond the calendar's span (8.4 us)
 //! wait in the heap and move into the calendar when the span reaches them.
@@ -55,6 +55,11 @@ pub struct EventQueue<E> {
     cur: u64,
     /// Per slot (`bucket & MASK`): the first entry of its list, in key order.
     heads: Vec<u32>,
+    /// Per slot: the last entry of its list (meaningful while the list is not empty). Pushes
+    /// into one bucket come mostly in key order (a synchronous fabric sends many packets at
+    /// the same picosecond, from origins handled in key order), so most join at the tail
+    /// without walking the list.
+    tails: Vec<u32>,
     /// One bit per slot: non-empty; and one bit per word of it: non-zero.
     occupied: Vec<u64>,
     summary: [u64; SUMMARY],
@@ -119,6 +124,7 @@ impl<E> EventQueue<E> {
         EventQueue {
             cur: 0,
             heads: vec![NIL; BUCKETS],
+            tails: vec![NIL; BUCKETS],
             occupied: vec![0; WORDS],
             summary: [0; SUMMARY],
             slab: Vec::with_capacity(1024),
@@ -177,17 +183,23 @@ impl<E> EventQueue<E> {
         let head = self.heads[slot];
         if head == NIL {
             self.heads[slot] = i;
+            self.tails[slot] = i;
             let w = slot >> 6;
             self.occupied[w] |= 1 << (slot & 63);
             self.summary[w >> 6] |= 1 << (w & 63);
+        } else if key > self.key(self.tails[slot]) {
+            let tail = self.tails[slot];
+            self.slab[tail as usize].next = i;
+            self.tails[slot] = i;
         } else if key < self.key(head) {
             self.slab[i as usize].next = head;
             self.heads[slot] = i;
         } else {
+            // Somewhere in the middle (never at the end: the tail's key is greater).
             let mut at = head;
             loop {
                 let next = self.slab[at as usize].next;
-                if next == NIL || key < self.key(next) {
+                if key < self.key(next) {
                     self.slab[i as usize].next = next;
                     self.slab[at as usize].next = i;
                     break;
@@ -309,26 +321,6 @@ impl<E> EventQueue<E> {
         };
         self.last_popped = time;
         Some((time, event))
-    }
-
-    /// The event `n` places after the next one, if it is already known to come soon (in the
-    /// bucket being drained or the few after it): a hint for prefetching its data, never for
-    /// logic.
-    #[inline]
-    pub fn peek_ahead(&self, n: usize) -> Option<&E> {
-        const LOOK: u64 = 8;
-        let mut left = n;
-        for b in self.cur..self.cur + LOOK {
-            let mut i = self.heads[(b & MASK) as usize];
-            while i != NIL {
-                if left == 0 {
-                    return self.slab[i as usize].event.as_ref();
-                }
-                left -= 1;
-                i = self.slab[i as usize].next;
-            }
-        }
-        None
     }
 
     pub fn peek_time(&mut self) -> Option<Time> {
@@ -454,17 +446,29 @@ mod tests {
     }
 
     #[test]
-    fn peek_ahead_names_the_events_after_the_next_in_pop_order() {
-        let mut q = EventQueue::new(1);
-        for (t, e) in [(30, "d"), (10, "b"), (40, "e"), (5, "a"), (20, "c")] {
-            q.push(Time(t), 0, e);
+    fn one_bucket_takes_pushes_at_its_tail_its_head_and_between() {
+        // A synchronous fabric fills one bucket with same-time events pushed mostly in key
+        // order (they join at the tail), sometimes in reverse (at the head), rarely between.
+        let mut q = EventQueue::new(8);
+        assert!(q.is_empty());
+        for origin in [2, 4, 6] {
+            q.push(Time(100), origin, origin); // each beyond the tail
         }
-        assert_eq!(q.peek_time(), Some(Time(5)));
-        let ahead: Vec<_> = (0..6).map(|n| q.peek_ahead(n).copied()).collect();
-        assert_eq!(ahead, [Some("a"), Some("b"), Some("c"), Some("d"), Some("e"), None]);
-        q.pop();
-        assert_eq!((q.peek_ahead(3), q.peek_ahead(4)), (Some(&"e"), None));
-        assert!(!q.is_empty() && q.len() == 4);
+        q.push(Time(100), 1, 1); // before the head
+        q.push(Time(100), 5, 5); // between 4 and 6
+        q.push(Time(100), 3, 3); // between 2 and 4
+        q.push(Time(100), 7, 7); // beyond the tail again: the tail moved with the pushes
+        q.push(Time(99), 0, 0); // an earlier time in the same bucket: the new head
+        assert!(!q.is_empty() && q.len() == 8);
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
+        assert_eq!(order, [0, 1, 2, 3, 4, 5, 6, 7]);
+        assert!(q.is_empty());
+        // The emptied bucket starts a new list: its old tail must not be followed.
+        q.push(Time(101), 2, 20);
+        q.push(Time(101), 1, 10);
+        q.push(Time(101), 3, 30);
+        let order: Vec<_> = std::iter::from_fn(|| q.pop()).map(|(_, e)| e).collect();
+        assert_eq!(order, [10, 20, 30]);
     }
 
     /// Interleaves pushes and pops from several origins, many at equal times, near and far

@@ -53,7 +53,7 @@ impl<O: Observer> Simulation<O> {
         } else {
             port.has_sendable_data()
         };
-        !port.pfc_pending.is_empty() || !port.queues[CLASS_CONTROL].is_empty() || data_waiting
+        !port.pfc_pending.is_empty() || port.has_control() || data_waiting
     }
 
     /// Puts the next packet on the free port `p`: a PFC frame, then control, then data (from

@@ -572,7 +572,6 @@ impl<O: Observer> Simulation<O> {
         let mut last_report = wall;
         let mut stopped_at = end;
         while let Some((t, ev)) = self.events.pop_until(end) {
-            self.prefetch_ahead();
             self.now = t;
             self.c.events += 1;
             self.handle(ev);
@@ -595,27 +594,6 @@ impl<O: Observer> Simulation<O> {
             self.record_sample();
         }
         Ok(self.finish(stopped_at))
-    }
-
-    /// Packets sit in queues and on wires for microseconds while thousands of others pass:
-    /// by the time an event needs one it has left the cache. The events a few places ahead
-    /// are known (the calendar's current bucket is sorted), so their packets are fetched now.
-    #[inline(always)]
-    fn prefetch_ahead(&self) {
-        const AHEAD: usize = 3;
-        match self.events.peek_ahead(AHEAD) {
-            Some(Event::Arrive(p)) => {
-                if let Some(head) = self.ports[*p as usize].pipe.front() {
-                    crate::sim::prefetch(head);
-                }
-            }
-            Some(Event::TxDone(p)) | Some(Event::TryTx(p)) => {
-                if let Some(head) = self.ports[*p as usize].queues.get(1).and_then(|q| q.front()) {
-                    crate::sim::prefetch(head);
-                }
-            }
-            _ => {}
-        }
     }
 
     fn handle(&mut self, ev: Event) {
