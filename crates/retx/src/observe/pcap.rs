@@ -172,7 +172,7 @@ mod tests {
     #[test]
     fn the_file_header_is_libpcap_nanosecond_ethernet() {
         let topo = Topology::single_switch(2, Rate::gbps(100), Time::from_us(1));
-        let w = PcapWriter::new(&topo, &[0], 10);
+        let w = PcapWriter::new(&topo, &[1], 10); // node 1 is h0 (node 0 is the switch)
         assert_eq!(w.bytes(), &[0x4d, 0x3c, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0, 0, 1, 0, 0, 0]);
     }
 }
