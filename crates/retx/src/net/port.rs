@@ -84,8 +84,11 @@ pub struct Port {
     peak_bytes: u64,
     /// Egress queues, one per class. Packets travel by value (in queues and on wires), so a
     /// port reads them in order from memory it wrote in order: no pool to miss in.
-    queues: Vec<VecDeque<Packet>>,
-    pub queued_bytes: Vec<u64>,
+    /// Held in the port itself (not behind a pointer): the header of the queue a hop uses
+    /// is read from the port's own lines. Only the first `queue_count` are used.
+    queues: [VecDeque<Packet>; MAX_QUEUES],
+    pub queued_bytes: [u64; MAX_QUEUES],
+    n_queues: u8,
     pub shaper_next: Time,
     /// A "transmitter free" event is pending for `wake_time` (scheduled only when something
     /// waits for it).
@@ -137,9 +140,10 @@ impl Port {
             rate,
             ps_per_byte: if rate.0 > 0 && 8_000_000_000_000u64.is_multiple_of(rate.0) { 8_000_000_000_000 / rate.0 } else { 0 },
             delay,
-            queues: (0..queues).map(|_| VecDeque::new()).collect(),
+            queues: Default::default(),
+            n_queues: queues as u8,
             nonempty: 0,
-            queued_bytes: vec![0; queues],
+            queued_bytes: [0; MAX_QUEUES],
             discipline,
             shaper: None,
             shaper_next: Time::ZERO,
@@ -177,7 +181,7 @@ impl Port {
     }
 
     pub fn queue_count(&self) -> usize {
-        self.queues.len()
+        self.n_queues as usize
     }
 
     /// Appends a packet to queue `q`.
@@ -299,7 +303,7 @@ impl Port {
         if !self.has_sendable_data() {
             return None;
         }
-        let n = self.queues.len();
+        let n = self.queue_count();
         loop {
             let q = self.drr_next;
             let sendable = self.sendable(q) && !self.is_shaped(q);
@@ -399,7 +403,7 @@ mod tests {
         assert!(p.dequeue_data(Time::ZERO).is_none());
         p.paused = 0;
         assert_eq!(p.dequeue_data(Time::ZERO).map(|x| x.1.flow), Some(20));
-        assert_eq!(p.queued_bytes, vec![0, 0, 100, 0]);
+        assert_eq!(p.queued_bytes[..4], [0, 0, 100, 0]);
     }
 
     #[test]
@@ -462,7 +466,7 @@ mod tests {
         p.paused = 1 << 1;
         let picks: Vec<u32> = std::iter::from_fn(|| take(&mut p)).map(|x| x.1).collect();
         assert_eq!(picks, (200..206).collect::<Vec<_>>());
-        assert_eq!(p.queued_bytes, vec![0, 3_000, 0]);
+        assert_eq!(p.queued_bytes[..3], [0, 3_000, 0]);
 
         // Queue 1 empty while queue 2 sends: it earns nothing, so once it has packets it gets
         // one quantum (3 x 500 B) per turn, like queue 2, not a burst of saved-up credit.
