@@ -213,10 +213,6 @@ impl Port {
         self.nonempty & 1 != 0
     }
 
-    /// Packets waiting in queue `q`.
-    pub fn queue_len(&self, q: usize) -> usize {
-        self.queues[q].len()
-    }
 
     /// The most bytes the queues held since the last call (or the start), and start over.
     pub fn take_peak(&mut self) -> u64 {
