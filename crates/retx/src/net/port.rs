@@ -375,6 +375,32 @@ mod tests {
     }
 
     #[test]
+    fn the_transmitter_sees_exactly_which_queues_hold_packets() {
+        // The non-empty mask decides what the transmitter looks at: it must follow every
+        // enqueue and every dequeue, or a port idles with packets or wakes for nothing.
+        let mut p = port(3, Discipline::StrictPriority);
+        assert_eq!(p.queue_count(), 3);
+        assert!(!p.has_control() && !p.has_sendable_data());
+        assert!(p.dequeue_control().is_none());
+        p.enqueue(0, pkt(1, 64));
+        p.enqueue(0, pkt(2, 64));
+        assert!(p.has_control() && !p.has_sendable_data());
+        assert_eq!(p.dequeue_control().map(|x| x.flow), Some(1));
+        assert!(p.has_control(), "one control packet is left");
+        assert_eq!(p.dequeue_control().map(|x| x.flow), Some(2));
+        assert!(!p.has_control() && p.dequeue_control().is_none());
+        put(&mut p, 2, 3, 500);
+        assert!(p.has_sendable_data() && !p.has_control());
+        p.paused = 1 << 2;
+        assert!(!p.has_sendable_data(), "queue 2 is paused");
+        assert_eq!(take(&mut p), None);
+        p.paused = 0;
+        assert_eq!(take(&mut p), Some((2, 3, 500)));
+        assert!(!p.has_sendable_data());
+        assert_eq!((p.held_bytes, p.queued_bytes[..3].to_vec()), (0, vec![0, 0, 0]));
+    }
+
+    #[test]
     fn serialization_matches_the_rate_whether_or_not_it_is_a_whole_ps_per_byte() {
         let loss = || PortLoss::new(stream(1, Stream::LinkLoss, 0), stream(1, Stream::BurstLoss, 0));
         for rate in [Rate::gbps(40), Rate::gbps(100), Rate::gbps(400), Rate::gbps(25), Rate(40_000_000_007), Rate(3), Rate::mbps(1)] {
