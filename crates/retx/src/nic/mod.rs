@@ -10,7 +10,7 @@ use crate::net::packet::Packet;
 use crate::sim::units::Time;
 use std::collections::VecDeque;
 use crate::transport::endpoint::Endpoint;
-use crate::transport::NicState;
+use crate::transport::{NicState, PoolOccupancy};
 
 pub use clock::{ClockPlan, HostClock};
 pub use qp_cache::QpCache;
@@ -77,5 +77,17 @@ pub struct Nic {
 impl Nic {
     pub fn new(port: usize, state: NicState, qp_cache: QpCache, clock: HostClock) -> Nic {
         Nic { port, scheduler: QpScheduler::default(), wake_at: None, timer_at: None, rx_bytes: 0, rx_wire_bytes: 0, state, qp_cache, clock, qps: Vec::new(), rx: RxPipeline::default() }
+    }
+
+    /// This NIC's shared on-chip structures now, for the `[output] pools` time series: the
+    /// scheme's (e.g. MELO's bits pools) and the QP-context cache when it is bounded.
+    pub fn sample_pools(&mut self, mut out: impl FnMut(PoolOccupancy)) {
+        self.state.sample_pools(&mut out);
+        if self.qp_cache.is_enabled() {
+            // The cache holds at most its capacity and is full once warm: no interval peak.
+            let (used, capacity) = self.qp_cache.occupancy();
+            let (used, capacity) = (used as u64, capacity as u64);
+            out(PoolOccupancy { pool: "qp_cache", unit: "contexts", used, peak: used, capacity });
+        }
     }
 }

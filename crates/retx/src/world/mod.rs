@@ -714,15 +714,7 @@ impl<O: Observer> Simulation<O> {
         }
         let (now, pool_samples) = (self.now, &mut self.pool_samples);
         for &(nic, host) in &self.watched_pools {
-            let nic = &mut self.nics[nic];
-            let mut push = |occupancy| pool_samples.push(PoolSample { time: now, host: host as u32, occupancy });
-            nic.state.sample_pools(&mut push);
-            if nic.qp_cache.is_enabled() {
-                // The cache holds at most its capacity and is full once warm: no interval peak.
-                let (used, capacity) = nic.qp_cache.occupancy();
-                let (used, capacity) = (used as u64, capacity as u64);
-                push(crate::transport::PoolOccupancy { pool: "qp_cache", unit: "contexts", used, peak: used, capacity });
-            }
+            self.nics[nic].sample_pools(|occupancy| pool_samples.push(PoolSample { time: now, host: host as u32, occupancy }));
         }
     }
 
