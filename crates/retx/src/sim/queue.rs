@@ -166,7 +166,7 @@ impl<E> EventQueue<E> {
     }
 
     /// Puts an entry into its bucket's list, in key order.
-    #[inline]
+    #[inline(always)]
     fn link(&mut self, time: Time, seq: u64, event: E) {
         let node = Node { time, seq, next: NIL, event: Some(event) };
         let i = if self.free != NIL {
