@@ -213,7 +213,6 @@ impl Port {
         self.nonempty & 1 != 0
     }
 
-
     /// The most bytes the queues held since the last call (or the start), and start over.
     pub fn take_peak(&mut self) -> u64 {
         std::mem::replace(&mut self.peak_bytes, self.held_bytes)

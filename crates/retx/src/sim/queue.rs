@@ -25,10 +25,11 @@
 //! them (the previous design: 8 ns buckets, ~100 events each) spent a sixth of the run
 //! sorting. Here a bucket is 256 ps wide, so it holds a few events at most, kept in key order
 //! as a singly linked list through a slab of entries, with its tail known: a push mostly
-//! joins at the tail or the head, else walks a list of one or two; a pop takes a head. A two-level bitmap finds the next non-empty bucket. Entries are reused
-//! through a free list (most recently freed first, so still in cache); nothing allocates once
-//! the slab has reached the run's working size. Timers beyond the calendar's span (8.4 us)
-//! wait in the heap and move into the calendar when the span reaches them.
+//! joins at the tail or the head, else walks a list of one or two; a pop takes a head. A
+//! two-level bitmap finds the next non-empty bucket. Entries are reused through a free list
+//! (most recently freed first, so still in cache); nothing allocates once the slab has reached
+//! the run's working size. Timers beyond the calendar's span (8.4 us) wait in the heap and
+//! move into the calendar when the span reaches them.
 
 use super::units::Time;
 use std::cmp::Ordering;
@@ -180,15 +181,14 @@ impl<E> EventQueue<E> {
         };
         let slot = (bucket(time) & MASK) as usize;
         let key = (time, seq);
-        let head = self.heads[slot];
+        let (head, tail) = (self.heads[slot], self.tails[slot]);
         if head == NIL {
             self.heads[slot] = i;
             self.tails[slot] = i;
             let w = slot >> 6;
             self.occupied[w] |= 1 << (slot & 63);
             self.summary[w >> 6] |= 1 << (w & 63);
-        } else if key > self.key(self.tails[slot]) {
-            let tail = self.tails[slot];
+        } else if key > self.key(tail) {
             self.slab[tail as usize].next = i;
             self.tails[slot] = i;
         } else if key < self.key(head) {
