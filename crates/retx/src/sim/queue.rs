@@ -54,15 +54,16 @@ const NIL: u32 = u32::MAX;
 pub struct EventQueue<E> {
     /// Every bucket before `cur` is empty; calendar entries lie in `cur .. cur + BUCKETS`.
     cur: u64,
-    /// Per slot (`bucket & MASK`): the first entry of its list, in key order.
-    heads: Vec<u32>,
+    /// Per slot (`bucket & MASK`): the first entry of its list, in key order. Fixed-size
+    /// arrays indexed by a masked slot, so the compiler sees every index is in bounds.
+    heads: Box<[u32; BUCKETS]>,
     /// Per slot: the last entry of its list (meaningful while the list is not empty). Pushes
     /// into one bucket come mostly in key order (a synchronous fabric sends many packets at
     /// the same picosecond, from origins handled in key order), so most join at the tail
     /// without walking the list.
-    tails: Vec<u32>,
+    tails: Box<[u32; BUCKETS]>,
     /// One bit per slot: non-empty; and one bit per word of it: non-zero.
-    occupied: Vec<u64>,
+    occupied: Box<[u64; WORDS]>,
     summary: [u64; SUMMARY],
     slab: Vec<Node<E>>,
     /// Free slab entries, linked through `next`.
@@ -124,9 +125,9 @@ impl<E> EventQueue<E> {
         assert!(origins <= MAX_ORIGINS, "{origins} event origins; at most {MAX_ORIGINS}");
         EventQueue {
             cur: 0,
-            heads: vec![NIL; BUCKETS],
-            tails: vec![NIL; BUCKETS],
-            occupied: vec![0; WORDS],
+            heads: Box::new([NIL; BUCKETS]),
+            tails: Box::new([NIL; BUCKETS]),
+            occupied: Box::new([0; WORDS]),
             summary: [0; SUMMARY],
             slab: Vec::with_capacity(1024),
             free: NIL,
@@ -155,7 +156,7 @@ impl<E> EventQueue<E> {
         self.insert(time, (origin as u64) << SEQ_BITS, event);
     }
 
-    #[inline]
+    #[inline(always)]
     fn insert(&mut self, time: Time, seq: u64, event: E) {
         debug_assert!(time >= self.last_popped, "event scheduled in the past");
         let b = bucket(time);

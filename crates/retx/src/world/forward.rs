@@ -221,6 +221,7 @@ impl<O: Observer> Simulation<O> {
         self.gone();
     }
 
+    #[inline(always)]
     fn switch_receive(&mut self, node: usize, in_port: usize, pkt: Packet) {
         let (_, router) = self.switches[node].as_mut().expect("a switch node");
         let candidates = self.routes.candidates(node, pkt.dst as usize);
@@ -236,7 +237,7 @@ impl<O: Observer> Simulation<O> {
     /// and starts the port. `ingress`: the port it came in by, whose ingress queue it is
     /// charged to for PFC if its egress queue is lossless; None for background traffic, which
     /// is born in the egress queue.
-    #[inline]
+    #[inline(always)]
     fn switch_enqueue(&mut self, node: usize, out: usize, ingress: Option<usize>, mut pkt: Packet) {
         let (sw, _) = self.switches[node].as_mut().expect("a switch node");
         let size = pkt.size as u64;
