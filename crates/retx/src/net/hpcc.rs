@@ -146,7 +146,7 @@ pub fn parse_flows(text: &str) -> Result<Vec<HpccFlow>, String> {
     for (n, line) in lines.by_ref().take(count) {
         let f = fields(line, 6, "src dst priority_group dst_port size start_seconds", n)?;
         let seconds: f64 = number(f[5], "start time", n)?;
-        if !(seconds >= 0.0 && seconds <= MAX_START_SECONDS) {
+        if !(0.0..=MAX_START_SECONDS).contains(&seconds) {
             return Err(format!("line {n}: start time {seconds} is out of range (allowed 0..={MAX_START_SECONDS} seconds)"));
         }
         let size: u64 = number(f[4], "size", n)?;

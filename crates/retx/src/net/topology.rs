@@ -68,7 +68,7 @@ impl Topology {
     /// them; the observer's `port` arguments use these numbers).
     pub fn port_node(&self, port: usize) -> Option<usize> {
         let l = self.links.get(port / 2)?;
-        Some(if port % 2 == 0 { l.a } else { l.b })
+        Some(if port.is_multiple_of(2) { l.a } else { l.b })
     }
 
     /// Ports, numbered as [`Topology::port_node`] says.

@@ -60,6 +60,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
         be::u16(&self.buffer.as_ref()[field::DST_PORT])
     }
     /// The length field: header and payload.
+    #[allow(clippy::len_without_is_empty)] // a header field, not a container's size
     pub fn len(&self) -> u16 {
         be::u16(&self.buffer.as_ref()[field::LENGTH])
     }
