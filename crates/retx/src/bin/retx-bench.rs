@@ -9,6 +9,11 @@
 //!   3,200 web search flows at 30 % load (`flow_ws_320_l30_0.005.txt`), under DCQCN with its
 //!   32 MB buffers, PFC and 1000 B payloads, run until every flow completes. The files are
 //!   read from `../shared/peers/hpcc-ns3/` (beside the repository) or `$RETX_HPCC_DIR`.
+//!
+//! Each row is run `$RETX_BENCH_REPEAT` times (3 by default) and reports the median wall time,
+//! with the fastest and slowest beside it: single runs on a shared machine drift by several
+//! percent. The repeats must agree on every count (same seed, same run), which is checked.
+//! The first lines name the commit, the CPU and the load average before the bench.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -80,43 +85,106 @@ fn peak_rss_mib() -> Option<f64> {
     Some(kib / 1024.0)
 }
 
+/// The commit, CPU and load: what a reader needs to compare two `make bench` outputs.
+fn context() {
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+    };
+    let commit = git(&["rev-parse", "--short", "HEAD"]).unwrap_or_else(|| "unknown".into());
+    let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+    let cpu = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|c| c.lines().find(|l| l.starts_with("model name")).and_then(|l| l.split(':').nth(1)).map(|m| m.trim().to_string()))
+        .unwrap_or_else(|| "unknown".into());
+    let load = std::fs::read_to_string("/proc/loadavg").map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" ")).unwrap_or_default();
+    println!("commit {commit}{}; cpu {cpu}; load average {load}; {} runs per row", if dirty { " (with uncommitted changes)" } else { "" }, repeats());
+}
+
+/// Runs per row: `$RETX_BENCH_REPEAT`, 3 by default.
+fn repeats() -> usize {
+    match std::env::var("RETX_BENCH_REPEAT") {
+        Err(_) => 3,
+        Ok(v) => match v.parse::<usize>() {
+            Ok(n @ 1..=100) => n,
+            _ => {
+                eprintln!("RETX_BENCH_REPEAT: {v:?} is not a count of runs (allowed 1..=100)");
+                std::process::exit(2);
+            }
+        },
+    }
+}
+
 fn header() {
     println!(
-        "{:<6} {:>8} {:>10} {:>12} {:>12} {:>12} {:>14} {:>14} {:>12}",
-        "scheme", "sim_ms", "wall_s", "events", "hops", "events/s", "packet-hops/s", "sim_us/wall_s", "goodput_Gbps"
+        "{:<6} {:>8} {:>10} {:>13} {:>12} {:>12} {:>12} {:>14} {:>14} {:>12}",
+        "scheme", "sim_ms", "wall_s", "wall_range", "events", "hops", "events/s", "packet-hops/s", "sim_us/wall_s", "goodput_Gbps"
     );
 }
 
-fn run(label: &str, text: &str) {
-    let wall = Instant::now();
-    let out = retx::run_toml(text).unwrap_or_else(|e| panic!("bench scenario: {e}"));
-    let secs = wall.elapsed().as_secs_f64();
-    let c = &out.counters;
-    let goodput: f64 = out.flows.iter().map(|f| f.goodput_bps).sum::<f64>() / 1e9;
-    assert_eq!(c.bad_deliveries, 0);
-    println!(
-        "{:<6} {:>8.1} {:>10.2} {:>12} {:>12} {:>12.3e} {:>14.3e} {:>14.1} {:>12.0}",
-        label,
-        out.end.as_us_f64() / 1000.0,
-        secs,
-        c.events,
-        c.packet_hops,
-        c.events as f64 / secs,
-        c.packet_hops as f64 / secs,
-        out.end.as_us_f64() / secs,
-        goodput
-    );
+/// Runs every row `n` times, in passes (each row once per pass), and prints one line per row:
+/// the median wall time and the range. The peak memory is taken after the first pass, so it
+/// is what single runs of the rows need, not what the allocator's fragmentation adds over
+/// repeats.
+fn run(rows: &[(&str, String)], n: usize) {
+    let mut walls = vec![Vec::new(); rows.len()];
+    // What a row prints, kept instead of the whole output (whose tables would count towards
+    // the peak memory of the rows after it).
+    let mut firsts: Vec<(u64, u64, f64, f64)> = Vec::new();
+    for pass in 0..n {
+        for (i, (label, text)) in rows.iter().enumerate() {
+            let wall = Instant::now();
+            let out = retx::run_toml(text).unwrap_or_else(|e| panic!("bench scenario: {e}"));
+            walls[i].push(wall.elapsed().as_secs_f64());
+            assert_eq!(out.counters.bad_deliveries, 0);
+            let goodput_gbps = out.flows.iter().map(|f| f.goodput_bps).sum::<f64>() / 1e9;
+            let summary = (out.counters.events, out.counters.packet_hops, out.end.as_us_f64(), goodput_gbps);
+            drop(out);
+            if pass == 0 {
+                firsts.push(summary);
+            } else {
+                assert!(firsts[i] == summary, "bench {label}: a repeat of the same scenario gave different results");
+            }
+        }
+        if pass == 0 {
+            PEAK_FIRST_PASS.with(|p| p.set(peak_rss_mib()));
+        }
+    }
+    for (((label, _), &(events, hops, end_us, goodput)), walls) in rows.iter().zip(&firsts).zip(&mut walls) {
+        walls.sort_by(f64::total_cmp);
+        let secs = walls[walls.len() / 2];
+        let range = format!("{:.2}-{:.2}", walls[0], walls[walls.len() - 1]);
+        println!(
+            "{:<6} {:>8.1} {:>10.2} {:>13} {:>12} {:>12} {:>12.3e} {:>14.3e} {:>14.1} {:>12.0}",
+            label,
+            end_us / 1000.0,
+            secs,
+            range,
+            events,
+            hops,
+            events as f64 / secs,
+            hops as f64 / secs,
+            end_us / secs,
+            goodput
+        );
+    }
 }
 
 fn fabric() {
+    context();
     println!("bench fabric: MELO Fig. 4 leaf-spine, 320 hosts x 40 Gbps, 320 long flows (cross-leaf");
     println!("              permutation), DCQCN + ECN + PFC, 0.1 % loss on every link");
     header();
-    for recovery in ["gbn", "irn"] {
-        for duration_us in [1000, 2000] {
-            run(recovery, &fabric_scenario(duration_us, recovery));
-        }
-    }
+    let rows: Vec<_> = ["gbn", "irn"]
+        .into_iter()
+        .flat_map(|recovery| [1000, 2000].map(|duration_us| (recovery, fabric_scenario(duration_us, recovery))))
+        .collect();
+    run(&rows, repeats());
 }
 
 fn hpcc() {
@@ -127,10 +195,11 @@ fn hpcc() {
         eprintln!("bench hpcc: no {} (set RETX_HPCC_DIR to the HPCC ns-3 inputs)", dir.join("fat.txt").display());
         std::process::exit(2);
     }
+    context();
     println!("bench hpcc: HPCC ns-3 fat.txt (320 servers, 100/400 Gbps) + flow_ws_320_l30_0.005.txt");
     println!("            (3,200 web search flows, 30 % load), go-back-N + DCQCN, 32 MB buffers, PFC");
     header();
-    run("gbn", &hpcc_scenario(&dir));
+    run(&[("gbn", hpcc_scenario(&dir))], repeats());
 }
 
 fn main() {
@@ -140,15 +209,20 @@ fn main() {
         // One short run of the fabric, for profilers (cachegrind runs ~50x slower).
         Some("fabric-quick") => {
             header();
-            run("gbn", &fabric_scenario(200, "gbn"));
+            run(&[("gbn", fabric_scenario(200, "gbn"))], 1);
         }
         _ => {
             eprintln!("usage: retx-bench fabric|hpcc|fabric-quick");
             std::process::exit(2);
         }
     }
-    match peak_rss_mib() {
+    match PEAK_FIRST_PASS.with(|p| p.get()) {
         Some(m) => println!("peak memory: {m:.1} MiB"),
         None => println!("peak memory: unknown (no /proc/self/status)"),
     }
+}
+
+thread_local! {
+    /// The process's peak memory after the first pass over the rows.
+    static PEAK_FIRST_PASS: std::cell::Cell<Option<f64>> = const { std::cell::Cell::new(None) };
 }
