@@ -4,9 +4,8 @@
 mod util;
 
 use retx::sim::units::{Rate, Time};
-use retx::transport::endpoint::Want;
+use retx::transport::poll::{Transmit, Want};
 use retx::transport::segment::{Ecn, SegKind, Segment};
-use retx::transport::sender::Transmit;
 use retx::transport::{NicState, DATA_HEADER_BYTES};
 use retx::Scenario;
 use util::exact::*;
@@ -20,8 +19,8 @@ fn dcqcn() -> Scenario {
 /// The first `n` data segments a fresh sender emits (pacing ignored: polled far apart).
 fn data_segments(n: u64) -> Vec<Segment> {
     let s = dcqcn();
-    let (mut tx, _) = retx::config::build::transport(&s).endpoints(packets(n, 7), LINE, 10, Default::default());
-    let mut nic = NicState::new(&retx::config::build::transport(&s));
+    let (mut tx, _) = retx::config::template::transport(&s).endpoints(packets(n, 7), LINE, 10, Default::default());
+    let mut nic = NicState::new(&retx::config::template::transport(&s));
     (0..n)
         .map(|k| match tx.poll_transmit(Time::from_us(k), &mut nic, Want::Any) {
             Transmit::Send(s) => s,
@@ -34,8 +33,8 @@ fn data_segments(n: u64) -> Vec<Segment> {
 fn receiver_sends_one_cnp_per_50us_for_marked_packets() {
     let segs = data_segments(5);
     let s = dcqcn();
-    let (_, mut rx) = retx::config::build::transport(&s).endpoints(packets(5, 7), LINE, 10, Default::default());
-    let mut nic = NicState::new(&retx::config::build::transport(&s));
+    let (_, mut rx) = retx::config::template::transport(&s).endpoints(packets(5, 7), LINE, 10, Default::default());
+    let mut nic = NicState::new(&retx::config::template::transport(&s));
     let mut feed = |now: Time, k: usize, ecn: bool| {
         let mut s = segs[k];
         s.ecn = if ecn { Ecn::Ce } else { Ecn::Ect };

@@ -10,9 +10,8 @@ mod util;
 use retx::sim::units::{Rate, Time};
 use retx::transport::psn::{PsnSpace, PSN_MASK};
 use retx::transport::receiver::Receiver;
-use retx::transport::endpoint::Want;
+use retx::transport::poll::{Transmit, Want};
 use retx::transport::segment::{payload_tag, Segment};
-use retx::transport::sender::Transmit;
 use retx::transport::{FlowSpec, NicState};
 use util::scenario;
 
@@ -47,7 +46,7 @@ impl Rx {
         let s = scenario(recovery, extra);
         let spec = flow();
         // A 16-packet bitmap for IRN and Go-Back-ONE (the BDP argument).
-        let template = retx::config::build::transport(&s);
+        let template = retx::config::template::transport(&s);
         let (_, mut rx) = template.endpoints(spec, Rate::gbps(40), 16, Default::default());
         rx.ctx.log = Some(Vec::new());
         Rx { rx, nic: NicState::new(&template), spec, now: Time::ZERO }

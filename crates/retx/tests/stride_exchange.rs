@@ -71,8 +71,8 @@ fn a_handshake_opens_the_flow_an_ack_per_segment_and_a_fin_close_it() {
     assert_eq!(sender_packets(&p), expect);
     // The FIN+ACK is answered by the teardown's final ACK, due at once.
     let mut nic = p.tx_nic.clone();
-    match p.sender.poll_transmit(t(fin_ack), &mut nic, retx::transport::endpoint::Want::Responses) {
-        retx::transport::sender::Transmit::Send(seg) => assert_eq!(seg.kind, SegKind::Ack),
+    match p.sender.poll_transmit(t(fin_ack), &mut nic, retx::transport::poll::Want::Responses) {
+        retx::transport::poll::Transmit::Send(seg) => assert_eq!(seg.kind, SegKind::Ack),
         other => panic!("no final ACK: {other:?}"),
     }
     assert_eq!(

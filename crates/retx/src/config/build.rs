@@ -1,7 +1,7 @@
 //! Builds a simulation from a validated scenario: the only place that knows both the scenario
 //! schema and the parts of the world. Every scheme's section maps to its parameters here.
 
-use super::{CcKind, DisciplineKind, EntropyKind, RecoveryKind, RoutingKind, Scenario, ScenarioError};
+use super::{DisciplineKind, EntropyKind, RecoveryKind, RoutingKind, Scenario, ScenarioError};
 use crate::hw::memory::{MemoryReport, Sizing};
 use crate::net::ecn::RedProfile;
 use crate::net::port::{Discipline, ShapedRate, ShaperSpec};
@@ -11,54 +11,14 @@ use crate::net::switch::{ColourRule, RateProfile, SwitchParams};
 use crate::nic::{ClockPlan, HostClock};
 use crate::observe::pcap::PcapWriter;
 use crate::observe::{Observer, Quiet};
-use crate::transport::{CcParams, RecoveryParams, SwapCost, Template};
+use super::template::{int_enabled, transport};
 use crate::world::{Parts, SourceEntropy};
 use crate::world::Simulation;
-
-/// How every connection's endpoints are built, from `[transport]`, `[recovery.*]`, `[cc.*]`.
-pub fn transport(s: &Scenario) -> Template {
-    let r = &s.recovery;
-    let recovery = match s.transport.recovery {
-        RecoveryKind::Gbn => RecoveryParams::Gbn(r.gbn),
-        RecoveryKind::Irn => RecoveryParams::Irn(r.irn),
-        RecoveryKind::Melo => RecoveryParams::Melo(r.melo),
-        RecoveryKind::Gbone => RecoveryParams::Gbone(r.gbone),
-        RecoveryKind::Tcp => RecoveryParams::Tcp(r.tcp),
-        RecoveryKind::Stride => RecoveryParams::Stride(r.stride),
-    };
-    let cc = match s.transport.cc {
-        CcKind::None => CcParams::None,
-        CcKind::Dcqcn => CcParams::Dcqcn(s.cc.dcqcn),
-        CcKind::Dctcp => CcParams::Dctcp(s.cc.dctcp),
-        CcKind::Hpcc => CcParams::Hpcc(s.cc.hpcc),
-        CcKind::Timely => CcParams::Timely(s.cc.timely),
-        CcKind::Reno => CcParams::Reno(s.cc.reno),
-        CcKind::DctcpWindow => CcParams::DctcpWindow(s.cc.dctcp_window),
-        CcKind::Vegas => CcParams::Vegas(s.cc.vegas),
-        CcKind::Stride => CcParams::Stride(s.cc.stride),
-    };
-    let qp_swap = SwapCost { per_context: s.nic.qp_swap_time.0, per_block: s.nic.qp_swap_per_block.0 };
-    // The INT header's room on data packets and responses: INT's records, or with TIMELY the
-    // 8 B send timestamp of ns-3's IntHeader in TS mode.
-    let int_header = if int_enabled(s) {
-        s.switch.int_bytes
-    } else if s.transport.cc == CcKind::Timely {
-        crate::transport::timely::TS_HEADER_BYTES
-    } else {
-        0
-    };
-    Template { recovery, cc, ack_interval: s.nic.ack_interval, qp_swap, int_header }
-}
 
 /// `[nic] clock_drift_spread_ppm`, defaulting to STRIDE's crystal error (25 ppm, the paper's
 /// 0.0025 %) for STRIDE and to perfect clocks otherwise.
 pub fn clock_drift_spread_ppm(s: &Scenario) -> f64 {
     s.nic.clock_drift_spread_ppm.unwrap_or(if s.transport.recovery == RecoveryKind::Stride { 25.0 } else { 0.0 })
-}
-
-/// Switches stamp INT when asked to, and always for HPCC, which reads it.
-fn int_enabled(s: &Scenario) -> bool {
-    s.switch.int || s.transport.cc == CcKind::Hpcc
 }
 
 /// The switches' configuration from `[switch]`.

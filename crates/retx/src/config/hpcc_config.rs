@@ -11,7 +11,7 @@
 use super::{AckClass, CcKind, Dur, EcnLinkCfg, FctTxtCfg, LossCfg, LossModel, PfcMode, RecoveryKind, Scenario, ScenarioError, Size};
 use crate::sim::units::{parse_rate, Bw, Rate, Time};
 use crate::transport::dcqcn::{DcqcnParams, DcqcnPreset};
-use crate::transport::cc::RateWindow;
+use crate::transport::rate_window::RateWindow;
 use std::collections::BTreeMap;
 use std::path::Path;
 

@@ -12,7 +12,7 @@ use crate::net::topology::{NodeKind, Topology};
 /// source's frame (what a PAUSE may wait behind, and what an upstream port may be sending
 /// when it arrives).
 pub fn max_frame(s: &Scenario) -> u64 {
-    let t = super::build::transport(s);
+    let t = super::template::transport(s);
     let data = (s.nic.mtu + t.data_header()) as u64;
     let background = s.background.iter().map(|b| b.size.0).max().unwrap_or(0);
     data.max(t.response_bytes() as u64).max(background)

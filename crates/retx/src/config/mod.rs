@@ -8,6 +8,7 @@ pub mod build;
 pub mod fct_txt;
 pub mod hpcc_config;
 pub mod lossless;
+pub mod template;
 pub mod topology;
 pub mod validate;
 pub mod workload;

@@ -12,73 +12,8 @@ use super::timely::Timely;
 use super::dctcp_window::DctcpWindow;
 use super::reno::Reno;
 use super::vegas::Vegas;
+use super::feedback::{AckSample, Flight};
 use crate::sim::units::{Rate, Time};
-use serde::{Deserialize, Serialize};
-
-/// A window of payload bytes in flight kept beside a rate-based controller's rate (the HPCC
-/// ns-3 model's `HAS_WIN` / `VAR_WIN`, `RdmaQueuePair::GetWin`): HPCC, TIMELY, DCQCN and DCTCP
-/// (`[cc.hpcc]`, `[cc.timely]`, `[cc.dcqcn]`, `[cc.dctcp]` `window`; variable by default for
-/// HPCC only).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum RateWindow {
-    /// Rate alone (ns-3 `HAS_WIN 0`; `run.py --cc dcqcn`, `timely`, `dctcp`).
-    #[default]
-    None,
-    /// One BDP of the run's reference path (ns-3 `HAS_WIN 1`, `VAR_WIN 0`).
-    Fixed,
-    /// That BDP x rate / line rate, at least 1 byte (ns-3 `HAS_WIN 1`, `VAR_WIN 1`:
-    /// `run.py --cc dcqcn_vwin`, `timely_vwin`; the HPCC paper's "+win" variants).
-    Variable,
-}
-
-impl RateWindow {
-    /// The window for a reference BDP of `bdp` bytes at `rate` of `line` (bits per second);
-    /// None without a window or without a reference path (ns-3: `m_win = 0` means none). The
-    /// variable window is computed in integers as ns-3's `GetWin`: `bdp x rate / line`,
-    /// truncated, at least 1.
-    pub fn bytes(self, bdp: u64, rate: u64, line: u64) -> Option<u64> {
-        match self {
-            RateWindow::None => None,
-            _ if bdp == 0 => None,
-            RateWindow::Fixed => Some(bdp),
-            RateWindow::Variable => Some(((bdp as u128 * rate as u128 / line.max(1) as u128) as u64).max(1)),
-        }
-    }
-}
-
-/// What an acknowledgement (ACK, NAK, NACK, RACK) tells the controller.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct AckSample {
-    /// Cumulatively acknowledged packet index (all below it arrived), never below snd_una.
-    pub cum: u64,
-    /// Payload bytes this acknowledgement newly covered.
-    pub acked_bytes: u64,
-    /// The sender's next new packet index when the acknowledgement arrived.
-    pub snd_nxt: u64,
-    /// ECN echo: the packet that triggered it was marked.
-    pub ece: bool,
-    /// Round trip measured from the echoed timestamp (the sender's own clock both ways).
-    pub rtt: Option<Time>,
-    /// Forward one-way delay: the responder's receive timestamp minus the sender's send
-    /// timestamp, each read on its own host's clock (so offsets and drift are included, as in
-    /// hardware).
-    pub one_way: Option<i64>,
-    /// INT hop records echoed by the receiver (empty unless the switches stamp INT).
-    pub int: super::int::IntHops,
-}
-
-/// What the sender had in flight when it detected a loss or its timer expired, read before
-/// the recovery scheme acted on it (a NAK or a timeout rewinds snd_nxt): window controllers
-/// size their cut from it (RFC 5681's FlightSize) and hold it until the cumulative ACK passes
-/// `snd_nxt`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Flight {
-    /// Payload bytes sent and not cumulatively acknowledged.
-    pub bytes: u64,
-    pub snd_una: u64,
-    pub snd_nxt: u64,
-}
 
 /// Congestion control, statically dispatched.
 #[derive(Clone, Debug)]

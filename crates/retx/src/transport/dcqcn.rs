@@ -17,7 +17,7 @@
 //!   F = 1, R_AI 20 Mbps, R_HAI 200 Mbps, min rate 1 Gbps, and every ECN mark echoed on the ACK
 //!   it triggers (the ACK's CNP flag) instead of paced CNP packets.
 
-use super::cc::RateWindow;
+use super::rate_window::RateWindow;
 use super::BasePath;
 use crate::sim::units::{Bw, Dur, Rate, Size, Time};
 use serde::{Deserialize, Deserializer, Serialize};

@@ -4,7 +4,7 @@
 //! the rate by alpha/2 at most once per window (CWR state); each new window without a cut adds
 //! `rate_ai`.
 
-use super::cc::RateWindow;
+use super::rate_window::RateWindow;
 use super::BasePath;
 use crate::sim::units::Bw;
 use crate::sim::units::Rate;

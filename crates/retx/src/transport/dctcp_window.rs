@@ -10,7 +10,7 @@
 //! as Reno's, and a loss halves it as Reno's (RFC 8257 §3.4: loss is handled as by conventional
 //! TCP). The receiver echoes per segment (see [`super::tcp`]).
 
-use super::cc::{AckSample, Flight};
+use super::feedback::{AckSample, Flight};
 use super::reno::{initial_window, Window};
 use serde::{Deserialize, Serialize};
 

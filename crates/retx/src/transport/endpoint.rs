@@ -31,18 +31,10 @@
 //! order, the packets behind it).
 
 use super::receiver::Receiver;
-use super::sender::{Sender, Transmit};
+use super::poll::{Transmit, Want};
+use super::sender::Sender;
 use super::NicState;
 use crate::sim::units::Time;
-
-/// What the engine asks an endpoint for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Want {
-    /// Only responses the last input triggered (they go out at once, at high priority).
-    Responses,
-    /// Anything: the NIC scheduler offers the wire.
-    Any,
-}
 
 /// One end of a connection.
 // Not boxed although the requester is much larger: endpoints live in the NIC's QP tables and

@@ -8,7 +8,7 @@
 
 use super::psn::PsnReader;
 use super::NicState;
-use super::receiver::RxCtx;
+use super::rx_ctx::RxCtx;
 use super::segment::{SegKind, Segment};
 use crate::sim::units::Dur;
 use crate::sim::units::Time;

@@ -23,7 +23,7 @@
 //! queue length in 80 x `int_multi`, time in whole ns; `int_multi = 0`: exact).
 
 use super::int::{IntHop, IntHops, MAX_HOPS};
-use super::cc::RateWindow;
+use super::rate_window::RateWindow;
 use super::BasePath;
 use crate::sim::units::{Bw, Rate};
 #[cfg(test)]

@@ -11,7 +11,7 @@
 
 use super::psn::PsnReader;
 use super::NicState;
-use super::receiver::RxCtx;
+use super::rx_ctx::RxCtx;
 use super::segment::{Ext, SegKind, Segment};
 use crate::sim::units::Dur;
 use crate::sim::units::Time;

@@ -22,7 +22,7 @@
 use super::gbn::{GbnParams, GbnSender};
 use super::psn::PsnReader;
 use super::NicState;
-use super::receiver::RxCtx;
+use super::rx_ctx::RxCtx;
 use super::segment::{Ext, Hole, SegKind, Segment};
 use crate::sim::units::Dur;
 use crate::hw::bits_pool::{BitsPool, ConnBitmap, Position};

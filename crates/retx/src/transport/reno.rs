@@ -14,7 +14,7 @@
 //! loss window) and ssthresh = max(FlightSize / 2, 2 MSS), except that ssthresh is held while
 //! the same data times out again (RFC 5681 §3.1, after eq. 4).
 
-use super::cc::{AckSample, Flight};
+use super::feedback::{AckSample, Flight};
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]

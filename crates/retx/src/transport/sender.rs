@@ -1,7 +1,8 @@
 //! The requester side of a queue pair: loss recovery, congestion control and pacing.
 
-use super::cc::{AckSample, Cc, Flight};
-use super::endpoint::Want;
+use super::cc::Cc;
+use super::feedback::{AckSample, Flight};
+use super::poll::{Transmit, Want};
 use super::gbn::GbnSender;
 use super::gbone::GboneSender;
 use super::irn::IrnSender;
@@ -36,16 +37,6 @@ macro_rules! each {
             TxRecovery::Stride($x) => $e,
         }
     };
-}
-
-/// What the sender wants to do now.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Transmit {
-    Send(Segment),
-    /// Has data but the rate limiter (or a timer) holds it until then.
-    WaitUntil(Time),
-    /// Nothing to send until a packet or timer arrives.
-    Idle,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

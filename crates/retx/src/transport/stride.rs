@@ -47,7 +47,7 @@
 
 use super::gbn::{GbnParams, GbnReceiver, GbnSender, NakPolicy};
 use super::psn::PsnReader;
-use super::receiver::RxCtx;
+use super::rx_ctx::RxCtx;
 use super::segment::{SegKind, Segment};
 use super::NicState;
 use crate::sim::units::{Dur, Rate, Size, Time};

@@ -40,7 +40,7 @@
 //! RFC 5681 §3.2 step 2 sends the fast retransmission regardless of cwnd.
 
 use super::psn::PsnReader;
-use super::receiver::RxCtx;
+use super::rx_ctx::RxCtx;
 use super::segment::{Ecn, SegKind, Segment};
 use super::NicState;
 use crate::sim::units::{Dur, Time};
@@ -568,7 +568,7 @@ mod tests {
             seg.retransmit = retx;
             seg.last = i == 4;
             rx.handle_packet(us(10 + i), &seg, &mut nic);
-            while let crate::transport::sender::Transmit::Send(a) = rx.poll_transmit(us(10), &mut nic, crate::transport::endpoint::Want::Responses) {
+            while let crate::transport::poll::Transmit::Send(a) = rx.poll_transmit(us(10), &mut nic, crate::transport::poll::Want::Responses) {
                 acks.push((psn.unwrap(a.psn, 0).unwrap(), a.ece, a.retransmit));
             }
         };
@@ -787,7 +787,7 @@ mod tests {
             seg.retransmit = retx;
             seg.last = last;
             rx.handle_packet(us(10 + i), &seg, &mut nic);
-            while let crate::transport::sender::Transmit::Send(a) = rx.poll_transmit(us(10), &mut nic, crate::transport::endpoint::Want::Responses) {
+            while let crate::transport::poll::Transmit::Send(a) = rx.poll_transmit(us(10), &mut nic, crate::transport::poll::Want::Responses) {
                 assert_eq!(a.kind, SegKind::Ack);
                 acks.push((psn.unwrap(a.psn, 0).unwrap(), a.ece, a.retransmit));
             }

@@ -30,13 +30,13 @@
 /// `IntHeader` in TS mode, which it uses for TIMELY: one 8-byte time).
 pub const TS_HEADER_BYTES: u32 = 8;
 
-use super::cc::AckSample;
+use super::feedback::AckSample;
 use super::BasePath;
 use crate::sim::units::{Bw, Dur, Rate, Time};
 use serde::{Deserialize, Serialize};
 
 /// Which window TIMELY keeps beside its rate (the window DCQCN and DCTCP may keep too).
-pub use super::cc::RateWindow as TimelyWindow;
+pub use super::rate_window::RateWindow as TimelyWindow;
 
 /// TIMELY parameters. Defaults: the HPCC ns-3 model's `RdmaHw` attribute defaults for the
 /// TIMELY-only ones, and what its `run.py --cc timely` writes at 100 Gbps for the rest.

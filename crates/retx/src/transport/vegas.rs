@@ -15,7 +15,7 @@
 //! can't use Vegas' calculations with too few samples"). Losses and timeouts are Reno's. RTT
 //! samples are the sender's (Karn-filtered: none from ACKs of retransmissions).
 
-use super::cc::{AckSample, Flight};
+use super::feedback::{AckSample, Flight};
 use super::reno::{initial_window, Window};
 use crate::sim::units::Time;
 use serde::{Deserialize, Serialize};

@@ -11,9 +11,8 @@ use crate::nic::scheduler::Offer;
 use crate::observe::{Observer, StepBefore};
 use crate::sim::rng::mix64;
 use crate::sim::units::Time;
-use crate::transport::endpoint::Want;
+use crate::transport::poll::{Transmit, Want};
 use crate::transport::segment::SegKind;
-use crate::transport::sender::Transmit;
 
 impl<O: Observer> Simulation<O> {
     /// A packet arrived at a host: into the NIC's receive pipeline, handled now if it is free.

@@ -22,9 +22,9 @@ use rand_pcg::Pcg64;
 use retx::sim::units::{Rate, Time};
 use retx::transport::psn::PsnSpace;
 use retx::transport::receiver::Receiver;
-use retx::transport::endpoint::Want;
+use retx::transport::poll::{Transmit, Want};
 use retx::transport::segment::{Ecn, Ext, SegKind, Segment};
-use retx::transport::sender::{Sender, Transmit};
+use retx::transport::sender::Sender;
 use retx::transport::{FlowSpec, NicState, CONTROL_BYTES, DATA_HEADER_BYTES};
 use retx::Scenario;
 use std::cmp::Reverse;
@@ -249,7 +249,7 @@ impl Pair {
         // One BDP in packets, as the simulator computes it (used when bitmap_packets = 0).
         let rtt = delay + delay + rate.serialization(spec.mtu as u64);
         let bdp = (rate.0 as u128 * rtt.0 as u128 / 8 / 1_000_000_000_000).div_ceil((spec.mtu + DATA_HEADER_BYTES) as u128);
-        let template = retx::config::build::transport(s);
+        let template = retx::config::template::transport(s);
         let (sender, mut receiver) = template.endpoints(spec, rate, (bdp as u32).max(1), retx::transport::BasePath::default());
         receiver.ctx.log = Some(Vec::new());
         Pair {

@@ -1,0 +1,46 @@
+//! The transport template of a scenario: how every connection's endpoints are built, from
+//! `[transport]`, `[recovery.*]`, `[cc.*]` and the NIC settings they depend on. The world
+//! builder and the PFC headroom check (which needs the largest frame) both read it.
+
+use super::{CcKind, RecoveryKind, Scenario};
+use crate::transport::{CcParams, RecoveryParams, SwapCost, Template};
+
+/// How every connection's endpoints are built, from `[transport]`, `[recovery.*]`, `[cc.*]`.
+pub fn transport(s: &Scenario) -> Template {
+    let r = &s.recovery;
+    let recovery = match s.transport.recovery {
+        RecoveryKind::Gbn => RecoveryParams::Gbn(r.gbn),
+        RecoveryKind::Irn => RecoveryParams::Irn(r.irn),
+        RecoveryKind::Melo => RecoveryParams::Melo(r.melo),
+        RecoveryKind::Gbone => RecoveryParams::Gbone(r.gbone),
+        RecoveryKind::Tcp => RecoveryParams::Tcp(r.tcp),
+        RecoveryKind::Stride => RecoveryParams::Stride(r.stride),
+    };
+    let cc = match s.transport.cc {
+        CcKind::None => CcParams::None,
+        CcKind::Dcqcn => CcParams::Dcqcn(s.cc.dcqcn),
+        CcKind::Dctcp => CcParams::Dctcp(s.cc.dctcp),
+        CcKind::Hpcc => CcParams::Hpcc(s.cc.hpcc),
+        CcKind::Timely => CcParams::Timely(s.cc.timely),
+        CcKind::Reno => CcParams::Reno(s.cc.reno),
+        CcKind::DctcpWindow => CcParams::DctcpWindow(s.cc.dctcp_window),
+        CcKind::Vegas => CcParams::Vegas(s.cc.vegas),
+        CcKind::Stride => CcParams::Stride(s.cc.stride),
+    };
+    let qp_swap = SwapCost { per_context: s.nic.qp_swap_time.0, per_block: s.nic.qp_swap_per_block.0 };
+    // The INT header's room on data packets and responses: INT's records, or with TIMELY the
+    // 8 B send timestamp of ns-3's IntHeader in TS mode.
+    let int_header = if int_enabled(s) {
+        s.switch.int_bytes
+    } else if s.transport.cc == CcKind::Timely {
+        crate::transport::timely::TS_HEADER_BYTES
+    } else {
+        0
+    };
+    Template { recovery, cc, ack_interval: s.nic.ack_interval, qp_swap, int_header }
+}
+
+/// Switches stamp INT when asked to, and always for HPCC, which reads it.
+pub(super) fn int_enabled(s: &Scenario) -> bool {
+    s.switch.int || s.transport.cc == CcKind::Hpcc
+}
