@@ -301,7 +301,7 @@ impl Port {
         let n = self.queue_count();
         loop {
             let q = self.drr_next;
-            let sendable = self.sendable(q) && !self.is_shaped(q);
+            let sendable = self.sendable_data() >> q & 1 == 1;
             if !self.drr_turn {
                 if !sendable {
                     if self.queues[q].is_empty() {
