@@ -86,7 +86,7 @@ fn peak_rss_mib() -> Option<f64> {
 }
 
 /// The commit, CPU and load: what a reader needs to compare two `make bench` outputs.
-fn context() {
+fn context(runs: usize) {
     let git = |args: &[&str]| {
         std::process::Command::new("git")
             .args(args)
@@ -103,7 +103,7 @@ fn context() {
         .and_then(|c| c.lines().find(|l| l.starts_with("model name")).and_then(|l| l.split(':').nth(1)).map(|m| m.trim().to_string()))
         .unwrap_or_else(|| "unknown".into());
     let load = std::fs::read_to_string("/proc/loadavg").map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" ")).unwrap_or_default();
-    println!("commit {commit}{}; cpu {cpu}; load average {load}; {} runs per row", if dirty { " (with uncommitted changes)" } else { "" }, repeats());
+    println!("commit {commit}{}; cpu {cpu}; load average {load}; {} runs per row", if dirty { " (with uncommitted changes)" } else { "" }, runs);
 }
 
 /// Runs per row: `$RETX_BENCH_REPEAT`, 3 by default.
@@ -128,14 +128,15 @@ fn header() {
 }
 
 /// Runs every row `n` times, in passes (each row once per pass), and prints one line per row:
-/// the median wall time and the range. The peak memory is taken after the first pass, so it
-/// is what single runs of the rows need, not what the allocator's fragmentation adds over
-/// repeats.
-fn run(rows: &[(&str, String)], n: usize) {
+/// the median wall time and the range. Returns the process's peak memory (MiB) after the
+/// first pass: what single runs of the rows need, not what the allocator's fragmentation adds
+/// over repeats.
+fn run(rows: &[(&str, String)], n: usize) -> Option<f64> {
     let mut walls = vec![Vec::new(); rows.len()];
     // What a row prints, kept instead of the whole output (whose tables would count towards
     // the peak memory of the rows after it).
     let mut firsts: Vec<(u64, u64, f64, f64)> = Vec::new();
+    let mut peak = None;
     for pass in 0..n {
         for (i, (label, text)) in rows.iter().enumerate() {
             let wall = Instant::now();
@@ -152,7 +153,7 @@ fn run(rows: &[(&str, String)], n: usize) {
             }
         }
         if pass == 0 {
-            PEAK_FIRST_PASS.with(|p| p.set(peak_rss_mib()));
+            peak = peak_rss_mib();
         }
     }
     for (((label, _), &(events, hops, end_us, goodput)), walls) in rows.iter().zip(&firsts).zip(&mut walls) {
@@ -173,10 +174,12 @@ fn run(rows: &[(&str, String)], n: usize) {
             goodput
         );
     }
+    peak
 }
 
-fn fabric() {
-    context();
+fn fabric() -> Option<f64> {
+    let runs = repeats();
+    context(runs);
     println!("bench fabric: MELO Fig. 4 leaf-spine, 320 hosts x 40 Gbps, 320 long flows (cross-leaf");
     println!("              permutation), DCQCN + ECN + PFC, 0.1 % loss on every link");
     header();
@@ -184,10 +187,10 @@ fn fabric() {
         .into_iter()
         .flat_map(|recovery| [1000, 2000].map(|duration_us| (recovery, fabric_scenario(duration_us, recovery))))
         .collect();
-    run(&rows, repeats());
+    run(&rows, runs)
 }
 
-fn hpcc() {
+fn hpcc() -> Option<f64> {
     let dir = std::env::var_os("RETX_HPCC_DIR").map(PathBuf::from).unwrap_or_else(|| {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/peers/hpcc-ns3")
     });
@@ -195,34 +198,30 @@ fn hpcc() {
         eprintln!("bench hpcc: no {} (set RETX_HPCC_DIR to the HPCC ns-3 inputs)", dir.join("fat.txt").display());
         std::process::exit(2);
     }
-    context();
+    let runs = repeats();
+    context(runs);
     println!("bench hpcc: HPCC ns-3 fat.txt (320 servers, 100/400 Gbps) + flow_ws_320_l30_0.005.txt");
     println!("            (3,200 web search flows, 30 % load), go-back-N + DCQCN, 32 MB buffers, PFC");
     header();
-    run(&[("gbn", hpcc_scenario(&dir))], repeats());
+    run(&[("gbn", hpcc_scenario(&dir))], runs)
 }
 
 fn main() {
-    match std::env::args().nth(1).as_deref() {
+    let peak = match std::env::args().nth(1).as_deref() {
         Some("fabric") => fabric(),
         Some("hpcc") => hpcc(),
         // One short run of the fabric, for profilers (cachegrind runs ~50x slower).
         Some("fabric-quick") => {
             header();
-            run(&[("gbn", fabric_scenario(200, "gbn"))], 1);
+            run(&[("gbn", fabric_scenario(200, "gbn"))], 1)
         }
         _ => {
             eprintln!("usage: retx-bench fabric|hpcc|fabric-quick");
             std::process::exit(2);
         }
-    }
-    match PEAK_FIRST_PASS.with(|p| p.get()) {
+    };
+    match peak {
         Some(m) => println!("peak memory: {m:.1} MiB"),
         None => println!("peak memory: unknown (no /proc/self/status)"),
     }
-}
-
-thread_local! {
-    /// The process's peak memory after the first pass over the rows.
-    static PEAK_FIRST_PASS: std::cell::Cell<Option<f64>> = const { std::cell::Cell::new(None) };
 }
