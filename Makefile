@@ -16,7 +16,7 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt
 
 # The Python sources are installed editable, so only Rust or packaging changes need a rebuild.
 $(VENV)/.built: $(VENV)/.installed $(RUST_SOURCES) pyproject.toml
-	$(VENV)/bin/maturin develop --release
+	$(VENV)/bin/maturin develop --profile dist
 	touch $@
 
 build: $(VENV)/.built
@@ -30,9 +30,9 @@ test: build
 
 # Each bench in a process of its own, so each reports its own peak memory.
 bench:
-	cargo build --release -p retx --bin retx-bench
-	./target/release/retx-bench fabric
-	./target/release/retx-bench hpcc
+	cargo build --profile dist -p retx --bin retx-bench
+	./target/dist/retx-bench fabric
+	./target/dist/retx-bench hpcc
 
 # Synthesizes rtl/ with yosys (generic and Xilinx 7-series): results/rtl/resources.parquet and
 # the table on stdout (docs/HARDWARE.md). Needs yosys (.ci/run installs it).
