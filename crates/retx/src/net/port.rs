@@ -189,7 +189,7 @@ impl Port {
         self.queued_bytes[q] += pkt.size as u64;
         self.held_bytes += pkt.size as u64;
         self.peak_bytes = self.peak_bytes.max(self.held_bytes);
-        self.queues[q].push_back(pkt);
+        push_tight(&mut self.queues[q], pkt);
         self.nonempty |= 1 << q;
     }
 
@@ -345,6 +345,18 @@ impl Port {
             self.pfc_pending.push_back(frame);
         }
     }
+}
+
+/// Appends to a ring that grows by an eighth (not doubling) when full, so its capacity stays
+/// close to the most it has held. A ring's slots are reused round its whole capacity, so
+/// doubling left rings of packets by value (wires, egress queues) spanning about twice the
+/// bytes they hold: fabric bench 14.4 -> 13.4 MiB peak, 0.98 of the CPU time (A/B pairs).
+#[inline(always)]
+pub fn push_tight<T>(ring: &mut VecDeque<T>, item: T) {
+    if ring.len() == ring.capacity() {
+        ring.reserve_exact(ring.capacity() / 8 + 4);
+    }
+    ring.push_back(item);
 }
 
 #[cfg(test)]

@@ -156,7 +156,7 @@ impl<O: Observer> Simulation<O> {
         let arrival = now + ser + port.delay;
         // Arrivals off one wire are strictly increasing in time: one key per (time, wire).
         debug_assert!(port.pipe.back().is_none_or(|&(t, _)| t < arrival));
-        port.pipe.push_back((arrival, pkt));
+        crate::net::port::push_tight(&mut port.pipe, (arrival, pkt));
         if port.pipe.len() == 1 {
             self.events.push_unique(arrival, self.wire_origins + p as u32, Event::Arrive(p as u32));
         }
