@@ -370,6 +370,29 @@ mod tests {
         Packet { frame: Frame::Transport, seg, flow: id, dir: 0, src: 0, dst: 0, size, class: 1, in_port: 0, entropy: 0, int: crate::net::int::NO_INT }
     }
 
+    #[test]
+    fn a_tight_ring_keeps_order_and_grows_by_an_eighth() {
+        // Filled and drained in waves that wrap round it, a ring keeps FIFO order, and its
+        // capacity stays within an eighth (plus 4) of the most it has held: doubling would
+        // leave it near twice that.
+        let mut ring = VecDeque::new();
+        let (mut next_in, mut next_out, mut most) = (0u32, 0u32, 0usize);
+        for wave in [3usize, 40, 17, 300, 5, 1000, 999] {
+            for _ in 0..wave {
+                push_tight(&mut ring, next_in);
+                next_in += 1;
+            }
+            most = most.max(ring.len());
+            assert!(ring.capacity() <= most + most / 8 + 4, "capacity {} for at most {most}", ring.capacity());
+            for _ in 0..wave / 2 + 1 {
+                assert_eq!(ring.pop_front(), Some(next_out));
+                next_out += 1;
+            }
+        }
+        assert_eq!(ring.len(), (next_in - next_out) as usize);
+        assert!(ring.iter().copied().eq(next_out..next_in));
+    }
+
     /// Queues a packet of `bytes` whose flow id stands for its identity.
     fn put(p: &mut Port, q: usize, id: u32, bytes: u32) {
         p.enqueue(q, pkt(id, bytes));
