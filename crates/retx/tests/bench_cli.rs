@@ -29,5 +29,45 @@ fn a_repeat_count_that_is_not_one_to_a_hundred_is_one_line_and_exit_2() {
 fn an_unknown_bench_is_a_usage_line_and_exit_2() {
     let (code, _, stderr) = bench(&["fabirc"], None);
     assert_eq!(code, Some(2));
-    assert_eq!(stderr.trim(), "usage: retx-bench fabric|hpcc|fabric-quick");
+    assert_eq!(stderr.trim(), "usage: retx-bench fabric|hpcc|fabric-quick|file SCENARIO.toml");
+}
+
+/// A scenario file of one's own: a missing path, an unreadable file and a scenario with a bad
+/// field are each one line and exit 2 (no panic); a good one runs and prints its row.
+#[test]
+fn a_scenario_file_is_timed_or_refused_in_one_line() {
+    let (code, _, stderr) = bench(&["file"], None);
+    assert_eq!((code, stderr.trim()), (Some(2), "usage: retx-bench file SCENARIO.toml"));
+
+    let dir = std::env::temp_dir().join(format!("retx-bench-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let missing = dir.join("missing.toml");
+    let (code, _, stderr) = bench(&["file", missing.to_str().unwrap()], None);
+    assert_eq!(code, Some(2));
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.starts_with(missing.to_str().unwrap()), "{stderr}");
+
+    let scenario = |duration: &str| {
+        format!(
+            "name = \"cli\"\nduration = \"{duration}\"\n[topology]\nkind = \"single-switch\"\nhosts = 2\n\
+             [workload]\nkind = \"flow-list\"\nflows = [{{ src = \"h0\", dst = \"h1\", size = \"10KB\" }}]\n"
+        )
+    };
+    let bad = dir.join("bad.toml");
+    std::fs::write(&bad, scenario("ten seconds")).unwrap();
+    let (code, stdout, stderr) = bench(&["file", bad.to_str().unwrap()], None);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("duration") && !stderr.contains("panicked"), "{stderr}");
+    assert!(!stdout.lines().any(|l| l.starts_with("file ")), "no row for a bad scenario: {stdout}");
+
+    let good = dir.join("good.toml");
+    std::fs::write(&good, scenario("1ms")).unwrap();
+    let (code, stdout, stderr) = bench(&["file", good.to_str().unwrap()], Some("2"));
+    assert_eq!(code, Some(0), "{stderr}");
+    let row: Vec<&str> = stdout.lines().find(|l| l.starts_with("file ")).expect("a row").split_whitespace().collect();
+    let (events, hops): (u64, u64) = (row[4].parse().unwrap(), row[5].parse().unwrap());
+    // 10 KB in 1 KB packets and their ACKs, two links each way: at least 40 hops.
+    assert!(hops >= 40 && events > hops, "events {events}, hops {hops}: {stdout}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

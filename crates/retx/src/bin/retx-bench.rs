@@ -10,6 +10,9 @@
 //!   32 MB buffers, PFC and 1000 B payloads, run until every flow completes. The files are
 //!   read from `../shared/peers/hpcc-ns3/` (beside the repository) or `$RETX_HPCC_DIR`.
 //!
+//! - `file SCENARIO.toml`: a scenario of one's own, timed the same way (used to see how the
+//!   cost per hop grows with the size of the network: docs/BENCHMARKS.md).
+//!
 //! Each row is run `$RETX_BENCH_REPEAT` times (3 by default) and reports the median wall time,
 //! with the fastest and slowest beside it: single runs on a shared machine drift by several
 //! percent. The repeats must agree on every count (same seed, same run), which is checked.
@@ -140,7 +143,11 @@ fn run(rows: &[(&str, String)], n: usize) -> Option<f64> {
     for pass in 0..n {
         for (i, (label, text)) in rows.iter().enumerate() {
             let wall = Instant::now();
-            let out = retx::run_toml(text).unwrap_or_else(|e| panic!("bench scenario: {e}"));
+            let out = retx::run_toml(text).unwrap_or_else(|e| {
+                // A scenario of one's own (`file`) may be wrong: one line, exit 2.
+                eprintln!("bench {label}: {e}");
+                std::process::exit(2)
+            });
             walls[i].push(wall.elapsed().as_secs_f64());
             assert_eq!(out.counters.bad_deliveries, 0);
             let goodput_gbps = out.flows.iter().map(|f| f.goodput_bps).sum::<f64>() / 1e9;
@@ -215,8 +222,21 @@ fn main() {
             header();
             run(&[("gbn", fabric_scenario(200, "gbn"))], 1)
         }
+        // A scenario of one's own, timed the same way.
+        Some("file") => {
+            let Some(path) = std::env::args().nth(2) else {
+                eprintln!("usage: retx-bench file SCENARIO.toml");
+                std::process::exit(2);
+            };
+            let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+                eprintln!("{path}: {e}");
+                std::process::exit(2)
+            });
+            header();
+            run(&[("file", text)], repeats())
+        }
         _ => {
-            eprintln!("usage: retx-bench fabric|hpcc|fabric-quick");
+            eprintln!("usage: retx-bench fabric|hpcc|fabric-quick|file SCENARIO.toml");
             std::process::exit(2);
         }
     };
