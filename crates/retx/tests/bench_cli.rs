@@ -32,7 +32,7 @@ fn an_unknown_bench_is_a_usage_line_and_exit_2() {
     assert_eq!(stderr.trim(), "usage: retx-bench fabric|hpcc|fabric-quick|file SCENARIO.toml");
 }
 
-/// A scenario file of one's own: a missing path, an unreadable file and a scenario with a bad
+/// A scenario file of one's own: no path, a file that cannot be read and a scenario with a bad
 /// field are each one line and exit 2 (no panic); a good one runs and prints its row.
 #[test]
 fn a_scenario_file_is_timed_or_refused_in_one_line() {

@@ -366,8 +366,10 @@ pub fn prefetch<T>(item: &T) {
             unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(off)) };
             off += 64;
         }
-        // SAFETY: as above (the last byte: the line an unaligned item ends in).
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(n - 1)) };
+        if n > 0 {
+            // SAFETY: as above (the last byte: the line an unaligned item ends in).
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(n - 1)) };
+        }
     }
 }
 
@@ -415,6 +417,26 @@ mod tests {
         }
         assert_eq!(ring.len(), (next_in - next_out) as usize);
         assert!(ring.iter().copied().eq(next_out..next_in));
+    }
+
+    #[test]
+    fn an_emptied_queue_starts_again_at_its_ring_s_first_slot() {
+        // Head moved mid-ring, then emptied: filled to capacity again, the queue lies in one
+        // piece from the ring's first slot (it does not wrap round from where the head was).
+        let mut p = port(2, Discipline::StrictPriority);
+        for i in 0..20 {
+            put(&mut p, 1, i, 1000);
+        }
+        for i in 0..20 {
+            assert_eq!(p.dequeue_data(Time::ZERO).map(|(q, pkt)| (q, pkt.flow)), Some((1, i)));
+        }
+        let cap = p.queues[1].capacity() as u32;
+        for i in 0..cap {
+            put(&mut p, 1, i, 1000);
+        }
+        assert_eq!(p.queues[1].capacity() as u32, cap, "no growth while it had room");
+        let (first, rest) = p.queues[1].as_slices();
+        assert!(rest.is_empty() && first.iter().map(|pkt| pkt.flow).eq(0..cap), "wrapped: {} then {}", first.len(), rest.len());
     }
 
     /// Queues a packet of `bytes` whose flow id stands for its identity.

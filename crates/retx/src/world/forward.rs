@@ -168,9 +168,9 @@ impl<O: Observer> Simulation<O> {
         if let Some(head) = self.ports[p].pipe.front() {
             // The next packets off this wire are read at their arrivals, one and two packet
             // times from now (a thousand events and more): written a wire delay ago, they
-            // have gone cold, and fetched now they wait in cache. Fabric bench 0.955 and hpcc
-            // 0.937 of the CPU time for the first, 0.988 more for the second (A/B pairs,
-            // Intel Xeon host; docs/BENCHMARKS.md).
+            // have gone cold, and fetched now they wait in cache. With the rings' restarts
+            // (below, and `Port::take`): fabric bench 0.917 and hpcc 0.872 of the CPU time
+            // (A/B pairs, Intel Xeon host; docs/BENCHMARKS.md).
             crate::net::port::prefetch(head);
             self.events.push_unique(head.0, self.wire_origins + p as u32, Event::Arrive(p as u32));
             if let Some(after) = self.ports[p].pipe.get(1) {
