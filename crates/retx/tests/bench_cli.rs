@@ -29,7 +29,21 @@ fn a_repeat_count_that_is_not_one_to_a_hundred_is_one_line_and_exit_2() {
 fn an_unknown_bench_is_a_usage_line_and_exit_2() {
     let (code, _, stderr) = bench(&["fabirc"], None);
     assert_eq!(code, Some(2));
-    assert_eq!(stderr.trim(), "usage: retx-bench fabric|hpcc|fabric-quick|file SCENARIO.toml");
+    assert_eq!(stderr.trim(), "usage: retx-bench fabric|hpcc|fabric-quick|queue|file SCENARIO.toml");
+}
+
+/// The queue bench needs its feature (the tests build without it, as `make bench` does): one
+/// line that says how to build it, exit 2, nothing run.
+#[test]
+fn the_queue_bench_without_its_feature_says_how_to_build_it() {
+    if cfg!(feature = "queue-trace") {
+        return; // built with it, the bench runs (a benchmark, never a test)
+    }
+    let (code, stdout, stderr) = bench(&["queue"], None);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("--features queue-trace"), "{stderr}");
+    assert!(stdout.is_empty(), "{stdout}");
 }
 
 /// A scenario file of one's own: no path, a file that cannot be read and a scenario with a bad

@@ -12,6 +12,11 @@
 //!
 //! - `file SCENARIO.toml`: a scenario of one's own, timed the same way (used to see how the
 //!   cost per hop grows with the size of the network: docs/BENCHMARKS.md).
+//! - `queue`: the event queue alone. Runs the fabric's go-back-N 1 ms row once while recording
+//!   every call on its event queue, then replays the calls through a fresh queue and times
+//!   that: what the queue costs per event and per packet-hop, apart from everything else.
+//!   Needs the `queue-trace` feature (`--features queue-trace`), which the other benches leave
+//!   out so that their queue records nothing.
 //!
 //! Each row is run `$RETX_BENCH_REPEAT` times (3 by default) and reports the median wall time,
 //! with the fastest and slowest beside it: single runs on a shared machine drift by several
@@ -213,10 +218,42 @@ fn hpcc() -> Option<f64> {
     run(&[("gbn", hpcc_scenario(&dir))], runs)
 }
 
+/// The event queue alone on the fabric bench's own stream of events (see the module's text).
+fn queue() {
+    use retx::sim::queue_trace;
+    if !queue_trace::ENABLED {
+        eprintln!("retx-bench queue: built without the queue-trace feature (cargo build --profile dist -p retx --bin retx-bench --features queue-trace)");
+        std::process::exit(2);
+    }
+    context(9);
+    println!("bench queue: the fabric's go-back-N 1 ms row, its event queue's calls recorded, then replayed alone");
+    queue_trace::start();
+    let out = retx::run_toml(&fabric_scenario(1000, "gbn")).expect("the fabric scenario is valid");
+    let ops = queue_trace::take();
+    let (events, hops) = (out.counters.events, out.counters.packet_hops);
+    drop(out);
+    let origins = queue_trace::origins(&ops);
+    let first = queue_trace::replay(&ops, origins);
+    assert_eq!(first.pops, events, "the replay pops every event the run handled");
+    let mut ns = Vec::new();
+    for _ in 0..9 {
+        let t = Instant::now();
+        let again = queue_trace::replay(&ops, origins);
+        ns.push(t.elapsed().as_secs_f64() * 1e9 / events as f64);
+        assert_eq!(again, first, "replays agree");
+    }
+    ns.sort_by(f64::total_cmp);
+    let per_hop = ns[4] * events as f64 / hops as f64;
+    println!("{} calls, {} events from {} origins", ops.len(), events, origins);
+    println!("replay: {:.1} ns per event (push and pop; median of 9, {:.1}-{:.1}), {:.1} ns per packet-hop", ns[4], ns[0], ns[8], per_hop);
+    println!("        (at 10 M packet-hops/s a hop has 100 ns for everything: the queue alone takes {per_hop:.0} of them)");
+}
+
 fn main() {
     let peak = match std::env::args().nth(1).as_deref() {
         Some("fabric") => fabric(),
         Some("hpcc") => hpcc(),
+        Some("queue") => return queue(),
         // One short run of the fabric, for profilers (cachegrind runs ~50x slower).
         Some("fabric-quick") => {
             header();
@@ -236,7 +273,7 @@ fn main() {
             run(&[("file", text)], repeats())
         }
         _ => {
-            eprintln!("usage: retx-bench fabric|hpcc|fabric-quick|file SCENARIO.toml");
+            eprintln!("usage: retx-bench fabric|hpcc|fabric-quick|queue|file SCENARIO.toml");
             std::process::exit(2);
         }
     };

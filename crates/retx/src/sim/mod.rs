@@ -3,5 +3,6 @@
 
 pub mod input;
 pub mod queue;
+pub mod queue_trace;
 pub mod rng;
 pub mod units;

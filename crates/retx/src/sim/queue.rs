@@ -31,6 +31,7 @@
 //! the run's working size. Timers beyond the calendar's span (8.4 us) wait in the heap and
 //! move into the calendar when the span reaches them.
 
+use super::queue_trace::{record, Op};
 use super::units::Time;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -141,6 +142,7 @@ impl<E> EventQueue<E> {
     /// Schedules `event` at `time` on behalf of `origin`.
     #[inline]
     pub fn push(&mut self, time: Time, origin: u32, event: E) {
+        record(Op::Push { time, origin });
         let n = &mut self.next_seq[origin as usize];
         let seq = *n;
         *n += 1;
@@ -152,6 +154,7 @@ impl<E> EventQueue<E> {
     /// key is (time, origin), whoever pushes it.
     #[inline]
     pub fn push_unique(&mut self, time: Time, origin: u32, event: E) {
+        record(Op::PushUnique { time, origin });
         debug_assert!((origin as usize) < self.next_seq.len());
         self.insert(time, (origin as u64) << SEQ_BITS, event);
     }
@@ -286,6 +289,7 @@ impl<E> EventQueue<E> {
     /// "peek, compare, pop").
     #[inline]
     pub fn pop_until(&mut self, until: Time) -> Option<(Time, E)> {
+        record(Op::PopUntil { until });
         let first = self.first();
         let from_far = match (first, self.far.peek()) {
             (Some(i), Some(f)) => f.key() < self.key(i),
