@@ -135,6 +135,12 @@ fn header() {
     );
 }
 
+/// The median of `samples`, with the smallest and the largest (sorts them).
+fn median_and_range(samples: &mut [f64]) -> (f64, f64, f64) {
+    samples.sort_by(f64::total_cmp);
+    (samples[samples.len() / 2], samples[0], samples[samples.len() - 1])
+}
+
 /// Runs every row `n` times, in passes (each row once per pass), and prints one line per row:
 /// the median wall time and the range. Returns the process's peak memory (MiB) after the
 /// first pass: what single runs of the rows need, not what the allocator's fragmentation adds
@@ -169,9 +175,8 @@ fn run(rows: &[(&str, String)], n: usize) -> Option<f64> {
         }
     }
     for (((label, _), &(events, hops, end_us, goodput)), walls) in rows.iter().zip(&firsts).zip(&mut walls) {
-        walls.sort_by(f64::total_cmp);
-        let secs = walls[walls.len() / 2];
-        let range = format!("{:.2}-{:.2}", walls[0], walls[walls.len() - 1]);
+        let (secs, fastest, slowest) = median_and_range(walls);
+        let range = format!("{fastest:.2}-{slowest:.2}");
         println!(
             "{:<6} {:>8.1} {:>10.2} {:>13} {:>12} {:>12} {:>12.3e} {:>14.3e} {:>14.1} {:>12.0}",
             label,
@@ -225,7 +230,7 @@ fn queue() {
         eprintln!("retx-bench queue: built without the queue-trace feature (cargo build --profile dist -p retx --bin retx-bench --features queue-trace)");
         std::process::exit(2);
     }
-    context(9);
+    context(1);
     println!("bench queue: the fabric's go-back-N 1 ms row, its event queue's calls recorded, then replayed alone");
     queue_trace::start();
     let out = retx::run_toml(&fabric_scenario(1000, "gbn")).expect("the fabric scenario is valid");
@@ -242,10 +247,10 @@ fn queue() {
         ns.push(t.elapsed().as_secs_f64() * 1e9 / events as f64);
         assert_eq!(again, first, "replays agree");
     }
-    ns.sort_by(f64::total_cmp);
-    let per_hop = ns[4] * events as f64 / hops as f64;
+    let (median, fastest, slowest) = median_and_range(&mut ns);
+    let per_hop = median * events as f64 / hops as f64;
     println!("{} calls, {} events from {} origins", ops.len(), events, origins);
-    println!("replay: {:.1} ns per event (push and pop; median of 9, {:.1}-{:.1}), {:.1} ns per packet-hop", ns[4], ns[0], ns[8], per_hop);
+    println!("replay: {median:.1} ns per event (push and pop; median of {}, {fastest:.1}-{slowest:.1}), {per_hop:.1} ns per packet-hop", ns.len());
     println!("        (at 10 M packet-hops/s a hop has 100 ns for everything: the queue alone takes {per_hop:.0} of them)");
 }
 
