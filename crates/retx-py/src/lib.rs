@@ -45,6 +45,19 @@ fn parse(toml_text: &str, base_dir: &str) -> PyResult<Scenario> {
     Ok(scenario)
 }
 
+/// Refuses TOML nested too deeply for any reader, before Python's recursive reader sees it.
+#[pyfunction]
+fn check_nesting(toml_text: &str) -> PyResult<()> {
+    retx::config::check_nesting(toml_text).map_err(scenario_error)
+}
+
+/// The file names every run (and sweep point, report, reproduction) writes into its output
+/// folder; a scenario may not name one of them (`retx::config::output::RUN_OUTPUTS`).
+#[pyfunction]
+fn output_files() -> Vec<&'static str> {
+    retx::config::output::RUN_OUTPUTS.to_vec()
+}
+
 /// Reads an HPCC ns-3 config file (`KEY value` lines) and returns the scenario as TOML; its
 /// relative paths resolve against the config's directory.
 #[pyfunction]
@@ -62,7 +75,8 @@ fn run(py: Python<'_>, toml_text: &str, base_dir: &str, progress: Option<PyObjec
     let resolved = scenario.to_toml();
     let warnings = retx::config::warnings(&scenario, &topology);
     let (name, seed) = (scenario.name.clone(), scenario.seed);
-    let wants_fct_txt = scenario.output.fct_txt.as_ref().and_then(|c| c.path()).is_some();
+    let fct_txt_file = scenario.output.fct_txt.as_ref().and_then(|c| c.path()).map(str::to_string);
+    let wants_fct_txt = fct_txt_file.is_some();
     let mut pcap = retx::config::pcap_writer(&scenario, &topology).map_err(scenario_error)?;
     let pcap_file = scenario.output.pcap.as_ref().map(|p| p.file.clone());
     let fct_context = wants_fct_txt.then(|| (scenario.clone(), topology));
@@ -83,6 +97,7 @@ fn run(py: Python<'_>, toml_text: &str, base_dir: &str, progress: Option<PyObjec
     result.bind(py).set_item("fct_txt", fct_txt)?;
     result.bind(py).set_item("pcap", pcap.map(|w| PyBytes::new_bound(py, w.bytes()).unbind()))?;
     result.bind(py).set_item("pcap_file", pcap_file)?;
+    result.bind(py).set_item("fct_txt_file", fct_txt_file)?;
     Ok(result)
 }
 
@@ -192,6 +207,17 @@ fn to_python(py: Python<'_>, out: &RunOutput, name: &str, seed: u64, wall_s: f64
     summary.set_item("pfc_storms", storms)?;
     summary.set_item("flows", f.len())?;
     summary.set_item("flows_completed", f.iter().filter(|r| r.finish.is_some()).count())?;
+    let unfinished = match out.unfinished() {
+        Some(u) => {
+            let x = PyDict::new_bound(py);
+            x.set_item("count", u.count)?;
+            x.set_item("never_started", u.never_started)?;
+            x.set_item("reason", u.reason)?;
+            Some(x)
+        }
+        None => None,
+    };
+    summary.set_item("unfinished_flows", unfinished)?;
 
     let result = PyDict::new_bound(py);
     result.set_item("flows", flows)?;
@@ -305,5 +331,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(hpcc_config, m)?)?;
     m.add_function(wrap_pyfunction!(memory_table, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(output_files, m)?)?;
+    m.add_function(wrap_pyfunction!(check_nesting, m)?)?;
     Ok(())
 }

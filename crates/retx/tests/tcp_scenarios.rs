@@ -171,9 +171,9 @@ fn rejected(sections: &str) -> String {
 #[test]
 fn the_new_sections_are_validated_by_field() {
     let e = rejected("[transport]\nrecovery = \"tcp\"\ncc = \"vegas\"\n[cc.vegas]\nalpha = 4.0\nbeta = 2.0\n");
-    assert_eq!(e, "cc.vegas.alpha: must be below cc.vegas.beta");
+    assert_eq!(e, "cc.vegas.alpha: must be below beta");
     let e = rejected("[transport]\nrecovery = \"tcp\"\ncc = \"reno\"\n[recovery.tcp]\nmin_rto = \"2ms\"\nmax_rto = \"1ms\"\n");
-    assert_eq!(e, "recovery.tcp.max_rto: must not be below recovery.tcp.min_rto");
+    assert_eq!(e, "recovery.tcp.max_rto: must not be below min_rto");
     let e = rejected("[transport]\nrecovery = \"tcp\"\ncc = \"dctcp-window\"\n[cc.dctcp-window]\ng = 0.0\n");
     assert!(e.starts_with("cc.dctcp-window.g: "), "{e}");
     let e = rejected("[transport]\nrecovery = \"melo\"\ncc = \"reno\"\n");

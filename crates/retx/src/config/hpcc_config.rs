@@ -9,7 +9,8 @@
 //! does not read is an error too. A key left out takes third.cc's default, as ns-3 would.
 
 use super::{AckClass, CcKind, Dur, EcnLinkCfg, FctTxtCfg, LossCfg, LossModel, PfcMode, RecoveryKind, Scenario, ScenarioError, Size};
-use crate::sim::units::{parse_rate, Bw, Rate, Time};
+use crate::sim::check::shown;
+use crate::sim::units::{parse_rate, Bw, Rate, Time, MAX_TIME};
 use crate::transport::dcqcn::{DcqcnParams, DcqcnPreset};
 use crate::transport::rate_window::RateWindow;
 use std::collections::BTreeMap;
@@ -29,49 +30,89 @@ pub fn read(path: &Path) -> Result<Scenario, ScenarioError> {
     parse(&text, path.parent().unwrap_or(Path::new("")), &name)
 }
 
-/// The keys of one config, each with its value tokens; a key is consumed as it is mapped.
-struct Keys(BTreeMap<String, Vec<String>>);
+/// The keys of one config, each with its value tokens; a key is consumed as it is mapped. The
+/// line each key is on stays known, for errors.
+struct Keys {
+    values: BTreeMap<String, Vec<String>>,
+    lines: BTreeMap<String, usize>,
+}
 
 fn err(key: &str, msg: impl Into<String>) -> ScenarioError {
     ScenarioError::new(key, msg)
 }
 
+/// A number a key may hold: an integer as it parses; a real only finite and not negative (no
+/// key of third.cc takes a negative, infinite or NaN value, and one would become 0 or
+/// `u64::MAX` when turned into a time or a size).
+trait Number: std::str::FromStr {
+    fn usable(&self) -> bool {
+        true
+    }
+}
+impl Number for u32 {}
+impl Number for u64 {}
+impl Number for usize {}
+impl Number for f64 {
+    fn usable(&self) -> bool {
+        self.is_finite() && *self >= 0.0
+    }
+}
+
+/// The most link speeds a `*_MAP` key may list (ns-3 configs list two or three).
+const MAX_MAP_ENTRIES: usize = 64;
+
 impl Keys {
     fn parse(text: &str) -> Result<Keys, ScenarioError> {
-        let mut map = BTreeMap::new();
-        for line in text.lines() {
+        let (mut values, mut lines) = (BTreeMap::new(), BTreeMap::new());
+        for (n, line) in text.lines().enumerate() {
             let mut tokens = line.split_whitespace();
             let Some(key) = tokens.next() else { continue };
             if key.starts_with('#') {
                 continue;
             }
+            let here = |msg: &str| err(&format!("{key} (line {})", n + 1), msg);
             if !KNOWN.contains(&key) {
-                return Err(err(key, "unknown key (not a key of HPCC ns-3 third.cc)"));
+                return Err(here("unknown key (not a key of HPCC ns-3 third.cc)"));
             }
-            if map.insert(key.to_string(), tokens.map(str::to_string).collect()).is_some() {
-                return Err(err(key, "is given twice"));
+            if values.insert(key.to_string(), tokens.map(str::to_string).collect()).is_some() {
+                return Err(here("is given twice"));
             }
+            lines.insert(key.to_string(), n + 1);
         }
-        Ok(Keys(map))
+        Ok(Keys { values, lines })
+    }
+
+    /// Whether the config gives `key`.
+    fn has(&self, key: &str) -> bool {
+        self.values.contains_key(key)
+    }
+
+    /// The tokens of `key`, consumed.
+    fn take(&mut self, key: &str) -> Option<Vec<String>> {
+        self.values.remove(key)
     }
 
     /// The single value of `key`, or third.cc's `default` when the key is absent.
     fn one(&mut self, key: &str, default: Option<&str>) -> Result<Option<String>, ScenarioError> {
-        match self.0.remove(key) {
+        match self.take(key) {
             None => Ok(default.map(str::to_string)),
             Some(v) if v.len() == 1 => Ok(v.into_iter().next()),
             Some(v) => Err(err(key, format!("expects one value, found {}", v.len()))),
         }
     }
 
-    fn num<T: std::str::FromStr>(&mut self, key: &str, default: Option<&str>) -> Result<Option<T>, ScenarioError> {
+    fn num<T: Number>(&mut self, key: &str, default: Option<&str>) -> Result<Option<T>, ScenarioError> {
         match self.one(key, default)? {
             None => Ok(None),
-            Some(v) => v.parse().map(Some).map_err(|_| err(key, format!("{v:?} is not a number"))),
+            Some(v) => match v.parse::<T>() {
+                Ok(x) if x.usable() => Ok(Some(x)),
+                Ok(_) => Err(err(key, format!("{v:?} is not a finite, non-negative number"))),
+                Err(_) => Err(err(key, format!("{v:?} is not a number"))),
+            },
         }
     }
 
-    fn required<T: std::str::FromStr>(&mut self, key: &str) -> Result<T, ScenarioError> {
+    fn required<T: Number>(&mut self, key: &str) -> Result<T, ScenarioError> {
         self.num(key, None)?.ok_or_else(|| err(key, "is missing (third.cc has no usable default)"))
     }
 
@@ -89,18 +130,30 @@ impl Keys {
     /// A key that only matters to a congestion control retx does not run (HPCC, TIMELY): any
     /// value is accepted.
     fn unused(&mut self, key: &str) {
-        self.0.remove(key);
+        self.take(key);
     }
 
-    /// `KEY n rate value rate value ...`, rates in bit/s.
+    /// `KEY n rate value rate value ...`, rates in bit/s, values finite and not negative.
     fn rate_map(&mut self, key: &str) -> Result<Vec<(u64, f64)>, ScenarioError> {
-        let v = self.0.remove(key).ok_or_else(|| err(key, "is missing (ns-3 needs a value for every link speed)"))?;
-        let bad = || err(key, "expects `count rate value rate value ...` (rates in bit/s)");
+        let v = self.take(key).ok_or_else(|| err(key, "is missing (ns-3 needs a value for every link speed)"))?;
+        let bad = || err(key, "expects `count rate value rate value ...` (rates in bit/s, values finite and not negative)");
         let n: usize = v.first().and_then(|s| s.parse().ok()).ok_or_else(bad)?;
+        if n > MAX_MAP_ENTRIES {
+            return Err(err(key, format!("{n} link speeds is out of range (allowed up to {MAX_MAP_ENTRIES})")));
+        }
         if v.len() != 1 + 2 * n {
             return Err(bad());
         }
-        v[1..].chunks(2).map(|p| Ok((p[0].parse().map_err(|_| bad())?, p[1].parse().map_err(|_| bad())?))).collect()
+        let value = |t: &str| t.parse::<f64>().ok().filter(Number::usable).ok_or_else(bad);
+        v[1..].chunks(2).map(|p| Ok((p[0].parse().map_err(|_| bad())?, value(&p[1])?))).collect()
+    }
+
+    /// An error naming a key also names its line, when the config gives the key.
+    fn locate(&self, mut e: ScenarioError) -> ScenarioError {
+        if let Some(line) = self.lines.get(&e.field) {
+            e.field = format!("{} (line {line})", e.field);
+        }
+        e
     }
 }
 
@@ -123,8 +176,14 @@ fn ns3_rate(key: &str, v: &str) -> Result<Rate, ScenarioError> {
     plain.or_else(|| parse_rate(&normal)).ok_or_else(|| err(key, format!("{v:?} is not a rate such as \"20Mb/s\"")))
 }
 
-fn micros(v: f64) -> Dur {
-    Dur(Time((v * 1e6).round() as u64))
+/// A time in microseconds (a finite, non-negative number: [`Keys::num`]), refused beyond the
+/// engine's range.
+fn micros(key: &str, v: f64) -> Result<Dur, ScenarioError> {
+    let ps = v * 1e6;
+    if ps > MAX_TIME.0 as f64 {
+        return Err(err(key, format!("{v:?} us is beyond the engine's range (at most {MAX_TIME})")));
+    }
+    Ok(Dur(Time(ps.round() as u64)))
 }
 
 /// A file named in the config: relative to its directory, or, since the files name paths
@@ -138,12 +197,73 @@ fn input_file(key: &str, v: &str, dir: &Path) -> Result<String, ScenarioError> {
     if !name.is_empty() && dir.join(&name).is_file() {
         return Ok(name);
     }
-    Err(err(key, format!("{v}: no such file (tried {} and {})", dir.join(v).display(), dir.join(&name).display())))
+    Err(err(key, format!("{v}: no such file (tried {} and {})", shown(&dir.join(v)), shown(&dir.join(&name)))))
 }
 
-/// Parses config text; files resolve against `dir`.
+/// Parses config text; files resolve against `dir`. The scenario it maps to is validated here,
+/// so every error, whatever check finds it, names the key the user wrote and its line
+/// (`ALPHA_RESUME_INTERVAL (line 12): ...`), never a scenario field.
 pub fn parse(text: &str, dir: &Path, name: &str) -> Result<Scenario, ScenarioError> {
     let mut k = Keys::parse(text)?;
+    let s = map(&mut k, dir, name).map_err(|e| k.locate(e))?;
+    super::validate(&mut s.clone()).map_err(|e| k.locate(key_of(e)))?;
+    Ok(s)
+}
+
+/// Which key a scenario field comes from (the first prefix that matches): for the errors of
+/// checks that run on the scenario after the mapping.
+const FIELD_KEYS: &[(&str, &str)] = &[
+    ("duration", "SIMULATOR_STOP_TIME"),
+    ("output.sample_interval", "SIMULATOR_STOP_TIME"),
+    ("output.fct_txt", "FCT_OUTPUT_FILE"),
+    ("switch.buffer", "BUFFER_SIZE"),
+    ("switch.pfc.reserve", "BUFFER_SIZE"),
+    ("switch.pfc.headroom", "BUFFER_SIZE"),
+    ("switch.pfc.resume_offset", "BUFFER_SIZE"),
+    ("nic.mtu", "PACKET_PAYLOAD_SIZE"),
+    ("nic.ack_interval", "L2_ACK_INTERVAL"),
+    ("cc.dcqcn.g", "EWMA_GAIN"),
+    ("cc.dctcp.g", "EWMA_GAIN"),
+    ("cc.dcqcn.alpha_interval", "ALPHA_RESUME_INTERVAL"),
+    ("cc.dcqcn.decrease_interval", "RATE_DECREASE_INTERVAL"),
+    ("cc.dcqcn.increase_interval", "RP_TIMER"),
+    ("cc.dcqcn.fast_recovery_steps", "FAST_RECOVERY_TIMES"),
+    ("cc.dcqcn.rate_ai", "RATE_AI"),
+    ("cc.dcqcn.rate_hai", "RATE_HAI"),
+    ("cc.dcqcn.min_rate", "MIN_RATE"),
+    ("cc.dctcp.rate_ai", "DCTCP_RATE_AI"),
+    ("cc.dctcp.min_rate", "MIN_RATE"),
+    ("cc.timely.rate_ai", "RATE_AI"),
+    ("cc.timely.rate_hai", "RATE_HAI"),
+    ("cc.timely.min_rate", "MIN_RATE"),
+    ("cc.hpcc.rate_ai", "RATE_AI"),
+    ("cc.hpcc.min_rate", "MIN_RATE"),
+    ("cc.hpcc.eta", "U_TARGET"),
+    ("cc.hpcc.max_stage", "MI_THRESH"),
+    ("cc.hpcc.int_multi", "INT_MULTI"),
+    ("switch.ecn.per_link", "KMIN_MAP"),
+    ("loss", "ERROR_RATE_PER_LINK"),
+    ("topology", "TOPOLOGY_FILE"),
+    ("workload", "FLOW_FILE"),
+];
+
+/// A scenario check's error under the key its field comes from.
+fn key_of(mut e: ScenarioError) -> ScenarioError {
+    let key = FIELD_KEYS.iter().find(|(field, _)| e.field == *field || e.field.starts_with(&format!("{field}.")) || e.field.starts_with(&format!("{field}["))).map(|(_, key)| *key);
+    if let Some(key) = key {
+        // A per-link ECN error names KMAX_MAP or PMAX_MAP when that is the value at fault.
+        let key = match key {
+            "KMIN_MAP" if e.field.ends_with(".pmax") => "PMAX_MAP",
+            "KMIN_MAP" if e.field.ends_with(".kmax") => "KMAX_MAP",
+            k => k,
+        };
+        e.field = key.to_string();
+    }
+    e
+}
+
+/// Maps the keys to a scenario, key by key.
+fn map(k: &mut Keys, dir: &Path, name: &str) -> Result<Scenario, ScenarioError> {
     let topology = k.one("TOPOLOGY_FILE", None)?.ok_or_else(|| err("TOPOLOGY_FILE", "is missing"))?;
     let flows = k.one("FLOW_FILE", None)?.ok_or_else(|| err("FLOW_FILE", "is missing"))?;
     let base = format!(
@@ -156,7 +276,7 @@ pub fn parse(text: &str, dir: &Path, name: &str) -> Result<Scenario, ScenarioErr
     // Flows start at 2.0 s in ns-3 flow files and the hpcc-flows workload keeps their times,
     // so the stop time is absolute too; the run still ends when the last flow finishes.
     let stop: f64 = k.num("SIMULATOR_STOP_TIME", Some("3.01"))?.expect("defaulted");
-    if !(stop > 0.0 && stop < 1e6) {
+    if !(stop > 0.0 && stop <= 1e6) {
         return Err(err("SIMULATOR_STOP_TIME", format!("{stop} is not a time in seconds")));
     }
     s.duration = Dur(Time((stop * 1e12).round() as u64));
@@ -172,7 +292,14 @@ pub fn parse(text: &str, dir: &Path, name: &str) -> Result<Scenario, ScenarioErr
     for &(rate, kmin_kb) in &kmin {
         let find = |m: &[(u64, f64)], key: &str| m.iter().find(|x| x.0 == rate).map(|x| x.1).ok_or_else(|| err(key, format!("has no value for {rate} bit/s, which KMIN_MAP names")));
         let (kmax_kb, p) = (find(&kmax, "KMAX_MAP")?, find(&pmax, "PMAX_MAP")?);
-        s.switch.ecn.per_link.push(EcnLinkCfg { rate: Bw(Rate(rate)), kmin: Size((kmin_kb * 1000.0) as u64), kmax: Size((kmax_kb * 1000.0) as u64), pmax: p });
+        let bytes = |kb: f64, key: &str| -> Result<Size, ScenarioError> {
+            let b = kb * 1000.0;
+            if b > crate::sim::units::MAX_SIZE as f64 {
+                return Err(err(key, format!("{kb} KB is beyond the engine's range")));
+            }
+            Ok(Size(b as u64))
+        };
+        s.switch.ecn.per_link.push(EcnLinkCfg { rate: Bw(Rate(rate)), kmin: bytes(kmin_kb, "KMIN_MAP")?, kmax: bytes(kmax_kb, "KMAX_MAP")?, pmax: p });
     }
     // ns-3: SwitchNode EcnEnabled (switches mark; senders react through the CC).
     s.switch.ecn.enabled = k.num::<u32>("ENABLE_QCN", Some("1"))?.expect("defaulted") != 0;
@@ -191,6 +318,8 @@ pub fn parse(text: &str, dir: &Path, name: &str) -> Result<Scenario, ScenarioErr
 
     // NICs. ns-3: RdmaHw Mtu (payload bytes per packet).
     s.nic.mtu = k.num("PACKET_PAYLOAD_SIZE", Some("1000"))?.expect("defaulted");
+    // Checked here already: the ACK interval below divides by it.
+    crate::sim::check::range_u32("PACKET_PAYLOAD_SIZE", s.nic.mtu, 64, 9000)?;
     // ns-3: the receiver ACKs when the next expected byte passes a milestone that advances by
     // L2_ACK_INTERVAL bytes, and at every L2_CHUNK_SIZE boundary.
     let ack_bytes: u64 = k.num("L2_ACK_INTERVAL", Some("0"))?.expect("defaulted");
@@ -246,17 +375,17 @@ pub fn parse(text: &str, dir: &Path, name: &str) -> Result<Scenario, ScenarioErr
         s.cc.dcqcn = DcqcnParams { window: rate_window, ..DcqcnParams::preset(DcqcnPreset::Ns3) };
     }
     // DCQCN (ns-3 "mlx" version). EwmaGain: alpha's gain (DCTCP's too).
-    let g: f64 = if dcqcn || k.0.contains_key("EWMA_GAIN") { k.required("EWMA_GAIN")? } else { s.cc.dctcp.g };
+    let g: f64 = if dcqcn || k.has("EWMA_GAIN") { k.required("EWMA_GAIN")? } else { s.cc.dctcp.g };
     let d = &mut s.cc.dcqcn;
     d.g = g;
     s.cc.dctcp.g = g;
     // AlphaResumInterval (us): alpha decays once per interval without a CNP.
-    d.alpha_interval = micros(k.num("ALPHA_RESUME_INTERVAL", Some("55"))?.expect("defaulted"));
+    d.alpha_interval = micros("ALPHA_RESUME_INTERVAL", k.num("ALPHA_RESUME_INTERVAL", Some("55"))?.expect("defaulted"))?;
     // RateDecreaseInterval (us): at most one rate cut per interval.
-    d.decrease_interval = micros(k.num("RATE_DECREASE_INTERVAL", Some("4"))?.expect("defaulted"));
+    d.decrease_interval = micros("RATE_DECREASE_INTERVAL", k.num("RATE_DECREASE_INTERVAL", Some("4"))?.expect("defaulted"))?;
     // RPTimer (us): the rate increase timer.
     if let Some(t) = if dcqcn { Some(k.required("RP_TIMER")?) } else { k.num::<f64>("RP_TIMER", None)? } {
-        d.increase_interval = micros(t);
+        d.increase_interval = micros("RP_TIMER", t)?;
     }
     // FastRecoveryTimes: timer stages of fast recovery before additive increase.
     d.fast_recovery_steps = k.num("FAST_RECOVERY_TIMES", Some("5"))?.expect("defaulted");
@@ -315,7 +444,7 @@ pub fn parse(text: &str, dir: &Path, name: &str) -> Result<Scenario, ScenarioErr
     // Read by third.cc and never used (each link's rate and delay come from the topology).
     k.unused("DATA_RATE");
     k.unused("LINK_DELAY");
-    if k.0.remove("PAUSE_TIME").is_some() {
+    if k.take("PAUSE_TIME").is_some() {
         return Err(err("PAUSE_TIME", "is not supported (retx's PFC pauses until RESUME, not for a time; leave it out)"));
     }
 
@@ -332,18 +461,23 @@ pub fn parse(text: &str, dir: &Path, name: &str) -> Result<Scenario, ScenarioErr
         }
         s.loss.push(LossCfg { at: "everywhere".into(), model: LossModel::Bernoulli, rate: Some(loss), p: None, r: None, loss_good: None, loss_bad: None, control: true, kinds: Vec::new() });
     }
-    match k.0.remove("LINK_DOWN") {
+    match k.take("LINK_DOWN") {
         Some(v) if v.first().is_some_and(|t| t != "0") => return Err(err("LINK_DOWN", format!("{} is not supported (retx takes no link down; supported: 0 0 0)", v.join(" ")))),
         _ => {}
     }
 
-    // Output. ns-3 writes fct.txt (FCT_OUTPUT_FILE, relative to where it runs; here, to the
-    // config's directory, or the run's output folder when that directory does not exist).
-    s.output.fct_txt = Some(FctTxtCfg::Path(k.one("FCT_OUTPUT_FILE", Some("fct.txt"))?.expect("defaulted")));
+    // Output. ns-3 writes fct.txt (FCT_OUTPUT_FILE) relative to where it runs; retx writes it
+    // inside the run's output folder, keeping its relative form (`mix/fct.txt` is
+    // `<out>/mix/fct.txt`); an absolute or escaping path is refused (config/output.rs).
+    let fct = k.one("FCT_OUTPUT_FILE", Some("fct.txt"))?.expect("defaulted");
+    super::output::output_path("FCT_OUTPUT_FILE", &fct)?;
+    s.output.fct_txt = Some(FctTxtCfg::Path(fct));
     // ns-3 writes no throughput series; its flow files start at 2 s, so retx's default 100 us
     // series would hold 20,000 empty samples per receiver before the first flow (650 MB peak
     // on the 320-host config). One per millisecond keeps the series and the memory small.
-    s.output.sample_interval = crate::sim::units::Dur(crate::sim::units::Time::from_us(1000));
+    // A stop time of hours takes a longer interval, within the samples a run may hold.
+    let floor = s.duration.0 .0.div_ceil(super::output::MAX_SAMPLES);
+    s.output.sample_interval = Dur(Time(floor.max(Time::from_us(1000).0)));
     // Monitors: accepted only when they ask for nothing.
     k.only("ENABLE_TRACE", Some("0"), "0", "1 writes a packet trace, which retx does not")?;
     k.unused("TRACE_FILE"); // the nodes to trace (with ENABLE_TRACE 1)
@@ -355,7 +489,7 @@ pub fn parse(text: &str, dir: &Path, name: &str) -> Result<Scenario, ScenarioErr
         return Err(err("QLEN_MON_END", "differs from QLEN_MON_START: queue-length monitoring is not supported (supported: QLEN_MON_END equal to QLEN_MON_START)"));
     }
     k.unused("QLEN_MON_FILE");
-    debug_assert!(k.0.is_empty(), "every known key is mapped: {:?}", k.0.keys().collect::<Vec<_>>());
+    debug_assert!(k.values.is_empty(), "every known key is mapped: {:?}", k.values.keys().collect::<Vec<_>>());
     Ok(s)
 }
 
@@ -412,22 +546,66 @@ mod tests {
     }
 
     #[test]
-    fn errors_name_the_key() {
+    fn errors_name_the_key_and_its_line() {
         let d = dir("errors");
         let with = |from: &str, to: &str| parse(&GOOD.replace(from, to), &d, "c").unwrap_err().to_string();
-        assert_eq!(with("CC_MODE 1", "CC_MODE 10"), "CC_MODE: 10 (HPCC-PINT) is not supported yet (supported: 1 DCQCN, 3 HPCC, 7 TIMELY, 8 DCTCP)");
+        assert_eq!(with("CC_MODE 1", "CC_MODE 10"), "CC_MODE (line 9): 10 (HPCC-PINT) is not supported yet (supported: 1 DCQCN, 3 HPCC, 7 TIMELY, 8 DCTCP)");
         let zero_unit = GOOD.replace("CC_MODE 1", "CC_MODE 3").replace("INT_MULTI 1", "INT_MULTI 0");
-        assert_eq!(parse(&zero_unit, &d, "c").unwrap_err().to_string(), "INT_MULTI: 0 is not a unit (supported: 1 or more)");
-        assert_eq!(with("ACK_HIGH_PRIO 1", "ACK_HIGH_PRIO 2"), "ACK_HIGH_PRIO: 2 is not supported (supported: 0, 1)");
-        assert_eq!(with("HAS_WIN 0", "HAS_WINDOW 0"), "HAS_WINDOW: unknown key (not a key of HPCC ns-3 third.cc)");
-        assert!(with("ENABLE_TRACE 0", "ENABLE_TRACE 1").starts_with("ENABLE_TRACE: 1 is not supported ("));
-        assert!(with("QLEN_MON_END 2000000000", "QLEN_MON_END 2010000000").starts_with("QLEN_MON_END: differs"));
-        assert_eq!(with("HAS_WIN 0", "HAS_WIN x"), "HAS_WIN: \"x\" is not a number");
-        assert!(with("RATE_AI 20Mb/s", "RATE_AI fast").starts_with("RATE_AI: \"fast\" is not a rate"));
-        assert!(with("FLOW_FILE mix/flows.txt", "FLOW_FILE mix/none.txt").starts_with("FLOW_FILE: mix/none.txt: no such file"));
-        assert!(with("KMIN_MAP 2 100000000000 400 400000000000 1600", "KMIN_MAP 2 100000000000 400").starts_with("KMIN_MAP: expects"));
+        assert_eq!(parse(&zero_unit, &d, "c").unwrap_err().to_string(), "INT_MULTI (line 30): 0 is not a unit (supported: 1 or more)");
+        assert_eq!(with("ACK_HIGH_PRIO 1", "ACK_HIGH_PRIO 2"), "ACK_HIGH_PRIO (line 32): 2 is not supported (supported: 0, 1)");
+        assert_eq!(with("HAS_WIN 0", "HAS_WINDOW 0"), "HAS_WINDOW (line 24): unknown key (not a key of HPCC ns-3 third.cc)");
+        assert_eq!(with("HAS_WIN 0", "ENABLE_TRACE 0"), "ENABLE_TRACE (line 34): is given twice");
+        assert!(with("ENABLE_TRACE 0", "ENABLE_TRACE 1").starts_with("ENABLE_TRACE (line 34): 1 is not supported ("));
+        assert!(with("QLEN_MON_END 2000000000", "QLEN_MON_END 2010000000").starts_with("QLEN_MON_END (line 41): differs"));
+        assert_eq!(with("HAS_WIN 0", "HAS_WIN x"), "HAS_WIN (line 24): \"x\" is not a number");
+        assert!(with("RATE_AI 20Mb/s", "RATE_AI fast").starts_with("RATE_AI (line 16): \"fast\" is not a rate"));
+        assert!(with("FLOW_FILE mix/flows.txt", "FLOW_FILE mix/none.txt").starts_with("FLOW_FILE (line 5): mix/none.txt: no such file"));
+        assert!(with("KMIN_MAP 2 100000000000 400 400000000000 1600", "KMIN_MAP 2 100000000000 400").starts_with("KMIN_MAP (line 36): expects"));
         for e in [with("CC_MODE 1", "CC_MODE 9"), with("LINK_DOWN 0 0 0", "LINK_DOWN 5 1 2")] {
-            assert!(!e.contains('\n') && (e.starts_with("CC_MODE: 9 is not a mode of ns-3") || e.starts_with("LINK_DOWN: 5 1 2")), "{e}");
+            assert!(!e.contains('\n') && (e.starts_with("CC_MODE (line 9): 9 is not a mode of ns-3") || e.starts_with("LINK_DOWN (line 33): 5 1 2")), "{e}");
+        }
+        // A key left out has no line; third.cc's default is what was wrong or missing.
+        assert_eq!(with("RP_TIMER 300\n", ""), "RP_TIMER: is missing (third.cc has no usable default)");
+    }
+
+    #[test]
+    fn what_the_scenario_checks_names_the_key() {
+        let d = dir("scenario-checks");
+        let with = |from: &str, to: &str| parse(&GOOD.replace(from, to), &d, "c").unwrap_err().to_string();
+        // Found by the scenario's own checks, after the mapping: still the key and its line.
+        assert_eq!(with("ALPHA_RESUME_INTERVAL 1", "ALPHA_RESUME_INTERVAL 0"), "ALPHA_RESUME_INTERVAL (line 10): must be greater than 0");
+        assert!(with("RP_TIMER 300", "RP_TIMER 0.0001").starts_with("RP_TIMER (line 13): 100ps is below the shortest timer period"));
+        assert!(with("EWMA_GAIN 0.00390625", "EWMA_GAIN 2").starts_with("EWMA_GAIN (line 14): 2 is out of range"));
+        assert!(with("BUFFER_SIZE 32", "BUFFER_SIZE 0").starts_with("BUFFER_SIZE (line 38): "));
+        assert!(with("PMAX_MAP 2 100000000000 0.20", "PMAX_MAP 2 100000000000 1.5").starts_with("PMAX_MAP (line 37): 1.5 is out of range"));
+        assert!(with("RATE_HAI 200Mb/s", "RATE_HAI 1Mb/s").starts_with("RATE_HAI (line 17): 1Mbps must not be below rate_ai"));
+    }
+
+    #[test]
+    fn nonsense_numbers_are_refused_not_turned_into_zero_or_the_largest() {
+        let d = dir("nonsense");
+        let with = |from: &str, to: &str| parse(&GOOD.replace(from, to), &d, "c").unwrap_err().to_string();
+        for bad in ["-5", "inf", "-inf", "NaN"] {
+            assert_eq!(with("RP_TIMER 300", &format!("RP_TIMER {bad}")), format!("RP_TIMER (line 13): \"{bad}\" is not a finite, non-negative number"));
+            assert!(with("KMIN_MAP 2 100000000000 400 ", &format!("KMIN_MAP 2 100000000000 {bad} ")).starts_with("KMIN_MAP (line 36): expects"), "{bad}");
+        }
+        assert!(with("RP_TIMER 300", "RP_TIMER 1e300").starts_with("RP_TIMER (line 13): 1e300 us is beyond the engine's range"), "beyond the engine's range");
+        // A map's count near 2^63 must not wrap its length check.
+        assert_eq!(with("KMIN_MAP 2 ", "KMIN_MAP 9223372036854775808 "), "KMIN_MAP (line 36): 9223372036854775808 link speeds is out of range (allowed up to 64)");
+        // A divisor of zero is refused before it divides.
+        let divisor = GOOD.replace("PACKET_PAYLOAD_SIZE 1000", "PACKET_PAYLOAD_SIZE 0").replace("L2_ACK_INTERVAL 1", "L2_ACK_INTERVAL 5");
+        assert_eq!(parse(&divisor, &d, "c").unwrap_err().to_string(), "PACKET_PAYLOAD_SIZE (line 3): 0 is out of range (allowed 64..=9000)");
+        assert_eq!(with("SIMULATOR_STOP_TIME 4.00", "SIMULATOR_STOP_TIME inf"), "SIMULATOR_STOP_TIME (line 8): \"inf\" is not a finite, non-negative number");
+    }
+
+    #[test]
+    fn the_fct_file_stays_inside_the_output_folder() {
+        let d = dir("fct-output");
+        let with = |to: &str| parse(&GOOD.replace("FCT_OUTPUT_FILE mix/fct.txt", to), &d, "c");
+        assert!(matches!(&with("FCT_OUTPUT_FILE out/fct.txt").unwrap().output.fct_txt, Some(FctTxtCfg::Path(p)) if p == "out/fct.txt"));
+        for (bad, why) in [("/tmp/fct.txt", "is absolute"), ("../fct.txt", "leaves the output folder"), ("mix/../../x", "leaves the output folder"), ("summary.json", "is one of the run's own outputs")] {
+            let e = with(&format!("FCT_OUTPUT_FILE {bad}")).unwrap_err().to_string();
+            assert!(e.starts_with(&format!("FCT_OUTPUT_FILE (line 6): \"{bad}\" {why}")), "{e}");
         }
     }
 

@@ -72,10 +72,11 @@ pub fn warnings(s: &Scenario, topo: &Topology) -> Vec<String> {
         for l in links {
             let needed = headroom::needed(l.rate, l.delay, frame);
             match rule {
-                None => need += queues * (p.xoff.0 + needed),
+                // Saturating: sizes near the largest must not wrap into a small sum.
+                None => need = need.saturating_add(queues.saturating_mul(p.xoff.0.saturating_add(needed))),
                 Some(h) => {
                     let given = h.for_link(l.rate, l.delay);
-                    set_aside += queues * given;
+                    set_aside = set_aside.saturating_add(queues.saturating_mul(given));
                     if given < needed {
                         short += 1;
                         let peer = &topo.nodes[if l.a == n { l.b } else { l.a }].name;

@@ -1,8 +1,81 @@
-//! The `[topology]` section: defaults, ranges, and building the network it names.
+//! The `[topology]` section: its fields, defaults, ranges, and building the network it names.
 
-use super::{Bw, Dur, ScenarioError, TopologyCfg, TopologyKind};
-use crate::net::topology::{Clos, Topology, MAX_HOSTS, MAX_LINKS, MAX_LINK_DELAY, MAX_ROUTING_ENTRIES, MIN_LINK_RATE};
+use super::{Bw, Dur, ScenarioError};
+use serde::{Deserialize, Serialize};
+use crate::net::topology::{Clos, NodeKind, Topology, MAX_HOSTS, MAX_LINKS, MAX_LINK_DELAY, MAX_LINK_RATE, MAX_ROUTING_ENTRIES, MIN_LINK_RATE};
 use crate::sim::units::{Rate, Time};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TopologyKind {
+    /// N hosts on one switch.
+    SingleSwitch,
+    /// Two-tier Clos: every leaf connects to every spine.
+    LeafSpine,
+    /// The MELO (APNet'17) Fig. 4 network: a leaf-spine preset.
+    MeloFig4,
+    /// A topology file in the HPCC ns-3 format (`file`).
+    HpccFile,
+    /// The k-ary fat-tree (`k`): a three-tier Clos with k pods.
+    FatTree,
+    /// A general three-tier Clos: pods of ToRs and aggregation switches, cores in stripes.
+    Clos,
+    /// The HPCC paper's 320-server network (HPCC ns-3 `mix/fat.txt`): a Clos preset.
+    #[serde(rename = "hpcc-320")]
+    Hpcc320,
+    /// STRIDE's 256-host fat-tree (OMNeT++ evaluation): a Clos preset.
+    #[serde(rename = "stride-256")]
+    Stride256,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TopologyCfg {
+    pub kind: TopologyKind,
+    /// hpcc-file: the topology file, relative to the scenario's directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spines: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub leaves: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hosts_per_leaf: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_link: Option<Bw>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fabric_link: Option<Bw>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link_delay: Option<Dur>,
+    /// fat-tree: the switch radix (even).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub k: Option<u32>,
+    /// clos (and its presets): the counts of each tier.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pods: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tors_per_pod: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aggs_per_pod: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cores: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hosts_per_tor: Option<u32>,
+    /// fat-tree, clos: ToR-aggregation and aggregation-core rates (default `fabric_link`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tor_agg_link: Option<Bw>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agg_core_link: Option<Bw>,
+    /// fat-tree, clos: per-tier propagation delays (default `link_delay`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_delay: Option<Dur>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tor_agg_delay: Option<Dur>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agg_core_delay: Option<Dur>,
+}
 
 /// The MELO (APNet'17) Fig. 4 network: 4 spines, 32 leaves, 10 hosts per leaf, 40 Gbps host
 /// links, 100 Gbps fabric. "Base RTT 16 us": host-leaf-spine-leaf-host is 4 links each way,
@@ -177,6 +250,9 @@ pub fn resolve(cfg: &mut TopologyCfg) -> Result<(), ScenarioError> {
             if r < MIN_LINK_RATE {
                 return Err(ScenarioError::new(format!("topology.{field}"), format!("{r} is too slow (at least {MIN_LINK_RATE})")));
             }
+            if r > MAX_LINK_RATE {
+                return Err(ScenarioError::new(format!("topology.{field}"), format!("{r} is too fast (at most {MAX_LINK_RATE})")));
+            }
         }
     }
     for (field, d) in [("link_delay", cfg.link_delay), ("host_delay", cfg.host_delay), ("tor_agg_delay", cfg.tor_agg_delay), ("agg_core_delay", cfg.agg_core_delay)] {
@@ -311,4 +387,48 @@ fn build_preset(cfg: &TopologyCfg) -> Topology {
             delay,
         ),
     }
+}
+
+/// The node a scenario names (`field`: where).
+pub fn node(topo: &Topology, name: &str, field: &str) -> Result<usize, ScenarioError> {
+    topo.find(name).ok_or_else(|| ScenarioError::new(field, format!("no node named {name:?}")))
+}
+
+/// Two named nodes joined by a link: (a, b).
+pub fn link(topo: &Topology, a: &str, b: &str, field: &str) -> Result<(usize, usize), ScenarioError> {
+    let (a, b) = (node(topo, a, field)?, node(topo, b, field)?);
+    if !topo.links.iter().any(|l| (l.a == a && l.b == b) || (l.a == b && l.b == a)) {
+        return Err(ScenarioError::new(field, format!("no link between {:?} and {:?}", topo.nodes[a].name, topo.nodes[b].name)));
+    }
+    Ok((a, b))
+}
+
+/// A port written "A->B" (node A's port toward node B; "link:A->B" also reads): (A, B).
+pub fn port(topo: &Topology, q: &str, field: &str) -> Result<(usize, usize), ScenarioError> {
+    let pair = q.strip_prefix("link:").unwrap_or(q);
+    let Some((a, b)) = pair.split_once("->") else {
+        return Err(ScenarioError::new(field, format!("{q:?}: write a port as \"A->B\" (node A's port toward node B)")));
+    };
+    link(topo, a.trim(), b.trim(), field)
+}
+
+/// Host names to node ids, each named once.
+pub fn host_list(topo: &Topology, names: &[String], field: &str) -> Result<Vec<usize>, ScenarioError> {
+    let mut out = Vec::with_capacity(names.len());
+    for h in names {
+        match topo.find(h) {
+            Some(n) if topo.nodes[n].kind == NodeKind::Host => {
+                if out.contains(&n) {
+                    return Err(ScenarioError::new(field, format!("{h:?} is listed twice")));
+                }
+                out.push(n);
+            }
+            Some(_) => return Err(ScenarioError::new(field, format!("{h:?} is a switch, not a host"))),
+            None => {
+                let hosts = topo.hosts().count();
+                return Err(ScenarioError::new(field, format!("{h:?} is not a host (hosts are h0..h{})", hosts.saturating_sub(1))));
+            }
+        }
+    }
+    Ok(out)
 }

@@ -1,7 +1,10 @@
-//! The `[workload]` section: turns it into the flows a run starts, with the generators of
-//! [`crate::workload`].
+//! The `[workload]` section: its fields and checks, and the flows a run starts, made by the
+//! generators of [`crate::workload`].
 
-use super::{Pairing, ScenarioError, WorkloadCfg, WorkloadKind};
+use super::{Dur, ScenarioError, Size};
+use crate::sim::check::{range_f64, range_u32};
+use serde::{Deserialize, Serialize};
+use std::fmt;
 use crate::net::topology::{NodeKind, Topology};
 use crate::sim::units::Time;
 use crate::transport::FlowSpec;
@@ -9,6 +12,406 @@ use crate::workload::cdf::FlowSizeCdf;
 use crate::workload::poisson::{self, Arrivals, Source};
 use crate::workload::FlowDef;
 use std::path::Path;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WorkloadKind {
+    /// Flows with no end between named pairs, all starting at time 0.
+    LongFlows,
+    /// An explicit list of flows.
+    FlowList,
+    /// Poisson arrivals at a target load, sizes from a CDF table.
+    Poisson,
+    /// Many senders start a flow to one receiver at the same time, in rounds.
+    Incast,
+    /// A flow file in the HPCC ns-3 format (`file`).
+    HpccFlows,
+}
+
+/// Who sends to whom in a poisson workload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Pairing {
+    /// Each host on the first half of the leaves sends to a fixed partner on the other half
+    /// (host i -> host i + N/2 on a uniform leaf-spine).
+    CrossLeafHalves,
+    /// The explicit `pairs`.
+    Pairs,
+    /// Every host sends, each flow to a uniformly random other host.
+    Random,
+}
+
+/// The `[workload]` section. Which fields apply depends on `kind` (see docs/SCENARIO.md);
+/// validation rejects a field the kind does not use.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkloadCfg {
+    pub kind: WorkloadKind,
+    /// hpcc-flows: the flow file, relative to the scenario's directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "host_pairs")]
+    pub pairs: Vec<(String, String)>,
+    /// flow-list: the flows; poisson: the total flow count.
+    #[serde(default, skip_serializing_if = "Flows::is_empty_list")]
+    pub flows: Flows,
+    /// poisson: a built-in table name or a path (relative to the scenario's directory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cdf: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interpolation: Option<crate::workload::cdf::Interpolation>,
+    /// poisson: offered load as a fraction of each sender's host link rate.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pairing: Option<Pairing>,
+    /// poisson: arrivals stop at this time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<Dur>,
+    /// poisson and incast: time of the first arrival window / the first round.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<Dur>,
+    /// incast: the senders by name (or `fan_in`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub senders: Vec<String>,
+    /// incast: this many senders, the first hosts other than the receiver.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fan_in: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receiver: Option<String>,
+    /// incast: the size of every flow.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<Size>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds: Option<u32>,
+    /// incast: time between the starts of consecutive rounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval: Option<Dur>,
+}
+
+/// `workload.pairs`: a list of `[src, dst]`, each exactly two host names (serde's tuple would
+/// silently drop a third).
+fn host_pairs<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<(String, String)>, D::Error> {
+    let lists: Vec<Vec<String>> = Vec::deserialize(d)?;
+    lists
+        .into_iter()
+        .enumerate()
+        .map(|(i, p)| match <[String; 2]>::try_from(p) {
+            Ok([a, b]) => Ok((a, b)),
+            Err(p) => Err(serde::de::Error::custom(format!("pair {i} has {} elements; a pair is two host names, [\"src\", \"dst\"]", p.len()))),
+        })
+        .collect()
+}
+
+/// `workload.flows`: the list of a flow-list workload, or the flow count of a poisson one.
+#[derive(Clone, Debug)]
+pub enum Flows {
+    List(Vec<FlowCfg>),
+    Count(u64),
+}
+
+impl Default for Flows {
+    fn default() -> Self {
+        Flows::List(Vec::new())
+    }
+}
+
+impl Flows {
+    /// The flows of a list (empty for a count).
+    pub fn list(&self) -> &[FlowCfg] {
+        match self {
+            Flows::List(v) => v,
+            Flows::Count(_) => &[],
+        }
+    }
+    pub fn count(&self) -> Option<u64> {
+        match self {
+            Flows::List(_) => None,
+            Flows::Count(n) => Some(*n),
+        }
+    }
+    fn is_empty_list(&self) -> bool {
+        matches!(self, Flows::List(v) if v.is_empty())
+    }
+}
+
+impl Serialize for Flows {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Flows::List(v) => v.serialize(s),
+            Flows::Count(n) => s.serialize_u64(*n),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Flows {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{self, SeqAccess, Visitor};
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Flows;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a list of flows (flow-list) or a flow count (poisson)")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Flows, E> {
+                u64::try_from(v).map(Flows::Count).map_err(|_| E::custom(format!("{v} is not a flow count")))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Flows, E> {
+                Ok(Flows::Count(v))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Flows, A::Error> {
+                let mut v = Vec::new();
+                while let Some(f) = seq.next_element::<FlowCfg>()? {
+                    v.push(f);
+                }
+                Ok(Flows::List(v))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowCfg {
+    pub src: String,
+    pub dst: String,
+    pub size: Size,
+    #[serde(default)]
+    pub start: Dur,
+    /// The egress queue of its data packets at every switch, 1..queues (default 1); a way
+    /// to put a flow into a queue of its own, e.g. the shaped queue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<u8>,
+    /// The colour (drop precedence) of its data packets, 0..=2 (default 0, green).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub colour: Option<u8>,
+}
+
+/// The most flows a workload may generate (each costs a few hundred bytes during a run).
+pub const MAX_FLOWS: u64 = 10_000_000;
+/// The most poisson arrivals expected after the run's end (they are generated, never start).
+const MAX_LATE_ARRIVALS: u64 = 10_000;
+const MAX_FLOW_SIZE: u64 = FlowSpec::MAX_SIZE;
+
+fn err(field: impl Into<String>, msg: impl Into<String>) -> ScenarioError {
+    ScenarioError::new(field, msg)
+}
+
+/// Checks the section against the network and fills the defaults that depend on other fields
+/// (`duration`, `seed`, `base_dir`: the scenario's; `queues`: egress queues per switch port).
+pub fn check(w: &mut WorkloadCfg, topo: &Topology, duration: Time, seed: u64, base_dir: &Path, queues: u32) -> Result<(), ScenarioError> {
+    let host = |name: &str, field: String| -> Result<usize, ScenarioError> {
+        match topo.find(name) {
+            Some(n) if topo.nodes[n].kind == NodeKind::Host => Ok(n),
+            Some(_) => Err(err(field, format!("{name:?} is a switch, not a host"))),
+            None => {
+                let hosts = topo.hosts().count();
+                Err(err(field, format!("unknown host {name:?} (hosts are h0..h{})", hosts - 1)))
+            }
+        }
+    };
+    check_workload_fields(w)?;
+    let check_pairs = |pairs: &[(String, String)], kind: &str| -> Result<(), ScenarioError> {
+        if pairs.is_empty() {
+            return Err(err("workload.pairs", format!("{kind} needs at least one pair, e.g. [[\"h0\", \"h1\"]]")));
+        }
+        for (i, (a, b)) in pairs.iter().enumerate() {
+            let (x, y) = (host(a, format!("workload.pairs[{i}]"))?, host(b, format!("workload.pairs[{i}]"))?);
+            if x == y {
+                return Err(err(format!("workload.pairs[{i}]"), "source and destination are the same host"));
+            }
+        }
+        Ok(())
+    };
+        match w.kind {
+        WorkloadKind::LongFlows => check_pairs(&w.pairs, "long-flows")?,
+        WorkloadKind::Poisson => {
+            let cdf = poisson_cdf(w, base_dir)?;
+            w.interpolation = Some(cdf.interpolation());
+            let load = w.load.ok_or_else(|| err("workload.load", "poisson needs load = 0.5 (a fraction of each sender's host link rate)"))?;
+            range_f64("workload.load", load, 0.0, 1.0)?;
+            if load == 0.0 {
+                return Err(err("workload.load", "must be greater than 0"));
+            }
+            let pairing = *w.pairing.get_or_insert(if w.pairs.is_empty() { Pairing::Random } else { Pairing::Pairs });
+            if pairing == Pairing::Pairs {
+                check_pairs(&w.pairs, "pairing = \"pairs\"")?;
+            } else if !w.pairs.is_empty() {
+                return Err(err("workload.pairs", "only used with pairing = \"pairs\""));
+            }
+            match w.flows {
+                Flows::List(ref v) if !v.is_empty() => {
+                    return Err(err("workload.flows", "poisson takes a flow count here (flows = 1000), not a list"));
+                }
+                Flows::Count(n) if n == 0 || n > MAX_FLOWS => {
+                    return Err(err("workload.flows", format!("{n} is out of range (allowed 1..={MAX_FLOWS})")));
+                }
+                _ => {}
+            }
+            let start = w.start.get_or_insert(Dur(Time::ZERO)).0;
+            match (w.until, w.flows.count()) {
+                (None, None) => {
+                    return Err(err("workload.until", "poisson needs until = \"10ms\" (when arrivals stop) and/or flows = N (a flow count)"));
+                }
+                (Some(until), _) if until.0 <= start => return Err(err("workload.until", "must be later than workload.start")),
+                _ => {}
+            }
+            if start >= duration {
+                return Err(err("workload.start", format!("{start} is not before the run's duration ({}): no flow would start", duration)));
+            }
+            let sources = poisson_sources(w, topo)?;
+            if let Some(until) = w.until {
+                let n = poisson::expected_flows(topo, &sources, cdf.mean(), load, until.0 - start);
+                if n > MAX_FLOWS as f64 && w.flows.count().is_none() {
+                    return Err(err("workload.until", format!("about {n:.0} flows would arrive (at most {MAX_FLOWS}); set flows = N or an earlier until")));
+                }
+                let late_from = start.max(duration);
+                if until.0 > late_from && w.flows.count().is_none() {
+                    let late = poisson::expected_flows(topo, &sources, cdf.mean(), load, until.0 - late_from);
+                    if late > MAX_LATE_ARRIVALS as f64 {
+                        return Err(err(
+                            "workload.until",
+                            format!("{} is past the run's duration ({}): about {late:.0} flows would arrive after the run ends (at most {MAX_LATE_ARRIVALS}); set until <= duration", until.0, duration),
+                        ));
+                    }
+                }
+                // Few arrivals expected: generate them (cheap) to say so if there are none.
+                if n < 1000.0 && flows(w, topo, seed, base_dir)?.is_empty() {
+                    return Err(err(
+                        "workload.until",
+                        format!(
+                            "no flow arrives between start ({start}) and until ({}): at load {load} and a mean size of {:.0} B about {n:.2} were expected; use a later until or a higher load",
+                            until.0,
+                            cdf.mean()
+                        ),
+                    ));
+                }
+            }
+        }
+        WorkloadKind::HpccFlows => {
+            for (i, f) in hpcc_flows(w, base_dir)?.iter().enumerate() {
+                let field = || format!("workload.file: flow {} ({} -> {})", i + 1, f.src, f.dst);
+                let is_host = |n: usize| topo.nodes.get(n).is_some_and(|x| x.kind == NodeKind::Host);
+                if !is_host(f.src) || !is_host(f.dst) || f.src == f.dst {
+                    return Err(err(field(), "needs two different host ids of the topology"));
+                }
+            }
+        }
+        WorkloadKind::Incast => {
+            let receiver = w.receiver.as_deref().ok_or_else(|| err("workload.receiver", "incast needs a receiver, e.g. receiver = \"h0\""))?;
+            let rx = host(receiver, "workload.receiver".into())?;
+            if !w.senders.is_empty() && w.fan_in.is_some() {
+                return Err(err("workload.fan_in", "give senders or fan_in, not both"));
+            }
+            for (i, name) in w.senders.iter().enumerate() {
+                let field = format!("workload.senders[{i}]");
+                if host(name, field.clone())? == rx {
+                    return Err(err(field, "the receiver cannot also send"));
+                }
+                if w.senders[..i].contains(name) {
+                    return Err(err(field, format!("{name:?} is listed twice")));
+                }
+            }
+            let senders = incast_senders(w, topo)?.len() as u64;
+            match w.size {
+                None => return Err(err("workload.size", "incast needs the size of each flow, e.g. size = \"64KB\"")),
+                Some(sz) if sz.0 == 0 || sz.0 > MAX_FLOW_SIZE => return Err(err("workload.size", format!("{} B is out of range (allowed 1B..={MAX_FLOW_SIZE}B)", sz.0))),
+                _ => {}
+            }
+            let rounds = *w.rounds.get_or_insert(1);
+            range_u32("workload.rounds", rounds, 1, 1_000_000)?;
+            if senders * rounds as u64 > MAX_FLOWS {
+                return Err(err("workload.rounds", format!("{} flows in all (at most {MAX_FLOWS})", senders * rounds as u64)));
+            }
+            match w.interval {
+                None if rounds > 1 => return Err(err("workload.interval", "more than one round needs interval = \"100us\" between round starts")),
+                Some(d) if d.0 .0 == 0 => return Err(err("workload.interval", "must be greater than 0")),
+                _ => {}
+            }
+            w.start.get_or_insert(Dur(Time::ZERO));
+        }
+        WorkloadKind::FlowList => {
+            let list = w.flows.list();
+            if list.is_empty() {
+                let msg = if w.flows.count().is_some() { "flow-list needs a list of flows, not a count" } else { "flow-list needs at least one flow" };
+                return Err(err("workload.flows", msg));
+            }
+            for (i, f) in list.iter().enumerate() {
+                let x = host(&f.src, format!("workload.flows[{i}].src"))?;
+                let y = host(&f.dst, format!("workload.flows[{i}].dst"))?;
+                if x == y {
+                    return Err(err(format!("workload.flows[{i}]"), "source and destination are the same host"));
+                }
+                if f.size.0 == 0 || f.size.0 > MAX_FLOW_SIZE {
+                    return Err(err(format!("workload.flows[{i}].size"), format!("{} B is out of range (allowed 1B..={MAX_FLOW_SIZE}B)", f.size.0)));
+                }
+                if let Some(c) = f.class {
+                    if queues < 2 {
+                        return Err(err(format!("workload.flows[{i}].class"), "with switch.queues = 1 data has no queue of its own; leave class out"));
+                    }
+                    range_u32(&format!("workload.flows[{i}].class"), c as u32, 1, queues - 1)?;
+                }
+                if let Some(c) = f.colour {
+                    range_u32(&format!("workload.flows[{i}].colour"), c as u32, 0, 2)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// How many flows a validated workload starts, when that is known without generating them
+/// (a poisson workload bounded only by `until` is not).
+pub fn known_flow_count(w: &WorkloadCfg, base_dir: &Path) -> Result<Option<usize>, ScenarioError> {
+    Ok(match w.kind {
+        WorkloadKind::LongFlows => Some(w.pairs.len()),
+        WorkloadKind::FlowList => Some(w.flows.list().len()),
+        WorkloadKind::Incast => Some(w.senders.len().max(w.fan_in.unwrap_or(0) as usize) * w.rounds.unwrap_or(1) as usize),
+        WorkloadKind::HpccFlows => Some(hpcc_flows(w, base_dir)?.len()),
+        WorkloadKind::Poisson if w.until.is_none() => w.flows.count().map(|n| n as usize),
+        WorkloadKind::Poisson => None,
+    })
+}
+
+fn kind_name(k: WorkloadKind) -> &'static str {
+    match k {
+        WorkloadKind::LongFlows => "long-flows",
+        WorkloadKind::FlowList => "flow-list",
+        WorkloadKind::Poisson => "poisson",
+        WorkloadKind::Incast => "incast",
+        WorkloadKind::HpccFlows => "hpcc-flows",
+    }
+}
+
+/// Rejects a `[workload]` field that its kind does not use (a typo'd kind would otherwise
+/// silently ignore it).
+fn check_workload_fields(w: &WorkloadCfg) -> Result<(), ScenarioError> {
+    use WorkloadKind::*;
+    let given: [(&str, bool, &[WorkloadKind]); 15] = [
+        ("file", w.file.is_some(), &[HpccFlows]),
+        ("pairs", !w.pairs.is_empty(), &[LongFlows, Poisson]),
+        ("flows", !w.flows.list().is_empty() || w.flows.count().is_some(), &[FlowList, Poisson]),
+        ("cdf", w.cdf.is_some(), &[Poisson]),
+        ("interpolation", w.interpolation.is_some(), &[Poisson]),
+        ("load", w.load.is_some(), &[Poisson]),
+        ("pairing", w.pairing.is_some(), &[Poisson]),
+        ("until", w.until.is_some(), &[Poisson]),
+        ("start", w.start.is_some(), &[Poisson, Incast]),
+        ("senders", !w.senders.is_empty(), &[Incast]),
+        ("fan_in", w.fan_in.is_some(), &[Incast]),
+        ("receiver", w.receiver.is_some(), &[Incast]),
+        ("size", w.size.is_some(), &[Incast]),
+        ("rounds", w.rounds.is_some(), &[Incast]),
+        ("interval", w.interval.is_some(), &[Incast]),
+    ];
+    for (field, present, kinds) in given {
+        if present && !kinds.contains(&w.kind) {
+            return Err(err(format!("workload.{field}"), format!("is not used by kind = {:?}", kind_name(w.kind))));
+        }
+    }
+    Ok(())
+}
 
 /// The flows of a validated workload section, sorted by start time (stable). `seed` is the
 /// scenario's root seed; a `cdf` path is relative to `base_dir`. Errors only if the workload

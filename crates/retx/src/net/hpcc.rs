@@ -6,7 +6,7 @@
 //! that are not switches. Flows: line 1 the count; then `src dst priority_group dst_port
 //! size_bytes start_seconds` per line. Node ids are kept: host n is `h{n}`, switch n `sw{n}`.
 
-use super::topology::{LinkSpec, NodeKind, NodeSpec, Topology, MAX_HOSTS, MAX_LINKS, MAX_LINK_DELAY, MAX_NODES, MIN_LINK_RATE};
+use super::topology::{LinkSpec, NodeKind, NodeSpec, Topology, MAX_HOSTS, MAX_LINKS, MAX_LINK_DELAY, MAX_LINK_RATE, MAX_NODES, MIN_LINK_RATE};
 use crate::transport::FlowSpec;
 use crate::sim::units::{parse_rate, parse_time, Time};
 
@@ -74,6 +74,9 @@ pub fn parse_topology(text: &str) -> Result<Topology, String> {
         let rate = parse_rate(f[2]).ok_or_else(|| format!("line {n}: {:?} is not a rate such as \"100Gbps\"", f[2]))?;
         if rate < MIN_LINK_RATE {
             return Err(format!("line {n}: rate {rate} is too slow (at least {MIN_LINK_RATE})"));
+        }
+        if rate > MAX_LINK_RATE {
+            return Err(format!("line {n}: rate {rate} is too fast (at most {MAX_LINK_RATE})"));
         }
         let delay = parse_time(f[3]).ok_or_else(|| format!("line {n}: {:?} is not a delay such as \"1000ns\"", f[3]))?;
         if delay > MAX_LINK_DELAY {

@@ -14,6 +14,9 @@ pub const MAX_NODES: usize = 1_000_000;
 pub const MAX_LINKS: usize = 4_000_000;
 /// Slowest link rate: below it a packet takes seconds to serialise and flows never finish.
 pub const MIN_LINK_RATE: Rate = Rate(1_000_000);
+/// Fastest link rate: 10 Tbps, six times today's fastest Ethernet (1.6 Tbps). Above it the
+/// smallest frames come every few picoseconds and a run simulates almost no time per second.
+pub const MAX_LINK_RATE: Rate = Rate(10_000_000_000_000);
 /// Longest propagation delay of one link (a light-second; times stay far from overflow).
 pub const MAX_LINK_DELAY: Time = Time(1_000_000_000_000);
 /// Most (node, destination group) entries the forwarding tables may hold (8 B each, so

@@ -200,7 +200,7 @@ pub fn format_size(bytes: u64) -> String {
 // what parameter structs of every layer hold, so that no layer needs the scenario schema.
 
 macro_rules! unit_value {
-    ($name:ident, $inner:ty, $parse:expr, $hint:expr, $show:expr) => {
+    ($name:ident, $inner:ty, $parse:expr, $hint:expr, $show:expr, $max:expr) => {
         #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Default)]
         pub struct $name(pub $inner);
 
@@ -219,7 +219,11 @@ macro_rules! unit_value {
                         f.write_str($hint)
                     }
                     fn visit_str<E: de::Error>(self, v: &str) -> Result<$name, E> {
-                        $parse(v).map($name).ok_or_else(|| E::custom(format!("{:?} is not {}", v, $hint)))
+                        let value = $parse(v).ok_or_else(|| E::custom(format!("{:?} is not {}", v, $hint)))?;
+                        if value > $max {
+                            return Err(E::custom(format!("{:?} is beyond the engine's range (at most {})", v, $show($max))));
+                        }
+                        Ok($name(value))
                     }
                     fn visit_i64<E: de::Error>(self, v: i64) -> Result<$name, E> {
                         Err(E::custom(format!("{} has no unit; expected {}", v, $hint)))
@@ -234,9 +238,18 @@ macro_rules! unit_value {
     };
 }
 
-unit_value!(Bw, Rate, parse_rate, RATE_HINT, |r: Rate| r.to_string());
-unit_value!(Dur, Time, parse_time, TIME_HINT, |t: Time| t.to_string());
-unit_value!(Size, u64, parse_size, SIZE_HINT, format_size);
+/// The longest time a scenario may name: 10^6 s (a run's longest duration). Sums of a few such
+/// times stay far below `u64::MAX` picoseconds (1.8 x 10^7 s), so nothing derived wraps.
+pub const MAX_TIME: Time = Time(1_000_000_000_000_000_000);
+/// The fastest rate a scenario may name: 1 Pbps, far above any link, far below `u64::MAX`.
+pub const MAX_RATE: Rate = Rate(1_000_000_000_000_000);
+/// The largest size a scenario may name: 10^18 B, so that a sum over ports of sizes and
+/// products with small counts are checked, not silently wrapped, long before `u64::MAX`.
+pub const MAX_SIZE: u64 = 1_000_000_000_000_000_000;
+
+unit_value!(Bw, Rate, parse_rate, RATE_HINT, |r: Rate| r.to_string(), MAX_RATE);
+unit_value!(Dur, Time, parse_time, TIME_HINT, |t: Time| t.to_string(), MAX_TIME);
+unit_value!(Size, u64, parse_size, SIZE_HINT, format_size, MAX_SIZE);
 
 #[cfg(test)]
 mod tests {

@@ -17,6 +17,7 @@
 //!   F = 1, R_AI 20 Mbps, R_HAI 200 Mbps, min rate 1 Gbps, and every ECN mark echoed on the ACK
 //!   it triggers (the ACK's CNP flag) instead of paced CNP packets.
 
+use crate::sim::check::{self, Checked};
 use super::rate_window::RateWindow;
 use super::BasePath;
 use crate::sim::units::{Bw, Dur, Rate, Size, Time};
@@ -113,6 +114,28 @@ pub struct DcqcnParams {
 impl Default for DcqcnParams {
     fn default() -> Self {
         DcqcnParams::preset(DcqcnPreset::Retx)
+    }
+}
+
+impl DcqcnParams {
+    /// Fields by their names within `[cc.dcqcn]`.
+    pub fn check(&self) -> Checked {
+        check::range_f64("g", self.g, 0.0, 1.0)?;
+        if self.rate_cut == Cadence::Periodic {
+            // The period of the rate-cut checks.
+            check::timer("decrease_interval", self.decrease_interval.0)?;
+        }
+        for (field, rate) in [("rate_ai", self.rate_ai), ("rate_hai", self.rate_hai), ("min_rate", self.min_rate)] {
+            check::positive_rate(field, rate.0)?;
+        }
+        if self.rate_hai.0 < self.rate_ai.0 {
+            return Err(check::FieldError::new("rate_hai", format!("{} must not be below rate_ai ({})", self.rate_hai.0, self.rate_ai.0)));
+        }
+        if self.use_byte_counter && self.byte_counter.0 == 0 {
+            return Err(check::FieldError::new("byte_counter", "must be greater than 0 with use_byte_counter = true"));
+        }
+        check::timer("alpha_interval", self.alpha_interval.0)?;
+        check::timer("increase_interval", self.increase_interval.0)
     }
 }
 

@@ -4,6 +4,7 @@
 //! the rate by alpha/2 at most once per window (CWR state); each new window without a cut adds
 //! `rate_ai`.
 
+use crate::sim::check::{self, Checked};
 use super::rate_window::RateWindow;
 use super::BasePath;
 use crate::sim::units::Bw;
@@ -27,6 +28,15 @@ pub struct DctcpParams {
 impl Default for DctcpParams {
     fn default() -> Self {
         DctcpParams { g: 1.0 / 16.0, rate_ai: Bw(Rate::mbps(615)), min_rate: Bw(Rate::mbps(100)), window: RateWindow::None }
+    }
+}
+
+impl DctcpParams {
+    /// Fields by their names within `[cc.dctcp]`.
+    pub fn check(&self) -> Checked {
+        check::range_f64("g", self.g, 0.0, 1.0)?;
+        check::positive_rate("rate_ai", self.rate_ai.0)?;
+        check::positive_rate("min_rate", self.min_rate.0)
     }
 }
 

@@ -10,6 +10,7 @@
 //! as Reno's, and a loss halves it as Reno's (RFC 8257 §3.4: loss is handled as by conventional
 //! TCP). The receiver echoes per segment (see [`super::tcp`]).
 
+use crate::sim::check::{self, Checked};
 use super::feedback::{AckSample, Flight};
 use super::reno::{initial_window, Window};
 use serde::{Deserialize, Serialize};
@@ -31,6 +32,15 @@ pub struct DctcpWindowParams {
 impl Default for DctcpWindowParams {
     fn default() -> Self {
         DctcpWindowParams { g: 1.0 / 16.0, initial_alpha: 1.0, slow_start: true, initial_window: 10 }
+    }
+}
+
+impl DctcpWindowParams {
+    /// Fields by their names within `[cc.dctcp-window]`.
+    pub fn check(&self) -> Checked {
+        check::fraction("g", self.g)?;
+        check::range_f64("initial_alpha", self.initial_alpha, 0.0, 1.0)?;
+        check::range_u32("initial_window", self.initial_window, 0, 1 << 20)
     }
 }
 

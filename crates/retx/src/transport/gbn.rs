@@ -6,6 +6,7 @@
 //! Sender: a NAK rewinds `snd_nxt` to the NAKed PSN; a retransmission timeout rewinds to
 //! `snd_una` when nothing else arrives (lost tail, lost NAK, lost retransmission).
 
+use crate::sim::check::{self, Checked};
 use super::psn::PsnReader;
 use super::NicState;
 use super::rx_ctx::RxCtx;
@@ -52,6 +53,14 @@ impl Default for GbnParams {
             nak_policy: NakPolicy::PerPsn,
             rto: Dur(Time::from_ns(4_194_304)),
         }
+    }
+}
+
+impl GbnParams {
+    /// Fields by their names within `[recovery.gbn]`.
+    pub fn check(&self) -> Checked {
+        check::positive_time("nak_interval", self.nak_interval.0)?;
+        check::timer("rto", self.rto.0)
     }
 }
 

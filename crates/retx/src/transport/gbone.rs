@@ -9,6 +9,7 @@
 //! cumulatively, rounded down to a chunk when `back_to_zero` is set (HPCC's
 //! `L2_BACK_TO_ZERO`: `goback_seq = seq / m_chunk * m_chunk`). A timeout rewinds to snd_una.
 
+use crate::sim::check::{self, Checked};
 use super::gbn::{GbnParams, GbnSender};
 use super::irn::BitmapReceiver;
 use super::psn::PsnReader;
@@ -37,6 +38,15 @@ pub struct GboneParams {
 impl Default for GboneParams {
     fn default() -> Self {
         GboneParams { max_ooo_psn: 0, rto: Dur(Time::from_ns(4_194_304)), back_to_zero: false, chunk_packets: 4 }
+    }
+}
+
+impl GboneParams {
+    /// Fields by their names within `[recovery.gbone]`.
+    pub fn check(&self) -> Checked {
+        check::range_u32("chunk_packets", self.chunk_packets, 1, 1 << 20)?;
+        check::range_u32("max_ooo_psn", self.max_ooo_psn, 0, 1 << 24)?;
+        check::timer("rto", self.rto.0)
     }
 }
 

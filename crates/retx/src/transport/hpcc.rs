@@ -22,6 +22,7 @@
 //! The INT fields are quantised as ns-3's header carries them (bytes in 128 x `int_multi`,
 //! queue length in 80 x `int_multi`, time in whole ns; `int_multi = 0`: exact).
 
+use crate::sim::check::{self, Checked};
 use super::int::{IntHop, IntHops, MAX_HOPS};
 use super::rate_window::RateWindow;
 use super::BasePath;
@@ -72,6 +73,17 @@ impl Default for HpccParams {
             window: RateWindow::Variable,
             int_multi: 4,
         }
+    }
+}
+
+impl HpccParams {
+    /// Fields by their names within `[cc.hpcc]`.
+    pub fn check(&self) -> Checked {
+        check::fraction("eta", self.eta)?;
+        check::range_u32("max_stage", self.max_stage, 0, 1000)?;
+        check::range_u32("int_multi", self.int_multi, 0, 1 << 16)?;
+        check::positive_rate("min_rate", self.min_rate.0)?;
+        check::positive_rate("rate_ai", self.rate_ai.0)
     }
 }
 
@@ -226,7 +238,8 @@ impl Hpcc {
         if !updated.iter().any(|&x| x) {
             return;
         }
-        let (min, max) = (self.p.min_rate.0 .0 as f64, self.line);
+        // A floor above the line rate (a scenario's min_rate, for a slower host) is the line.
+        let (min, max) = ((self.p.min_rate.0 .0 as f64).min(self.line), self.line);
         let step = |reference: f64, u: f64, stage: u32| -> (f64, u32) {
             let c = u / self.p.eta;
             let (r, s) = if c >= 1.0 || stage >= self.p.max_stage { (reference / c + self.p.rate_ai.0 .0 as f64, 0) } else { (reference + self.p.rate_ai.0 .0 as f64, stage + 1) };

@@ -9,6 +9,7 @@
 //! packets are capped at the bitmap size (IRN's BDP-FC). A timeout (RTO_low with few packets in
 //! flight, else RTO_high) retransmits every un-SACKed packet.
 
+use crate::sim::check::{self, Checked};
 use super::psn::PsnReader;
 use super::NicState;
 use super::rx_ctx::RxCtx;
@@ -45,6 +46,19 @@ impl Default for IrnParams {
             rto_low_packets: 3,
             detect_lost_retransmissions: true,
         }
+    }
+}
+
+impl IrnParams {
+    /// Fields by their names within `[recovery.irn]`.
+    pub fn check(&self) -> Checked {
+        check::range_u32("bitmap_packets", self.bitmap_packets, 0, 1 << 20)?;
+        check::timer("rto_low", self.rto_low.0)?;
+        check::timer("rto_high", self.rto_high.0)?;
+        if self.rto_low.0 > self.rto_high.0 {
+            return Err(check::FieldError::new("rto_low", format!("{} must not exceed rto_high ({})", self.rto_low.0, self.rto_high.0)));
+        }
+        Ok(())
     }
 }
 

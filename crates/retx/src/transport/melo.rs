@@ -19,6 +19,7 @@
 //! `resend_reported = false` instead sends each hole once and leaves every lost retransmission
 //! to the timeout.
 
+use crate::sim::check::{self, Checked};
 use super::gbn::{GbnParams, GbnSender};
 use super::psn::PsnReader;
 use super::NicState;
@@ -72,6 +73,19 @@ impl Default for MeloParams {
             copy_gbps_per_core: 40.0 / 0.822,
             qp_cache: 0,
         }
+    }
+}
+
+impl MeloParams {
+    /// Fields by their names within `[recovery.melo]`.
+    pub fn check(&self) -> Checked {
+        check::range_u32("block_bits", self.block_bits, 1, 64)?;
+        check::range_u32("pool_bits", self.pool_bits, self.block_bits, self.block_bits.saturating_mul(60_000))?;
+        check::range_u32("nack_holes", self.nack_holes, 1, 3)?;
+        if self.copy_gbps_per_core.is_nan() || self.copy_gbps_per_core <= 0.0 || self.copy_gbps_per_core.is_infinite() {
+            return Err(check::FieldError::new("copy_gbps_per_core", "must be greater than 0 and finite"));
+        }
+        check::timer("rto", self.rto.0)
     }
 }
 

@@ -14,6 +14,7 @@
 //! loss window) and ssthresh = max(FlightSize / 2, 2 MSS), except that ssthresh is held while
 //! the same data times out again (RFC 5681 §3.1, after eq. 4).
 
+use crate::sim::check::{self, Checked};
 use super::feedback::{AckSample, Flight};
 use serde::{Deserialize, Serialize};
 
@@ -34,6 +35,13 @@ pub struct RenoParams {
 impl Default for RenoParams {
     fn default() -> Self {
         RenoParams { slow_start: true, initial_window: 10, ecn: false }
+    }
+}
+
+impl RenoParams {
+    /// Fields by their names within `[cc.reno]`.
+    pub fn check(&self) -> Checked {
+        check::range_u32("initial_window", self.initial_window, 0, 1 << 20)
     }
 }
 

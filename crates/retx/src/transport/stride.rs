@@ -45,6 +45,7 @@
 //! So every packet carries Ethernet 14 + IPv4 20 + UDP 8 + STRIDE 20 = 62 bytes besides its
 //! payload ([`HEADER_BYTES`]); control packets are 62 bytes (above the 60-byte minimum frame).
 
+use crate::sim::check::{self, Checked};
 use super::gbn::{GbnParams, GbnReceiver, GbnSender, NakPolicy};
 use super::psn::PsnReader;
 use super::rx_ctx::RxCtx;
@@ -76,6 +77,18 @@ pub struct StrideParams {
 impl Default for StrideParams {
     fn default() -> Self {
         StrideParams { segment: Size(64 * 1024), rto: Dur(Time::from_ms(1)), nack_interval: Dur(Time::from_us(500)) }
+    }
+}
+
+impl StrideParams {
+    /// Fields by their names within `[recovery.stride]`.
+    pub fn check(&self) -> Checked {
+        let seg = self.segment.0;
+        if !(64..=1 << 30).contains(&seg) {
+            return Err(check::FieldError::new("segment", format!("{seg} B is out of range (allowed 64B..=1GiB)")));
+        }
+        check::timer("rto", self.rto.0)?;
+        check::positive_time("nack_interval", self.nack_interval.0)
     }
 }
 

@@ -50,6 +50,7 @@
 //!   saturated to 64 bits. The section IV.C text writes "T_low < r(t) < T_high"; line 12
 //!   compares the STT, as here.
 
+use crate::sim::check::{Checked, FieldError};
 use crate::sim::units::{Bw, Dur, Rate, Time};
 use serde::{Deserialize, Serialize};
 
@@ -163,20 +164,20 @@ impl Default for StrideCcParams {
 }
 
 impl StrideCcParams {
-    /// Why these parameters cannot run: (the field at fault, what is allowed).
-    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+    /// Fields by their names within `[cc.stride]`: why these parameters cannot run.
+    pub fn check(&self) -> Checked {
         let shifts = [("alpha_shift", self.alpha_shift, 0), ("omega_shift", self.omega_shift, 0), ("k", self.k, 1), ("frac_bits", self.frac_bits, 0)];
         for (field, v, lo) in shifts {
             if !(lo..=16).contains(&v) {
-                return Err((field, format!("{v} is not a shift from {lo} to 16")));
+                return Err(FieldError::new(field, format!("{v} is not a shift from {lo} to 16")));
             }
         }
         if self.t_low >= self.t_high {
-            return Err(("t_high", format!("{} must be above t_low = {}", self.t_high.0, self.t_low.0)));
+            return Err(FieldError::new("t_high", format!("{} must be above t_low = {}", self.t_high.0, self.t_low.0)));
         }
         for (field, zero) in [("beta", self.beta.0 .0 == 0), ("min_rate", self.min_rate.0 .0 == 0), ("base_stt", self.base_stt.0 .0 == 0)] {
             if zero {
-                return Err((field, "must be above 0".to_string()));
+                return Err(FieldError::new(field, "must be above 0"));
             }
         }
         Ok(())
@@ -835,7 +836,7 @@ mod tests {
 
     #[test]
     fn validate_names_the_field_at_fault() {
-        assert_eq!(StrideCcParams::default().validate(), Ok(()));
+        assert_eq!(StrideCcParams::default().check(), Ok(()));
         let d = StrideCcParams::default();
         let cases = [
             (StrideCcParams { alpha_shift: 17, ..d }, "alpha_shift"),
@@ -849,10 +850,10 @@ mod tests {
             (StrideCcParams { base_stt: Dur(Time(0)), ..d }, "base_stt"),
         ];
         for (p, field) in cases {
-            assert_eq!(p.validate().unwrap_err().0, field);
+            assert_eq!(p.check().unwrap_err().field, field);
         }
-        assert_eq!(StrideCcParams { k: 17, ..d }.validate().unwrap_err().1, "17 is not a shift from 1 to 16");
-        assert_eq!(StrideCcParams { k: 16, alpha_shift: 16, omega_shift: 16, frac_bits: 16, ..d }.validate(), Ok(()));
+        assert_eq!(StrideCcParams { k: 17, ..d }.check().unwrap_err().message, "17 is not a shift from 1 to 16");
+        assert_eq!(StrideCcParams { k: 16, alpha_shift: 16, omega_shift: 16, frac_bits: 16, ..d }.check(), Ok(()));
     }
 
     #[test]

@@ -39,6 +39,7 @@
 //! do not widen snd_nxt - snd_una, so the gate lets them out even when the window is full, as
 //! RFC 5681 §3.2 step 2 sends the fast retransmission regardless of cwnd.
 
+use crate::sim::check::{self, Checked};
 use super::psn::PsnReader;
 use super::rx_ctx::RxCtx;
 use super::segment::{Ecn, SegKind, Segment};
@@ -65,6 +66,17 @@ pub struct TcpParams {
 impl Default for TcpParams {
     fn default() -> Self {
         TcpParams { min_rto: Dur(Time::from_ms(1)), max_rto: Dur(Time::from_ms(60_000)), dupack_threshold: 3 }
+    }
+}
+
+impl TcpParams {
+    /// Fields by their names within `[recovery.tcp]`.
+    pub fn check(&self) -> Checked {
+        check::timer("min_rto", self.min_rto.0)?;
+        if self.max_rto.0 < self.min_rto.0 {
+            return Err(check::FieldError::new("max_rto", "must not be below min_rto"));
+        }
+        check::range_u32("dupack_threshold", self.dupack_threshold, 1, 1 << 16)
     }
 }
 

@@ -30,6 +30,7 @@
 /// `IntHeader` in TS mode, which it uses for TIMELY: one 8-byte time).
 pub const TS_HEADER_BYTES: u32 = 8;
 
+use crate::sim::check::{self, Checked};
 use super::feedback::AckSample;
 use super::BasePath;
 use crate::sim::units::{Bw, Dur, Rate, Time};
@@ -82,6 +83,27 @@ impl Default for TimelyParams {
             min_rate: Bw(Rate::mbps(1000)),
             window: TimelyWindow::None,
         }
+    }
+}
+
+impl TimelyParams {
+    /// Fields by their names within `[cc.timely]`.
+    pub fn check(&self) -> Checked {
+        for (field, v) in [("alpha", self.alpha), ("beta", self.beta)] {
+            if !(v > 0.0 && v <= 1.0) {
+                return Err(check::FieldError::new(field, format!("{v} is out of range (allowed greater than 0, at most 1)")));
+            }
+        }
+        if self.t_low.0 >= self.t_high.0 {
+            return Err(check::FieldError::new("t_low", format!("{} must be less than t_high ({})", self.t_low.0, self.t_high.0)));
+        }
+        check::positive_time("min_rtt", self.min_rtt.0)?;
+        check::positive_rate("rate_ai", self.rate_ai.0)?;
+        check::positive_rate("min_rate", self.min_rate.0)?;
+        if self.rate_hai.0 < self.rate_ai.0 {
+            return Err(check::FieldError::new("rate_hai", format!("{} must not be below rate_ai ({})", self.rate_hai.0, self.rate_ai.0)));
+        }
+        Ok(())
     }
 }
 

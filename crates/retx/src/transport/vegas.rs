@@ -15,6 +15,7 @@
 //! can't use Vegas' calculations with too few samples"). Losses and timeouts are Reno's. RTT
 //! samples are the sender's (Karn-filtered: none from ACKs of retransmissions).
 
+use crate::sim::check::{self, Checked};
 use super::feedback::{AckSample, Flight};
 use super::reno::{initial_window, Window};
 use crate::sim::units::Time;
@@ -38,6 +39,19 @@ pub struct VegasParams {
 impl Default for VegasParams {
     fn default() -> Self {
         VegasParams { alpha: 2.0, beta: 4.0, gamma: 1.0, slow_start: true, initial_window: 10 }
+    }
+}
+
+impl VegasParams {
+    /// Fields by their names within `[cc.vegas]`.
+    pub fn check(&self) -> Checked {
+        check::range_f64("alpha", self.alpha, 0.0, 1e6)?;
+        check::range_f64("beta", self.beta, 0.0, 1e6)?;
+        check::range_f64("gamma", self.gamma, 0.0, 1e6)?;
+        if self.alpha >= self.beta {
+            return Err(check::FieldError::new("alpha", "must be below beta"));
+        }
+        check::range_u32("initial_window", self.initial_window, 0, 1 << 20)
     }
 }
 

@@ -19,7 +19,42 @@ use std::collections::{BTreeMap, BinaryHeap};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Source {
     pub src: usize,
-    pub dsts: Vec<usize>,
+    pub dsts: Dsts,
+}
+
+/// Where a source sends, each flow to one of them uniformly.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Dsts {
+    /// These hosts.
+    List(Vec<usize>),
+    /// Every host of `hosts` but the one at `me`: the host list shared by all sources, not a
+    /// copy per source (those would be n^2 entries: 34 GB at 65,536 hosts).
+    AllBut { hosts: std::sync::Arc<[usize]>, me: usize },
+}
+
+impl Dsts {
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn len(&self) -> usize {
+        match self {
+            Dsts::List(v) => v.len(),
+            Dsts::AllBut { hosts, .. } => hosts.len() - 1,
+        }
+    }
+
+    /// The `k`-th destination, in host order.
+    pub fn get(&self, k: usize) -> usize {
+        match self {
+            Dsts::List(v) => v[k],
+            Dsts::AllBut { hosts, me } => hosts[if k < *me { k } else { k + 1 }],
+        }
+    }
+
+    pub fn to_vec(&self) -> Vec<usize> {
+        (0..self.len()).map(|k| self.get(k)).collect()
+    }
 }
 
 /// What to generate, for every source.
@@ -51,9 +86,9 @@ pub fn sources_from_pairs(pairs: &[(usize, usize)]) -> Vec<Source> {
     let mut out: Vec<Source> = Vec::new();
     for &(a, b) in pairs {
         match out.iter_mut().find(|s| s.src == a) {
-            Some(s) if !s.dsts.contains(&b) => s.dsts.push(b),
+            Some(Source { dsts: Dsts::List(d), .. }) if !d.contains(&b) => d.push(b),
             Some(_) => {}
-            None => out.push(Source { src: a, dsts: vec![b] }),
+            None => out.push(Source { src: a, dsts: Dsts::List(vec![b]) }),
         }
     }
     out
@@ -61,8 +96,8 @@ pub fn sources_from_pairs(pairs: &[(usize, usize)]) -> Vec<Source> {
 
 /// Sources for `pairing = "random"`: every host, to every other host.
 pub fn sources_random(topo: &Topology) -> Vec<Source> {
-    let hosts: Vec<usize> = topo.hosts().collect();
-    hosts.iter().map(|&h| Source { src: h, dsts: hosts.iter().copied().filter(|&d| d != h).collect() }).collect()
+    let hosts: std::sync::Arc<[usize]> = topo.hosts().collect();
+    hosts.iter().enumerate().map(|(me, &h)| Source { src: h, dsts: Dsts::AllBut { hosts: hosts.clone(), me } }).collect()
 }
 
 /// Sources for `pairing = "cross-leaf-halves"` (MELO Fig. 5b, "half of the servers send to the
@@ -88,7 +123,7 @@ pub fn sources_cross_leaf_halves(topo: &Topology) -> Result<Vec<Source>, String>
         if a.len() != b.len() {
             return Err("\"cross-leaf-halves\" needs the same number of hosts on every leaf".into());
         }
-        out.extend(a.iter().zip(b).map(|(&s, &d)| Source { src: s, dsts: vec![d] }));
+        out.extend(a.iter().zip(b).map(|(&s, &d)| Source { src: s, dsts: Dsts::List(vec![d]) }));
     }
     Ok(out)
 }
@@ -101,7 +136,7 @@ pub fn expected_flows(topo: &Topology, sources: &[Source], mean_size: f64, load:
 /// One source's flows, in time order.
 struct Gen<'a> {
     src: usize,
-    dsts: &'a [usize],
+    dsts: &'a Dsts,
     mean_gap_ps: f64,
     next: Time,
     arrivals: Rng,
@@ -118,7 +153,7 @@ impl Gen<'_> {
     fn flow(&mut self, cdf: &FlowSizeCdf) -> FlowDef {
         let size = cdf.sample(&mut self.sizes);
         let k = if self.dsts.len() == 1 { 0 } else { ((self.dests.uniform() * self.dsts.len() as f64) as usize).min(self.dsts.len() - 1) };
-        FlowDef::new(self.src, self.dsts[k], size, self.next)
+        FlowDef::new(self.src, self.dsts.get(k), size, self.next)
     }
 }
 
@@ -242,7 +277,7 @@ mod tests {
         let topo = leaf_spine(4, 3);
         let name = |n: usize| topo.nodes[n].name.clone();
         let src = sources_cross_leaf_halves(&topo).unwrap();
-        let got: Vec<(String, String)> = src.iter().map(|s| (name(s.src), name(s.dsts[0]))).collect();
+        let got: Vec<(String, String)> = src.iter().map(|s| (name(s.src), name(s.dsts.get(0)))).collect();
         let want: Vec<(String, String)> = (0..6).map(|i| (format!("h{i}"), format!("h{}", i + 6))).collect();
         assert_eq!(got, want);
         assert!(src.iter().all(|s| s.dsts.len() == 1));
@@ -259,12 +294,12 @@ mod tests {
             let mut seen: Vec<usize> = flows.iter().filter(|f| f.src == s.src).map(|f| f.dst).collect();
             seen.sort();
             seen.dedup();
-            assert_eq!(seen, s.dsts, "{}", name(s.src));
+            assert_eq!(seen, s.dsts.to_vec(), "{}", name(s.src));
         }
 
         // Pairs: one source per sending host, destinations in order of mention.
         let p = sources_from_pairs(&[(0, 1), (0, 2), (3, 1), (0, 1)]);
-        assert_eq!(p, vec![Source { src: 0, dsts: vec![1, 2] }, Source { src: 3, dsts: vec![1] }]);
+        assert_eq!(p, vec![Source { src: 0, dsts: Dsts::List(vec![1, 2]) }, Source { src: 3, dsts: Dsts::List(vec![1]) }]);
     }
 
     #[test]

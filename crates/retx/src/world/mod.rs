@@ -148,7 +148,11 @@ pub struct RunOutput {
     /// `[output] pools`: the watched hosts' NIC structures.
     pub pool_samples: Vec<PoolSample>,
     pub counters: Counters,
+    /// When the run stopped: its duration, or earlier when every finite flow finished (or a
+    /// PFC deadlock ended it).
     pub end: Time,
+    /// The duration the scenario asked for.
+    pub duration: Time,
     pub host_names: Vec<String>,
     /// Packets still in queues or on wires at the end.
     pub packets_in_flight: u64,
@@ -196,6 +200,32 @@ impl RunOutput {
     pub fn scheme_figure(&self, name: &str) -> Option<f64> {
         self.scheme_report.iter().find(|(n, _)| *n == name).map(|x| x.1)
     }
+
+    /// The finite flows that did not finish, and why, when some did not: a run that reports
+    /// only its finished flows must not look complete.
+    pub fn unfinished(&self) -> Option<Unfinished> {
+        let left: Vec<&FlowRecord> = self.flows.iter().filter(|f| f.size_bytes > 0 && f.finish.is_none()).collect();
+        if left.is_empty() {
+            return None;
+        }
+        let never_started = left.iter().filter(|f| f.start >= self.end).count();
+        let reason = match &self.pfc_deadlock {
+            Some(d) => format!("a PFC deadlock ended the run at {}", d.at),
+            None if self.end >= self.duration => format!("the run reached its duration ({}) first", self.duration),
+            None => format!("the run stopped at {}", self.end),
+        };
+        Some(Unfinished { count: left.len(), never_started, reason })
+    }
+}
+
+/// Finite flows a run did not finish ([`RunOutput::unfinished`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unfinished {
+    pub count: usize,
+    /// Of them, the ones whose start lies at or after the run's end.
+    pub never_started: usize,
+    /// Why, in words: "the run reached its duration (1ms) first", "a PFC deadlock ended ...".
+    pub reason: String,
 }
 
 pub struct Simulation<O: Observer = Quiet> {
@@ -780,6 +810,7 @@ impl<O: Observer> Simulation<O> {
             cc_samples: self.cc_samples,
             counters: c,
             end,
+            duration: self.end,
             host_names: self.host_names,
             packets_in_flight: self.ports.iter().map(|p| p.packets_held() as u64).sum::<u64>()
                 + self.nics.iter().map(|n| n.rx.waiting.len() as u64).sum::<u64>(),

@@ -1,0 +1,96 @@
+//! The `[nic]` section: packet size, ACK coalescing, host clocks, the receive pipeline's
+//! timing, and its checks.
+
+use super::Dur;
+use crate::sim::check::{range_f64, range_u32, Checked, FieldError};
+use crate::sim::units::Time;
+use serde::{Deserialize, Serialize};
+
+/// The largest host clock offset and offset spread: 1 s, far beyond any real NIC's, and small
+/// enough that offset plus spread stays inside the signed picoseconds a clock keeps.
+pub const MAX_CLOCK_OFFSET: Time = Time::from_ms(1000);
+/// The largest per-packet or per-swap time of the receive pipeline.
+pub const MAX_PIPELINE_TIME: Time = Time::from_ms(1);
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NicCfg {
+    /// Payload bytes per data packet.
+    pub mtu: u32,
+    /// Receiver ACK coalescing: one ACK per this many in-order data packets (and always on
+    /// the last packet of a message).
+    pub ack_interval: u32,
+    /// Every host clock's offset from true time (hardware timestamps read it).
+    pub clock_offset: Dur,
+    /// Every host clock's rate error in ppm (a 0.0025 % crystal is 25 ppm); default perfect.
+    pub clock_drift_ppm: f64,
+    /// Each host's offset is `clock_offset` plus its own uniform draw within +-this.
+    pub clock_offset_spread: Dur,
+    /// Each host's drift is `clock_drift_ppm` plus its own uniform draw within +-this many ppm.
+    /// Default: 25 ppm with `recovery = "stride"` (the paper's FPGA crystal error, 0.0025 %,
+    /// §IV.B), 0 otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub clock_drift_spread_ppm: Option<f64>,
+    /// The receive pipeline's time per packet: packets arriving faster wait in the NIC
+    /// (schemes may charge more per operation). Default 0: handled on arrival.
+    pub rx_latency: Dur,
+    /// Receive pipeline time to move one connection context into or out of the on-chip QP
+    /// cache (a miss that evicts moves two), before the packet that missed is handled.
+    /// Matters only with a QP cache (today `recovery.melo.qp_cache`). Default 0: free.
+    pub qp_swap_time: Dur,
+    /// Added per bitmap block the moved context carries (LEFT: 5 ns per block). Default 0.
+    pub qp_swap_per_block: Dur,
+    /// Which switch queue ACKs, NAKs and CNPs take: "control" (the highest priority, queue 0,
+    /// never paused: ns-3 `ACK_HIGH_PRIO 1`) or "data" (their flow's data class, buffered,
+    /// paused and counted like data: `ACK_HIGH_PRIO 0`, what ns-3 `run.py` writes for HPCC).
+    /// The NIC always sends them before data.
+    pub ack_class: AckClass,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AckClass {
+    #[default]
+    Control,
+    Data,
+}
+
+impl Default for NicCfg {
+    fn default() -> Self {
+        let zero = Dur(Time::ZERO);
+        NicCfg {
+            mtu: 1024,
+            ack_interval: 1,
+            clock_offset: zero,
+            clock_drift_ppm: 0.0,
+            clock_offset_spread: zero,
+            clock_drift_spread_ppm: None,
+            rx_latency: zero,
+            qp_swap_time: zero,
+            qp_swap_per_block: zero,
+            ack_class: AckClass::Control,
+        }
+    }
+}
+
+impl NicCfg {
+    /// Fields by their names within `[nic]`.
+    pub fn check(&self) -> Checked {
+        range_u32("mtu", self.mtu, 64, 9000)?;
+        range_u32("ack_interval", self.ack_interval, 1, 1 << 16)?;
+        for (field, t) in [("rx_latency", self.rx_latency.0), ("qp_swap_time", self.qp_swap_time.0), ("qp_swap_per_block", self.qp_swap_per_block.0)] {
+            if t > MAX_PIPELINE_TIME {
+                return Err(FieldError::new(field, format!("{t} is out of range (allowed 0ps..={MAX_PIPELINE_TIME})")));
+            }
+        }
+        if let Some(x) = self.clock_drift_spread_ppm {
+            range_f64("clock_drift_spread_ppm", x, 0.0, 1000.0)?;
+        }
+        for (field, t) in [("clock_offset", self.clock_offset.0), ("clock_offset_spread", self.clock_offset_spread.0)] {
+            if t > MAX_CLOCK_OFFSET {
+                return Err(FieldError::new(field, format!("{t} is out of range (allowed up to {MAX_CLOCK_OFFSET})")));
+            }
+        }
+        range_f64("clock_drift_ppm", self.clock_drift_ppm, -1000.0, 1000.0)
+    }
+}

@@ -1,0 +1,275 @@
+//! The `[output]` section: what a run writes besides its tables, and the one policy for every
+//! file a scenario names: it lies inside the output folder.
+//!
+//! A scenario file is something researchers share, so nothing in it may write outside the
+//! output folder or over the run's own results: a path it names (`fct_txt`, `pcap.file`) is
+//! relative, stays below the folder (no `..`, no absolute path, no leading `.`), has components
+//! a file system takes (at most 255 bytes, no control character), and is not one of the files
+//! the run writes itself ([`RUN_OUTPUTS`]). All of this is checked before the run starts, so a
+//! bad name costs no simulation time and leaves no half-written folder.
+
+use super::{Dur, ScenarioError};
+use crate::net::topology::Topology;
+use crate::sim::units::Time;
+use serde::{Deserialize, Serialize};
+
+fn err(field: impl Into<String>, msg: impl Into<String>) -> ScenarioError {
+    ScenarioError::new(field, msg)
+}
+
+/// The most sample intervals in a run's duration: every sampled series (receivers, watched
+/// queues and flows) gets a row per interval.
+pub const MAX_SAMPLES: u64 = 1_000_000;
+
+/// The files a run, a sweep point, a report or a reproduction writes into its output folder
+/// under fixed names (`python/retx`; `tests/python/test_output_policy.py` checks that every
+/// file a run writes is here or named by the scenario). A scenario may not name one of them.
+pub const RUN_OUTPUTS: &[&str] = &[
+    "flows.parquet",
+    "timeseries.parquet",
+    "queues.parquet",
+    "cc.parquet",
+    "pools.parquet",
+    "memory.parquet",
+    "summary.json",
+    "scenario.toml",
+    "throughput.png",
+    "fct_cdf.png",
+    "slowdown_by_size.png",
+    "queues.png",
+    "cc.png",
+    "pools.png",
+    "report.html",
+    "point.json",
+    "provenance.json",
+    "table.parquet",
+    "table.csv",
+    "plot.png",
+];
+
+/// The longest component of an output path (what Linux and macOS file systems take).
+pub const MAX_NAME_BYTES: usize = 255;
+/// The longest output path, and the most folders in it.
+pub const MAX_PATH_BYTES: usize = 1024;
+pub const MAX_PATH_DEPTH: usize = 8;
+
+/// Checks a path a scenario names for a file the run writes (`field` names it) and returns its
+/// components: relative to the output folder, below it, each component a plain name.
+pub fn output_path(field: &str, path: &str) -> Result<Vec<String>, ScenarioError> {
+    let refuse = |why: &str| Err(err(field, format!("{path:?} {why}")));
+    if path.is_empty() {
+        return refuse("is empty (name a file, e.g. \"trace.pcap\")");
+    }
+    if path.chars().any(char::is_control) {
+        return refuse("holds a control character (a NUL, a newline): not a file name");
+    }
+    if path.starts_with('/') || path.starts_with('~') || path.as_bytes().get(1) == Some(&b':') {
+        return refuse("is absolute: name a file inside the output folder (a relative path such as \"mix/fct.txt\")");
+    }
+    if path.contains('\\') {
+        return refuse("holds a '\\': separate folders with '/'");
+    }
+    if path.len() > MAX_PATH_BYTES {
+        return refuse(&format!("is {} bytes long (at most {MAX_PATH_BYTES})", path.len()));
+    }
+    let parts: Vec<&str> = path.split('/').collect();
+    if parts.len() > MAX_PATH_DEPTH {
+        return refuse(&format!("has {} components (at most {MAX_PATH_DEPTH})", parts.len()));
+    }
+    for part in &parts {
+        if part.is_empty() || *part == "." || *part == ".." {
+            return refuse("leaves the output folder or has an empty component: name a file inside it (no '..', no '//', no trailing '/')");
+        }
+        if part.starts_with('.') {
+            return refuse("has a component starting with '.' (hidden files are not written)");
+        }
+        if part.len() > MAX_NAME_BYTES {
+            return refuse(&format!("has a component of {} bytes (at most {MAX_NAME_BYTES})", part.len()));
+        }
+        if part.trim() != *part {
+            return refuse("has a component that starts or ends with a space");
+        }
+        if is_reserved_device(part) {
+            return refuse("names a device (CON, NUL, COM1, ...), not a file");
+        }
+    }
+    if RUN_OUTPUTS.contains(&parts[0]) {
+        return refuse(&format!("is one of the run's own outputs ({}); choose another name", parts[0]));
+    }
+    Ok(parts.into_iter().map(str::to_string).collect())
+}
+
+/// Windows device names, which no file may take on a shared drive.
+fn is_reserved_device(part: &str) -> bool {
+    let stem = part.split('.').next().unwrap_or("").to_ascii_uppercase();
+    matches!(stem.as_str(), "CON" | "PRN" | "AUX" | "NUL")
+        || (stem.len() == 4 && (stem.starts_with("COM") || stem.starts_with("LPT")) && stem.as_bytes()[3].is_ascii_digit())
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OutputCfg {
+    /// Interval of the receiver throughput time series.
+    pub sample_interval: Dur,
+    /// Also write the flows in the HPCC ns-3 simulator's `fct.txt` format: `true` for
+    /// `fct.txt` in the output folder, or a path relative to the output folder (an ns-3
+    /// config's `mix/fct.txt` goes to `<out>/mix/fct.txt`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fct_txt: Option<FctTxtCfg>,
+    /// Egress ports to sample every `sample_interval`, each written "A->B" (node A's port
+    /// toward node B): the bytes queued and the peak since the previous sample. Default none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub queues: Vec<String>,
+    /// Flows (by id, their order in the workload) whose sender's congestion control state is
+    /// sampled every `sample_interval`: pacing rate, window, bytes in flight. Default none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cc_flows: Vec<u32>,
+    /// Hosts whose NIC's shared on-chip structures are sampled every `sample_interval`: in use,
+    /// the peak since the previous sample and the capacity of each (MELO's receive and send
+    /// bits pools in blocks, the QP cache in contexts when it is bounded). Default none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pools: Vec<String>,
+    /// Write what some hosts send and receive as RoCEv2 frames into a pcap file (see
+    /// `wire::frame` for the layout). Default none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pcap: Option<PcapCfg>,
+}
+
+impl Default for OutputCfg {
+    fn default() -> Self {
+        OutputCfg { sample_interval: Dur(crate::sim::units::Time::from_us(100)), fct_txt: None, queues: Vec::new(), cc_flows: Vec::new(), pools: Vec::new(), pcap: None }
+    }
+}
+
+/// `[output] pcap`: the hosts whose packets are written, how many at most, and the file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PcapCfg {
+    /// Host names; each one's sent and received packets are written.
+    pub hosts: Vec<String>,
+    /// Records kept (the first ones); later packets are not written. Default 100000, at most
+    /// 10^7: the file is built in memory.
+    #[serde(default = "default_pcap_packets")]
+    pub max_packets: u64,
+    /// The file, relative to the output folder. Default "trace.pcap".
+    #[serde(default = "default_pcap_file")]
+    pub file: String,
+}
+
+/// Most records a pcap may hold (the file is built in memory: about 10 GB of 1 KB frames).
+pub const MAX_PCAP_PACKETS: u64 = 10_000_000;
+
+fn default_pcap_packets() -> u64 {
+    100_000
+}
+
+fn default_pcap_file() -> String {
+    "trace.pcap".into()
+}
+
+/// `[output] fct_txt`: on/off, or where the file goes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum FctTxtCfg {
+    On(bool),
+    Path(String),
+}
+
+impl FctTxtCfg {
+    /// The configured path (relative to the output folder), if the file is wanted.
+    pub fn path(&self) -> Option<&str> {
+        match self {
+            FctTxtCfg::On(true) => Some("fct.txt"),
+            FctTxtCfg::On(false) => None,
+            FctTxtCfg::Path(p) => Some(p),
+        }
+    }
+}
+
+impl OutputCfg {
+    /// `sample_interval` against the run's duration (fields by their full names).
+    pub fn check_sampling(&self, duration: Time) -> Result<(), ScenarioError> {
+        let interval = self.sample_interval.0;
+        if interval == Time::ZERO {
+            return Err(err("output.sample_interval", "must be greater than 0"));
+        }
+        let samples = duration.0 / interval.0;
+        if samples > MAX_SAMPLES {
+            let floor = Time(duration.0.div_ceil(MAX_SAMPLES));
+            return Err(err(
+                "output.sample_interval",
+                format!("{interval} gives {samples} samples in duration = {duration} (at most {MAX_SAMPLES}: allowed {floor} or more)"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The files this section names (`fct_txt`, `pcap.file`), each checked by
+    /// [`output_path`] and none inside another: (field, path).
+    pub fn files(&self) -> Result<Vec<(&'static str, String)>, ScenarioError> {
+        let mut named: Vec<(&'static str, Vec<String>)> = Vec::new();
+        if let Some(path) = self.fct_txt.as_ref().and_then(FctTxtCfg::path) {
+            named.push(("output.fct_txt", output_path("output.fct_txt", path)?));
+        }
+        if let Some(p) = &self.pcap {
+            named.push(("output.pcap.file", output_path("output.pcap.file", &p.file)?));
+        }
+        for (i, (field, path)) in named.iter().enumerate() {
+            for (other, before) in &named[..i] {
+                let (short, long) = if path.len() <= before.len() { (path, before) } else { (before, path) };
+                if long.starts_with(short) {
+                    return Err(err(*field, format!("{:?} collides with {other} ({:?}): two outputs cannot share a name", path.join("/"), before.join("/"))));
+                }
+            }
+        }
+        Ok(named.into_iter().map(|(f, p)| (f, p.join("/"))).collect())
+    }
+
+    /// The section against the network and the workload's flow count (when known): the files
+    /// it names, the pcap's hosts, the watched ports, hosts and flows.
+    pub fn check(&self, topo: &Topology, flows: Option<usize>) -> Result<(), ScenarioError> {
+        self.files()?;
+        if let Some(p) = &self.pcap {
+            pcap_hosts(topo, p)?;
+        }
+        watched_pools(topo, &self.pools)?;
+        watched_queues(topo, &self.queues)?;
+        if let Some(n) = flows {
+            watched_flows(&self.cc_flows, n)?;
+        }
+        Ok(())
+    }
+}
+
+/// Resolves `[output] queues`: each "A->B" names the egress port of node A toward node B.
+pub fn watched_queues(topo: &Topology, queues: &[String]) -> Result<Vec<(usize, usize)>, ScenarioError> {
+    queues.iter().enumerate().map(|(i, q)| super::topology::port(topo, q, &format!("output.queues[{i}]"))).collect()
+}
+
+/// Resolves `[output] pcap`: the node ids of its hosts, after checking every field.
+pub fn pcap_hosts(topo: &Topology, p: &PcapCfg) -> Result<Vec<usize>, ScenarioError> {
+    if p.hosts.is_empty() {
+        return Err(err("output.pcap.hosts", "name at least one host, e.g. [\"h0\"]"));
+    }
+    if !(1..=MAX_PCAP_PACKETS).contains(&p.max_packets) {
+        return Err(err("output.pcap.max_packets", format!("{} is out of range (allowed 1..={})", p.max_packets, MAX_PCAP_PACKETS)));
+    }
+    output_path("output.pcap.file", &p.file)?;
+    super::topology::host_list(topo, &p.hosts, "output.pcap.hosts")
+}
+
+/// Resolves `[output] pools`: the node ids of the hosts whose NIC pools are sampled.
+pub fn watched_pools(topo: &Topology, hosts: &[String]) -> Result<Vec<usize>, ScenarioError> {
+    super::topology::host_list(topo, hosts, "output.pools")
+}
+
+/// Checks `[output] cc_flows` against the workload's `flows` flows.
+pub fn watched_flows(ids: &[u32], flows: usize) -> Result<Vec<u32>, ScenarioError> {
+    for (i, &id) in ids.iter().enumerate() {
+        if id as usize >= flows {
+            let have = if flows == 0 { "the workload has no flows".to_string() } else { format!("flows are 0..={}", flows - 1) };
+            return Err(err(format!("output.cc_flows[{i}]"), format!("flow {id} does not exist ({have})")));
+        }
+    }
+    Ok(ids.to_vec())
+}

@@ -1,0 +1,410 @@
+//! The `[switch]` section: shared buffer, queues and their discipline, ECN, PFC and its
+//! watchdog, colour drop rules, the shaped queue, INT; and their checks.
+
+use super::{Bw, Dur, Scenario, ScenarioError, Size};
+use crate::net::topology::{NodeKind, Topology};
+use crate::sim::check::{fraction, range_f64, range_u32, timer, Checked};
+use crate::sim::units::Time;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+fn err(field: impl Into<String>, msg: impl Into<String>) -> ScenarioError {
+    ScenarioError::new(field, msg)
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SwitchCfg {
+    /// Shared packet buffer per switch. Default 12 MB, the Broadcom Trident II of the DCQCN
+    /// paper's testbed.
+    pub buffer: Size,
+    /// Egress dynamic threshold: a queue may grow to alpha x the free shared buffer.
+    pub dt_alpha: f64,
+    pub ecn: EcnCfg,
+    pub pfc: PfcCfg,
+    /// Egress queues per port, 1..=8: queue 0 carries control (ACK, NAK, CNP) at strict
+    /// priority, the others data (all data uses queue 1 until workloads carry priorities).
+    /// With 1, data shares queue 0 with control in one FIFO (still ECN-marked; no PFC).
+    pub queues: u32,
+    /// How data queues share a port: "strict-priority" or "drr" (deficit round robin).
+    pub discipline: DisciplineKind,
+    /// DRR quantum per visit (default one MTU-sized frame of 1500 B).
+    pub drr_quantum: Size,
+    /// In-band network telemetry: every switch appends a hop record (queue length, bytes
+    /// sent, time, link rate) to data packets at dequeue and receivers echo them in ACKs, for
+    /// congestion control that reads them (HPCC). On whenever `transport.cc = "hpcc"`.
+    pub int: bool,
+    /// Bytes the INT header adds to every data packet and every response while INT is on:
+    /// 5 hops x 8 B + a 2 B hop count (the HPCC ns-3 model's `IntHeader` and the paper's
+    /// 42 B). A response is then 14 + 20 + 12 + this = 88 B (ns-3's ACK with INT).
+    pub int_bytes: u32,
+    /// Drop profiles by packet colour (drop precedence), at enqueue: WRED, or a hard
+    /// threshold. The first rule that matches a packet applies. Default none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub wred: Vec<WredCfg>,
+    /// A shaped queue with a small buffer of its own on every switch port (ExpressPass's
+    /// credit queue). Default none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shaped: Option<ShapedCfg>,
+}
+
+/// `[switch] shaped`: egress queue `queue` of every switch port is served ahead of the other
+/// data queues at most at `share` of the link rate (or at `rate`), and holds at most `buffer`
+/// packets.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShapedCfg {
+    pub queue: u32,
+    /// A fraction of each port's link rate. Default (with no `rate`) 84 / (84 + 1538): the
+    /// share of ExpressPass's credits, an 84 B credit per 1538 B data frame (SIGCOMM '17).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share: Option<f64>,
+    /// Or an absolute rate, the same on every port.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Bw>,
+    /// Packets the queue holds; an arrival beyond is dropped. Default 8, a credit queue of a
+    /// few credits as in ExpressPass.
+    #[serde(default = "eight")]
+    pub buffer: u32,
+}
+
+fn eight() -> u32 {
+    8
+}
+
+/// ExpressPass's credit share of a link: 84 B credits per 84 + 1538 B (SIGCOMM '17, §3).
+pub const EXPRESSPASS_CREDIT_SHARE: f64 = 84.0 / (84.0 + 1538.0);
+
+/// One `[[switch.wred]]` rule: packets of `colour` (0 green, 1 yellow, 2 red) entering egress
+/// queue `class` (every data queue if absent) of ports of `rate` (every port if absent) are
+/// dropped above `threshold` bytes of queue ahead of them, or by WRED between `min` and `max`
+/// (probability rising to `pmax` at `max`, every packet above it).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WredCfg {
+    pub colour: u8,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate: Option<Bw>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<Size>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<Size>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<Size>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pmax: Option<f64>,
+}
+
+impl Default for SwitchCfg {
+    fn default() -> Self {
+        SwitchCfg {
+            buffer: Size(12_000_000),
+            dt_alpha: 1.0,
+            ecn: EcnCfg::default(),
+            pfc: PfcCfg::default(),
+            queues: 2,
+            discipline: DisciplineKind::StrictPriority,
+            drr_quantum: Size(1500),
+            int: false,
+            int_bytes: crate::transport::int::INT_HEADER_BYTES,
+            wred: Vec::new(),
+            shaped: None,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum DisciplineKind {
+    StrictPriority,
+    Drr,
+}
+
+/// RED/ECN marking on egress queues. Defaults: Kmin 5 KB and Pmax 1 % as in the DCQCN paper;
+/// Kmax 200 KB as commonly quoted from it (one DCQCN ns-3 validation uses 100 KB). The HPCC
+/// ns-3 configs scale Kmin/Kmax with link speed (100/400 KB per 25 Gbps, Pmax 0.2).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EcnCfg {
+    pub enabled: bool,
+    pub kmin: Size,
+    pub kmax: Size,
+    pub pmax: f64,
+    /// Profiles for egress ports of a given link rate, overriding kmin/kmax/pmax there (as the
+    /// HPCC ns-3 configs' `KMIN_MAP`, `KMAX_MAP`, `PMAX_MAP`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub per_link: Vec<EcnLinkCfg>,
+}
+
+impl Default for EcnCfg {
+    fn default() -> Self {
+        EcnCfg { enabled: true, kmin: Size(5_000), kmax: Size(200_000), pmax: 0.01, per_link: Vec::new() }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EcnLinkCfg {
+    pub rate: Bw,
+    pub kmin: Size,
+    pub kmax: Size,
+    pub pmax: f64,
+}
+
+/// Priority flow control on the data classes, per ingress queue: fixed XOFF/XON thresholds,
+/// or the dynamic threshold with reserve and headroom of the HPCC ns-3 switch MMU.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PfcCfg {
+    pub enabled: bool,
+    /// "fixed" (xoff/xon) or "dynamic" (reserve, headroom, shift, resume_offset).
+    pub mode: PfcMode,
+    pub xoff: Size,
+    pub xon: Size,
+    /// dynamic: bytes of every ingress (port, queue) not counted as shared. Default 4 KiB,
+    /// HPCC ns-3 `SwitchMmu::reserve`.
+    pub reserve: Size,
+    /// dynamic: RESUME once the shared bytes are this far below the threshold. Default 3 KiB,
+    /// HPCC ns-3 `SwitchMmu::resume_offset`.
+    pub resume_offset: Size,
+    /// Headroom per lossless ingress queue: "auto" (what each port's link needs: IEEE
+    /// 802.1Qbb Annex N, `net::headroom`), "off", or a size for every port. Absent: "off" in
+    /// mode "fixed" (the whole buffer shared, today's model), 3 x link rate x delay per port
+    /// in mode "dynamic" (HPCC ns-3 third.cc).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub headroom: Option<PfcHeadroom>,
+    /// dynamic: the threshold is (free buffer) >> shift at ports of the host link rate, one
+    /// less per doubling above it. Default 3 (1/8), HPCC ns-3 third.cc.
+    pub shift: u32,
+    /// A cycle of egress queues each paused without a break for this long is a deadlock: the
+    /// run ends and reports it. Default 2 ms: longer than a default 12 MB buffer takes to
+    /// drain at 50 Gbps (1.9 ms), so congestion that is draining is not mistaken for one;
+    /// switch PFC watchdogs (SONiC: 200 ms) are sized for wall-clock time, not millisecond
+    /// simulations.
+    pub deadlock_timeout: Dur,
+    /// Pause storms are judged per window of this length: a port paused for at least
+    /// `storm_fraction` of one is reported. Default 1 ms.
+    pub storm_window: Dur,
+    /// Default 0.9: a port paused 90 % of a window sends at a tenth of its rate, persistent
+    /// head-of-line blocking rather than a burst being absorbed.
+    pub storm_fraction: f64,
+}
+
+/// `switch.pfc.headroom`: "auto", "off" or a size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PfcHeadroom {
+    Auto,
+    Off,
+    Bytes(Size),
+}
+
+impl Serialize for PfcHeadroom {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            PfcHeadroom::Auto => s.serialize_str("auto"),
+            PfcHeadroom::Off => s.serialize_str("off"),
+            PfcHeadroom::Bytes(b) => b.serialize(s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for PfcHeadroom {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{self, Visitor};
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = PfcHeadroom;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("\"auto\", \"off\" or a size such as \"40KB\"")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<PfcHeadroom, E> {
+                match v {
+                    "auto" => Ok(PfcHeadroom::Auto),
+                    "off" => Ok(PfcHeadroom::Off),
+                    _ => match crate::sim::units::parse_size(v) {
+                        None => Err(E::custom(format!("{v:?} is not \"auto\", \"off\" or a size (use e.g. \"40KB\")"))),
+                        Some(b) if b > crate::sim::units::MAX_SIZE => Err(E::custom(format!("{v:?} is beyond the engine's range"))),
+                        Some(b) => Ok(PfcHeadroom::Bytes(Size(b))),
+                    },
+                }
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<PfcHeadroom, E> {
+                Err(E::custom(format!("{v} has no unit; expected \"auto\", \"off\" or a size such as \"40KB\"")))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<PfcHeadroom, E> {
+                Err(E::custom(format!("{v} has no unit; expected \"auto\", \"off\" or a size such as \"40KB\"")))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+impl Default for PfcCfg {
+    fn default() -> Self {
+        // Headroom for the bytes in flight after XOFF is the buffer above xoff; 256 KB per
+        // ingress queue leaves room for 100 Gbps x 2 x 2 us of wire plus a few MTUs.
+        PfcCfg {
+            enabled: false,
+            mode: PfcMode::Fixed,
+            xoff: Size(256_000),
+            xon: Size(224_000),
+            reserve: Size(4 * 1024),
+            resume_offset: Size(3 * 1024),
+            headroom: None,
+            shift: 3,
+            deadlock_timeout: Dur(Time::from_ms(2)),
+            storm_window: Dur(Time::from_ms(1)),
+            storm_fraction: 0.9,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PfcMode {
+    Fixed,
+    Dynamic,
+}
+
+impl SwitchCfg {
+    /// The whole section, once the network is known (dynamic PFC sets aside headroom per
+    /// port): fields by their full names (`switch.buffer`).
+    pub fn check(s: &Scenario, topo: &Topology) -> Checked {
+        let sw = &s.switch;
+        if sw.buffer.0 < 10_000 {
+            return Err(err("switch.buffer", format!("{} B is too small (at least 10KB)", sw.buffer.0)));
+        }
+        range_f64("switch.dt_alpha", sw.dt_alpha, 1.0 / 1024.0, 1024.0)?;
+        sw.ecn.check()?;
+        if sw.pfc.xon > sw.pfc.xoff {
+            return Err(err("switch.pfc.xon", "must not exceed switch.pfc.xoff"));
+        }
+        if sw.pfc.mode == PfcMode::Dynamic {
+            pfc_dynamic(s, topo)?;
+        }
+        sw.pfc.check_watchdog()?;
+        range_u32("switch.int_bytes", sw.int_bytes, 0, 1024)?;
+        range_u32("switch.queues", sw.queues, 1, crate::net::port::MAX_QUEUES as u32)?;
+        if sw.queues == 1 && sw.pfc.enabled {
+            return Err(err("switch.queues", "PFC needs at least 2 queues (queue 0, control, is never paused; with 1 queue data shares it)"));
+        }
+        if sw.drr_quantum.0 < 64 || sw.drr_quantum.0 > 1 << 20 {
+            return Err(err("switch.drr_quantum", format!("{} B is out of range (allowed 64B..=1MiB)", sw.drr_quantum.0)));
+        }
+        if let Some(x) = &sw.shaped {
+            x.check(sw.queues)?;
+        }
+        for (i, w) in sw.wred.iter().enumerate() {
+            wred_rule(w, i, sw.queues)?;
+        }
+        Ok(())
+    }
+}
+
+impl EcnCfg {
+    fn check(&self) -> Checked {
+        range_f64("switch.ecn.pmax", self.pmax, 0.0, 1.0)?;
+        if self.kmin > self.kmax {
+            return Err(err("switch.ecn.kmin", "must not exceed switch.ecn.kmax"));
+        }
+        for (i, e) in self.per_link.iter().enumerate() {
+            range_f64(&format!("switch.ecn.per_link[{i}].pmax"), e.pmax, 0.0, 1.0)?;
+            if e.kmin > e.kmax {
+                return Err(err(format!("switch.ecn.per_link[{i}].kmin"), "must not exceed kmax"));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl PfcCfg {
+    /// The PFC watchdog's settings: a deadlock timeout above 0, a storm window of at least a
+    /// timer's shortest period (the watchdog ticks once per window while a port is paused),
+    /// a storm fraction in (0, 1].
+    fn check_watchdog(&self) -> Checked {
+        if self.deadlock_timeout.0 == Time::ZERO {
+            return Err(err("switch.pfc.deadlock_timeout", "must be greater than 0"));
+        }
+        timer("switch.pfc.storm_window", self.storm_window.0)?;
+        fraction("switch.pfc.storm_fraction", self.storm_fraction)
+    }
+}
+
+impl ShapedCfg {
+    fn check(&self, queues: u32) -> Checked {
+        if queues < 2 {
+            return Err(err("switch.shaped.queue", "a shaped queue needs switch.queues >= 2 (queue 0 is control)"));
+        }
+        range_u32("switch.shaped.queue", self.queue, 1, queues - 1)?;
+        range_u32("switch.shaped.buffer", self.buffer, 1, 1 << 16)?;
+        match (self.share, self.rate) {
+            (Some(_), Some(_)) => Err(err("switch.shaped.rate", "give share (a fraction of the link rate) or rate, not both")),
+            (Some(f), None) if !(f > 0.0 && f <= 1.0) => Err(err("switch.shaped.share", format!("{f} is out of range (allowed above 0, up to 1)"))),
+            (None, Some(r)) if r.0.bps() == 0 => Err(err("switch.shaped.rate", "must be greater than 0")),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Checks one `[[switch.wred]]` rule: a colour, an optional data queue, and either a
+/// threshold or a WRED ramp.
+fn wred_rule(w: &WredCfg, i: usize, queues: u32) -> Result<(), ScenarioError> {
+    let field = |name: &str| format!("switch.wred[{i}].{name}");
+    range_u32(&field("colour"), w.colour as u32, 0, 2)?;
+    if let Some(c) = w.class {
+        if queues < 2 {
+            return Err(err(field("class"), "with switch.queues = 1 there is no data queue to name; leave class out"));
+        }
+        range_u32(&field("class"), c as u32, 1, queues - 1)?;
+    }
+    match (w.threshold, w.min, w.max, w.pmax) {
+        (Some(_), None, None, None) => {}
+        (Some(_), ..) => return Err(err(field("threshold"), "give threshold, or min, max and pmax (WRED), not both")),
+        (None, Some(min), Some(max), Some(pmax)) => {
+            range_f64(&field("pmax"), pmax, 0.0, 1.0)?;
+            if min > max {
+                return Err(err(field("min"), "must not exceed max"));
+            }
+        }
+        (None, min, max, _) => {
+            let missing = if min.is_none() { "min" } else if max.is_none() { "max" } else { "pmax" };
+            return Err(err(field(missing), "a rule needs threshold = \"8KB\", or min, max and pmax (WRED)"));
+        }
+    }
+    Ok(())
+}
+
+/// Checks `[switch] pfc` in mode "dynamic": its ranges, and that every switch keeps some shared
+/// buffer after its ports' headroom and reserves.
+fn pfc_dynamic(s: &Scenario, topo: &Topology) -> Result<(), ScenarioError> {
+    let sw = &s.switch;
+    let p = &sw.pfc;
+    if !p.enabled {
+        return Err(err("switch.pfc.mode", "\"dynamic\" needs enabled = true (allowed modes: \"fixed\", \"dynamic\")"));
+    }
+    range_u32("switch.pfc.shift", p.shift, 0, 16)?;
+    if p.resume_offset.0 > sw.buffer.0 {
+        return Err(err("switch.pfc.resume_offset", "must not exceed switch.buffer"));
+    }
+    let headroom = super::lossless::headroom(s).unwrap_or(crate::net::headroom::Headroom::Ns3);
+    let d = crate::net::switch::DynamicPfc { reserve: p.reserve.0, resume_offset: p.resume_offset.0, headroom, shift: p.shift };
+    for (n, node) in topo.nodes.iter().enumerate() {
+        if node.kind != NodeKind::Switch {
+            continue;
+        }
+        // Checked: a headroom or reserve near the largest size must not wrap into a small sum.
+        let set_aside = topo
+            .links
+            .iter()
+            .filter(|l| l.a == n || l.b == n)
+            .try_fold(0u64, |sum, l| d.headroom_for(l.rate, l.delay).checked_add(d.reserve).and_then(|x| sum.checked_add(x)))
+            .unwrap_or(u64::MAX);
+        if set_aside >= sw.buffer.0 {
+            let field = if p.headroom.is_some() { "switch.pfc.headroom" } else { "switch.pfc.reserve" };
+            return Err(err(field, format!("switch {:?} sets aside {set_aside} B of headroom and reserve for its ports, not less than switch.buffer ({} B)", node.name, sw.buffer.0)));
+        }
+    }
+    Ok(())
+}

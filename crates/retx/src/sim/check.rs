@@ -1,0 +1,159 @@
+//! Checking configuration values where they are defined: the error that names a field, and the
+//! range checks every section's `check` is written with. It lives in `sim/` so that each layer's
+//! parameters (a transport's `GbnParams`, the switch's settings) carry their own checks beside
+//! their definition, and a new scheme's section brings its checks with it.
+//!
+//! A section checks its fields by their names within it (`rto`); the caller places the error in
+//! the scenario with [`FieldError::within`] (`recovery.gbn.rto`).
+
+use super::units::{Rate, Time};
+use std::fmt;
+
+/// A value the scenario (or an input file) gets wrong: the dotted path of the field and what is
+/// wrong with it. Displayed as one line, `field: message`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FieldError {
+    pub field: String,
+    pub message: String,
+}
+
+impl FieldError {
+    /// `message` is made one line here (control characters escaped), so no error can span two
+    /// lines whatever text it quotes.
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        FieldError { field: one_line(field.into()), message: one_line(message.into()) }
+    }
+
+    /// The error of a field checked within `section`: `rto` within `recovery.gbn` is
+    /// `recovery.gbn.rto`.
+    pub fn within(mut self, section: &str) -> Self {
+        self.field = match (section.is_empty(), self.field.is_empty()) {
+            (true, _) => self.field,
+            (false, true) => section.to_string(),
+            (false, false) => format!("{section}.{}", self.field),
+        };
+        self
+    }
+}
+
+impl fmt::Display for FieldError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.field.is_empty() { write!(f, "{}", self.message) } else { write!(f, "{}: {}", self.field, self.message) }
+    }
+}
+
+impl std::error::Error for FieldError {}
+
+/// What a section's check returns.
+pub type Checked = Result<(), FieldError>;
+
+/// Text with every control character (a newline, a NUL) written as an escape, so it stays on
+/// one line; other text is unchanged.
+pub fn one_line(text: String) -> String {
+    if !text.chars().any(char::is_control) {
+        return text;
+    }
+    text.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect()
+}
+
+/// A path as an error message shows it: as written when it is plain text, else quoted with
+/// escapes (`"a\nb"`), so a name holding a newline cannot break the one-line rule.
+pub fn shown(path: &std::path::Path) -> String {
+    match path.to_str() {
+        Some(s) if !s.chars().any(char::is_control) && !s.is_empty() && s.trim() == s => s.to_string(),
+        _ => format!("{:?}", path.as_os_str()),
+    }
+}
+
+/// The shortest period of a timer that re-arms itself (retransmission timeouts, DCQCN's rate
+/// and alpha timers, the PFC watchdog's window, a background source's rate draws): at most a
+/// thousand expiries per simulated millisecond each. Every such timer in the schemes' papers
+/// and the HPCC ns-3 configs is 1 us or longer; a picosecond timer would make a run tick for
+/// hours without moving a packet.
+pub const MIN_TIMER: Time = Time::from_us(1);
+
+pub fn range_u32(field: &str, v: u32, lo: u32, hi: u32) -> Checked {
+    if v < lo || v > hi {
+        return Err(FieldError::new(field, format!("{v} is out of range (allowed {lo}..={hi})")));
+    }
+    Ok(())
+}
+
+pub fn range_u64(field: &str, v: u64, lo: u64, hi: u64) -> Checked {
+    if v < lo || v > hi {
+        return Err(FieldError::new(field, format!("{v} is out of range (allowed {lo}..={hi})")));
+    }
+    Ok(())
+}
+
+/// `lo..=hi`; NaN is out of every range.
+pub fn range_f64(field: &str, v: f64, lo: f64, hi: f64) -> Checked {
+    if !(v >= lo && v <= hi) {
+        return Err(FieldError::new(field, format!("{v} is out of range (allowed {lo}..={hi})")));
+    }
+    Ok(())
+}
+
+/// A share or gain in (0, 1].
+pub fn fraction(field: &str, v: f64) -> Checked {
+    if !(v > 0.0 && v <= 1.0) {
+        return Err(FieldError::new(field, format!("{v} is out of range (allowed above 0, up to 1)")));
+    }
+    Ok(())
+}
+
+pub fn positive_time(field: &str, t: Time) -> Checked {
+    if t == Time::ZERO {
+        return Err(FieldError::new(field, "must be greater than 0"));
+    }
+    Ok(())
+}
+
+pub fn positive_rate(field: &str, r: Rate) -> Checked {
+    if r.0 == 0 {
+        return Err(FieldError::new(field, "must be greater than 0"));
+    }
+    Ok(())
+}
+
+/// The period of a timer that re-arms itself: at least [`MIN_TIMER`].
+pub fn timer(field: &str, t: Time) -> Checked {
+    positive_time(field, t)?;
+    if t < MIN_TIMER {
+        return Err(FieldError::new(field, format!("{t} is below the shortest timer period, {MIN_TIMER} (at most 1000 expiries per simulated ms)")));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_are_placed_within_their_section_and_stay_on_one_line() {
+        let e = FieldError::new("rto", "must be greater than 0").within("recovery.gbn");
+        assert_eq!(e.to_string(), "recovery.gbn.rto: must be greater than 0");
+        assert_eq!(FieldError::new("", "x").within("cc.dcqcn").to_string(), "cc.dcqcn: x");
+        assert_eq!(FieldError::new("a", "x").within("").to_string(), "a: x");
+        assert_eq!(FieldError::new("a\nb", "c\u{0}d\re").to_string(), "a\\nb: c\\u{0}d\\re");
+        assert_eq!(shown(std::path::Path::new("data/x.txt")), "data/x.txt");
+        assert_eq!(shown(std::path::Path::new("we\nird")), "\"we\\nird\"");
+        assert_eq!(shown(std::path::Path::new(" lead")), "\" lead\"");
+    }
+
+    #[test]
+    fn ranges_refuse_their_edges_and_nan() {
+        assert!(range_u32("f", 3, 3, 5).is_ok() && range_u32("f", 5, 3, 5).is_ok());
+        assert_eq!(range_u32("f", 2, 3, 5).unwrap_err().to_string(), "f: 2 is out of range (allowed 3..=5)");
+        assert!(range_u32("f", 6, 3, 5).is_err());
+        assert!(range_u64("f", u64::MAX, 0, u64::MAX - 1).is_err());
+        assert!(range_f64("f", 1.0, 0.0, 1.0).is_ok() && range_f64("f", f64::NAN, 0.0, 1.0).is_err());
+        assert!(range_f64("f", f64::INFINITY, 0.0, 1.0).is_err() && range_f64("f", -0.1, 0.0, 1.0).is_err());
+        assert!(fraction("f", 1.0).is_ok() && fraction("f", 0.0).is_err() && fraction("f", f64::NAN).is_err() && fraction("f", 1.5).is_err());
+        assert!(positive_time("f", Time(1)).is_ok() && positive_time("f", Time::ZERO).is_err());
+        assert!(positive_rate("f", Rate(1)).is_ok() && positive_rate("f", Rate(0)).is_err());
+        assert!(timer("f", MIN_TIMER).is_ok());
+        assert_eq!(timer("f", Time(999_999)).unwrap_err().to_string(), "f: 999999ps is below the shortest timer period, 1us (at most 1000 expiries per simulated ms)");
+        assert_eq!(timer("f", Time::ZERO).unwrap_err().to_string(), "f: must be greater than 0");
+    }
+}
