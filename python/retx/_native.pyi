@@ -10,7 +10,7 @@ from typing import Callable, Optional, TypedDict, Union
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["ScenarioError", "PanicException", "last_panic", "resolve", "run", "hw_trace", "hpcc_config", "memory_table", "schema", "warnings"]
+__all__ = ["ScenarioError", "PanicException", "last_panic", "resolve", "run", "hw_trace", "hpcc_config", "memory_table", "schema", "warnings", "output_files", "check_nesting"]
 
 # Names with a leading underscore exist only here, for the annotations (stubtest skips them).
 
@@ -30,8 +30,9 @@ class _RunResult(TypedDict):
     # qp_swaps, bad_deliveries, background_sent/dropped/delivered ([[background]] packets;
     # background_dropped is part of drops_buffer), the recovery scheme's own figures (e.g.
     # melo_rx_pool_peak), sized_for_bandwidth_gbps, sized_for_rtt_us,
-    # onchip_per_connection/shared/total_bytes, flows, flows_completed; warnings (list of
-    # str: see `warnings`), pfc_deadlock (None, or {detected_at_us, ports: [{port, node,
+    # onchip_per_connection/shared/total_bytes, flows, flows_completed, unfinished_flows (None,
+    # or {count, never_started, reason}: finite flows that did not finish, and why); warnings
+    # (list of str: see `warnings`), pfc_deadlock (None, or {detected_at_us, ports: [{port, node,
     # peer, link}]}: the run ended there), pfc_storms ([{port, node, peer, link, first_at_us,
     # windows, max_paused_fraction}]).
     summary: dict[str, Union[str, int, float, None, list[str], list[dict[str, Union[str, int, float]]], dict[str, object]]]
@@ -40,6 +41,7 @@ class _RunResult(TypedDict):
     fct_txt: Optional[str]  # the HPCC ns-3 fct.txt lines, when [output] fct_txt asks for them
     pcap: Optional[bytes]  # the libpcap file, when [output] pcap asks for one
     pcap_file: Optional[str]  # its file name, relative to the output folder ([output] pcap.file)
+    fct_txt_file: Optional[str]  # fct.txt's path relative to the output folder ([output] fct_txt)
 
 class ScenarioError(ValueError):
     """A scenario failed validation; str() is one line naming the field."""
@@ -55,6 +57,14 @@ def resolve(toml_text: str, base_dir: str = ".") -> str:
 def warnings(toml_text: str, base_dir: str = ".") -> list[str]:
     """What a valid scenario cannot do as it seems to ask (PFC that cannot be lossless), one
     line each naming the field; empty when nothing. Raises ScenarioError on a bad scenario."""
+
+def output_files() -> list[str]:
+    """The file names a run, sweep point, report or reproduction writes into its output folder
+    under fixed names; a scenario may not name one of them."""
+
+def check_nesting(toml_text: str) -> None:
+    """Raise ScenarioError when TOML text nests tables and arrays deeper than any reader should
+    recurse (about 80 levels)."""
 
 def hpcc_config(path: str) -> str:
     """Read an HPCC ns-3 simulator config file (`KEY value` lines) and return the scenario as

@@ -15,7 +15,8 @@ from retx.memory import memory_table
 from retx.report import ReportError, write_report
 from retx.plots import plot_cc, plot_fct_cdf, plot_pools, plot_queues, plot_slowdown_by_size, plot_throughput
 from retx.provenance import version
-from retx.results import FLOWS_FILE, SUMMARY_FILE
+from retx.output import OutputError, check_target, staged
+from retx.results import Results
 from retx.runner import run as run_scenario
 from retx.scenario import Scenario
 from retx.sweep import EXECUTORS, SWEEP_TABLE, parse_set_option
@@ -81,25 +82,15 @@ def run(
     scenario = _load_one(file)
     if seed is not None:
         scenario = scenario.with_overrides({"seed": seed})
-    if out is not None and not force:
-        _refuse_to_overwrite(out)
+    out_dir = out or Path("results") / scenario.name
+    check_target(out_dir, force or out is None)
     _print_warnings(scenario)
     results = run_scenario(scenario, progress=not quiet)
-    out_dir = results.save(out or Path("results") / scenario.name)
-    plot_throughput(results.timeseries, out_dir / "throughput.png", title=scenario.name)
-    some_finished = results.fct_stats()["flows_finished"] > 0
-    for name, plot in {FCT_CDF_PLOT: plot_fct_cdf, SLOWDOWN_BY_SIZE_PLOT: plot_slowdown_by_size}.items():
-        if some_finished:
-            plot(results.flows, out_dir / name, title=scenario.name)
-        else:
-            (out_dir / name).unlink(missing_ok=True)  # --force: not one from an earlier run
-    watched = {QUEUES_PLOT: (plot_queues, results.queues), CC_PLOT: (plot_cc, results.cc),
-               POOLS_PLOT: (plot_pools, results.pools)}
-    for name, (draw, table) in watched.items():
-        if table is not None and table.height:
-            draw(table, out_dir / name, title=scenario.name)
-        else:
-            (out_dir / name).unlink(missing_ok=True)
+    # Everything is written into a temporary folder beside the output folder, which replaces
+    # it at the end: a failure part-way leaves the old results or none.
+    with staged(out_dir) as folder:
+        results.write(folder)
+        _write_plots(results, folder, scenario.name)
     if results.fct_txt is not None:
         print(f"wrote {results.fct_txt_target(out_dir)}")
     if results.pcap is not None:
@@ -114,7 +105,33 @@ def run(
     if deadlock:
         links = ", ".join(port["link"] for port in deadlock["ports"])
         print(f"PFC deadlock at {deadlock['detected_at_us']:.3f} us, the run ended there: {links}")
+    _warn_unfinished(results.summary)
     print(f"wrote {out_dir}/")
+
+
+def _write_plots(results: Results, folder: Path, title: str) -> None:
+    plot_throughput(results.timeseries, folder / "throughput.png", title=title)
+    if results.fct_stats()["flows_finished"] > 0:
+        plot_fct_cdf(results.flows, folder / FCT_CDF_PLOT, title=title)
+        plot_slowdown_by_size(results.flows, folder / SLOWDOWN_BY_SIZE_PLOT, title=title)
+    watched = {QUEUES_PLOT: (plot_queues, results.queues), CC_PLOT: (plot_cc, results.cc),
+               POOLS_PLOT: (plot_pools, results.pools)}
+    for name, (draw, table) in watched.items():
+        if table is not None and table.height:
+            draw(table, folder / name, title=title)
+
+
+def _warn_unfinished(summary: dict[str, Any]) -> None:
+    """A run whose finite flows did not all finish says so: its tables hold only the finished
+    ones' FCTs, which alone would look like a complete result."""
+    unfinished = summary.get("unfinished_flows")
+    if not unfinished:
+        return
+    count, total = unfinished["count"], summary.get("flows", unfinished["count"])
+    late = unfinished.get("never_started", 0)
+    never = f", {late} of them never started" if late else ""
+    print(f"retx: warning: {count} of {total} flows did not finish ({unfinished['reason']}{never}); "
+          "their FCTs are missing from the results", file=sys.stderr)
 
 
 def _print_warnings(scenario: Scenario) -> None:
@@ -228,12 +245,20 @@ def memory(
 def main() -> None:
     try:
         app()
-    except (ScenarioError, UserError, ReportError, reproduce.UnknownReproduction) as error:
-        print(f"retx: error: {error}", file=sys.stderr)
+    except (ScenarioError, UserError, ReportError, OutputError, reproduce.UnknownReproduction) as error:
+        print(f"retx: error: {_one_line(str(error))}", file=sys.stderr)
         sys.exit(USER_ERROR_STATUS)
     except (Exception, PanicException) as error:  # noqa: BLE001 - a bug: one line, never a traceback
-        print(f"retx: internal error: {_describe_bug(error)} (a bug in retx; please report it)", file=sys.stderr)
+        print(f"retx: internal error: {_one_line(_describe_bug(error))} (a bug in retx; please report it)", file=sys.stderr)
         sys.exit(INTERNAL_ERROR_STATUS)
+
+
+def _one_line(text: str) -> str:
+    """Control characters (a newline in a quoted name) escaped: an error is always one line,
+    whatever its message quotes."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 def _describe_bug(error: BaseException) -> str:
@@ -253,13 +278,6 @@ def _load_one(file: Path) -> Scenario:
     if SWEEP_TABLE in scenario.data:
         raise UserError(f"{SWEEP_TABLE}: {file} declares a grid; run it with `retx sweep {file}`")
     return scenario
-
-
-def _refuse_to_overwrite(out: Path) -> None:
-    if out.exists() and not out.is_dir():
-        raise UserError(f"--out {out}: is a file, not a folder")
-    if (out / SUMMARY_FILE).exists() or (out / FLOWS_FILE).exists():
-        raise UserError(f"--out {out}: already holds results; pass --force to overwrite them")
 
 
 def _format_summary(summary: dict[str, Any]) -> str:

@@ -13,6 +13,7 @@ import polars as pl
 
 from retx import _native
 from retx.metrics import fct_stats, finished_flows
+from retx.output import FLOWS_FILE, SUMMARY_FILE, inside, staged
 from retx.provenance import write_parquet
 
 _SCHEMA = _native.schema()
@@ -46,12 +47,10 @@ def describe(table: str) -> pl.DataFrame:
     )
 
 
-FLOWS_FILE = "flows.parquet"
 TIMESERIES_FILE = "timeseries.parquet"
 QUEUES_FILE = "queues.parquet"
 CC_FILE = "cc.parquet"
 POOLS_FILE = "pools.parquet"
-SUMMARY_FILE = "summary.json"
 SCENARIO_FILE = "scenario.toml"
 MEMORY_FILE = "memory.parquet"
 FCT_TXT_FILE = "fct.txt"
@@ -67,9 +66,9 @@ class Results:
     # link x longest base RTT, one connection per flow): see `retx memory`.
     memory: pl.DataFrame
     # The flows in the HPCC ns-3 simulator's fct.txt format, when `[output] fct_txt` asks for
-    # it, and the file it asked for (None: fct.txt in the output folder).
+    # it, and its path relative to the output folder (checked by the core before the run).
     fct_txt: Optional[str] = None
-    fct_txt_file: Optional[Path] = None
+    fct_txt_file: Optional[str] = None
     # The ports `[output] queues` watches, sampled with the time series (no rows without).
     queues: Optional[pl.DataFrame] = None
     # The flows `[output] cc_flows` watches: their senders' rate, window and bytes in flight.
@@ -85,8 +84,7 @@ class Results:
     pcap_file: Optional[str] = None
 
     @classmethod
-    def from_native(cls, raw: Mapping[str, Any], fct_txt_file: Optional[Path] = None,
-                    provenance: Optional[dict[str, Any]] = None) -> Results:
+    def from_native(cls, raw: Mapping[str, Any], provenance: Optional[dict[str, Any]] = None) -> Results:
         return cls(
             flows=frame(raw["flows"], "flows"),
             timeseries=frame(raw["timeseries"], "timeseries"),
@@ -94,7 +92,7 @@ class Results:
             resolved=raw["resolved"],
             memory=frame(raw["memory"], "memory"),
             fct_txt=raw.get("fct_txt"),
-            fct_txt_file=fct_txt_file,
+            fct_txt_file=raw.get("fct_txt_file"),
             queues=frame(raw["queues"], "queues"),
             cc=frame(raw["cc"], "cc"),
             pools=frame(raw["pools"], "pools"),
@@ -104,12 +102,9 @@ class Results:
         )
 
     def fct_txt_target(self, out_dir: str | Path) -> Path:
-        """Where `save` writes fct.txt: the configured file, or the output folder (same file
-        name) when the configured file's folder does not exist."""
-        wanted = self.fct_txt_file
-        if wanted is not None and wanted.parent.is_dir():
-            return wanted
-        return Path(out_dir) / (wanted.name if wanted is not None else FCT_TXT_FILE)
+        """Where `save` writes fct.txt: `[output] fct_txt` (or an ns-3 config's
+        `FCT_OUTPUT_FILE`) inside the output folder, keeping its relative form."""
+        return inside(Path(out_dir), self.fct_txt_file or FCT_TXT_FILE)
 
     @property
     def name(self) -> str:
@@ -122,7 +117,16 @@ class Results:
 
     def save(self, out_dir: str | Path) -> Path:
         """Write the tables, summary.json (the run's summary plus "fct" statistics and
-        "provenance") and the resolved scenario into `out_dir`."""
+        "provenance") and the resolved scenario into `out_dir`, whole: into a temporary folder
+        beside it that then replaces it (`retx.output.staged`), so a failure leaves the old
+        folder as it was."""
+        out_dir = Path(out_dir)
+        with staged(out_dir) as temp:
+            self.write(temp)
+        return out_dir
+
+    def write(self, out_dir: str | Path) -> Path:
+        """Write what `save` does into an existing folder, in place."""
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
         record = self.provenance
@@ -139,14 +143,14 @@ class Results:
         if self.pools is not None:
             write_parquet(self.pools, out_dir / POOLS_FILE, record)
         if self.fct_txt is not None:
-            self.fct_txt_target(out_dir).write_text(self.fct_txt)
+            _write_file(self.fct_txt_target(out_dir), self.fct_txt.encode())
         if self.pcap is not None:
-            self.pcap_target(out_dir).write_bytes(self.pcap)
+            _write_file(self.pcap_target(out_dir), self.pcap)
         return out_dir
 
     def pcap_target(self, out_dir: str | Path) -> Path:
-        """Where `save` writes the pcap: `[output] pcap.file` under the output folder."""
-        return Path(out_dir) / (self.pcap_file or "trace.pcap")
+        """Where `save` writes the pcap: `[output] pcap.file` inside the output folder."""
+        return inside(Path(out_dir), self.pcap_file or "trace.pcap")
 
     @classmethod
     def load(cls, out_dir: str | Path) -> Results:
@@ -180,6 +184,12 @@ class Results:
         """Finished flows, all flows, and the finished flows' mean FCT as text."""
         done = finished_flows(self.flows)
         return done.height, self.flows.height, _format_us(_as_float(done["fct_us"].mean()))
+
+
+def _write_file(path: Path, content: bytes) -> None:
+    """A file a scenario named, in a folder of its own if its name has one (`mix/fct.txt`)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(content)
 
 
 def _read_or_empty(path: Path, table: str) -> pl.DataFrame:

@@ -79,9 +79,7 @@ def shows_live_progress(console: Console) -> bool:
 def _simulate(scenario: Scenario, progress: Optional[ProgressCallback]) -> Results:
     started = utc_now()
     raw = _native.run(scenario.text, str(scenario.base_dir), progress)
-    wanted = scenario.data.get("output", {}).get("fct_txt")
-    fct_txt_file = scenario.base_dir / wanted if isinstance(wanted, str) else None
-    return Results.from_native(raw, fct_txt_file, provenance(raw["resolved"], started))
+    return Results.from_native(raw, provenance(raw["resolved"], started))
 
 
 def _as_scenario(scenario: ScenarioLike) -> Scenario:

@@ -13,6 +13,7 @@ import tomli_w
 
 from retx import _native
 from retx._native import ScenarioError
+from retx.output import shown
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -127,21 +128,22 @@ def check_name(name: str) -> str:
 def _read_text(path: Path) -> str:
     """A scenario file's text: a regular UTF-8 file of at most MAX_SCENARIO_BYTES, without a
     byte order mark."""
+    name = shown(path)
     try:
         if path.exists() and not path.is_dir() and not path.is_file():
-            raise ScenarioError(f"{path}: not a regular file (a device, pipe or socket)")
+            raise ScenarioError(f"{name}: not a regular file (a device, pipe or socket)")
         size = path.stat().st_size
         if size > MAX_SCENARIO_BYTES:
-            raise ScenarioError(f"{path}: {size} bytes, above the limit of {MAX_SCENARIO_BYTES} bytes for a scenario file")
+            raise ScenarioError(f"{name}: {size} bytes, above the limit of {MAX_SCENARIO_BYTES} bytes for a scenario file")
         return path.read_text(encoding="utf-8").removeprefix("\ufeff")
     except FileNotFoundError:
-        raise ScenarioError(f"{path}: no such file") from None
+        raise ScenarioError(f"{name}: no such file") from None
     except IsADirectoryError:
-        raise ScenarioError(f"{path}: is a directory, not a scenario file") from None
+        raise ScenarioError(f"{name}: is a directory, not a scenario file") from None
     except UnicodeDecodeError:
-        raise ScenarioError(f"{path}: not UTF-8 text") from None
+        raise ScenarioError(f"{name}: not UTF-8 text") from None
     except OSError as error:
-        raise ScenarioError(f"{path}: cannot read ({error.strerror})") from None
+        raise ScenarioError(f"{name}: cannot read ({error.strerror})") from None
 
 
 _HPCC_LINE = re.compile(r"[A-Z][A-Z0-9_]*\s+[^=\s]")
@@ -153,7 +155,14 @@ def _looks_like_hpcc_config(text: str) -> bool:
 
 
 def _parse(text: str, origin: str) -> dict[str, Any]:
+    # Nesting is bounded first, by the core's parser: tomllib recurses per level and a few
+    # hundred levels raise RecursionError.
+    try:
+        _native.check_nesting(text)
+    except ScenarioError as error:
+        message = str(error)
+        raise ScenarioError(message if not message.startswith("is nested") else f"{shown(origin)}: {message}") from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
-        raise ScenarioError(f"{origin}: invalid TOML: {error}") from None
+        raise ScenarioError(f"{shown(origin)}: invalid TOML: {error}") from None

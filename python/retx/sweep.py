@@ -40,7 +40,7 @@ import time
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Optional, Sequence, Union
 
@@ -52,7 +52,7 @@ from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, T
 from retx._native import ScenarioError
 from retx.metrics import run_metrics
 from retx.provenance import provenance, scenario_hash, utc_now, write_parquet
-from retx.results import FLOWS_FILE
+from retx.output import FLOWS_FILE, inside
 from retx.scenario import Scenario
 from retx.runner import shows_live_progress
 
@@ -279,7 +279,9 @@ class _Sweep:
             shutil.rmtree(temp, ignore_errors=True)
             temp.mkdir()
             for file_name, content in files.items():
-                (temp / file_name).write_bytes(content)
+                target = inside(temp, file_name)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(content)
             (temp / POINT_FILE).write_text(json.dumps({"hash": name, **outcome}, indent=2) + "\n")
             _fsync_dir_files(temp)
             os.replace(temp, self.points_dir / name)
@@ -370,11 +372,11 @@ def run_point(text: str, base_dir: str) -> Outcome:
     started = time.monotonic()
     try:
         results = _simulate(Scenario(text, base_dir=base_dir), None)
-        # fct.txt, if asked for, stays inside the point's folder.
-        results = replace(results, fct_txt_file=None)
         with tempfile.TemporaryDirectory(prefix="retx-point-") as temp:
-            results.save(temp)
-            files = {path.name: path.read_bytes() for path in Path(temp).iterdir()}
+            results.write(temp)
+            # Relative names with '/' (an fct.txt under mix/), checked again when written.
+            files = {path.relative_to(temp).as_posix(): path.read_bytes()
+                     for path in sorted(Path(temp).rglob("*")) if path.is_file()}
         return {"status": "done", "error": None, "wall_seconds": time.monotonic() - started,
                 "files": files}
     except (Exception, BaseException) as error:  # pyo3's PanicException is a BaseException
@@ -566,8 +568,10 @@ def _atomic_parquet(frame: pl.DataFrame, path: Path, record: dict[str, Any]) -> 
 
 
 def _fsync_dir_files(folder: Path) -> None:
-    """Flush a finished point's files before the rename makes it count as done."""
-    for path in folder.iterdir():
-        with open(path, "rb") as handle:
-            os.fsync(handle.fileno())
+    """Flush a finished point's files (in subfolders too: `mix/fct.txt`) before the rename
+    makes it count as done."""
+    for path in folder.rglob("*"):
+        if path.is_file():
+            with open(path, "rb") as handle:
+                os.fsync(handle.fileno())
 

@@ -17,8 +17,9 @@ from retx._native import PanicException
 BAD = REPO / "tests" / "bad"
 CASES = sorted(p.name for p in BAD.iterdir() if p.suffix in (".toml", ".txt") and p.is_file())
 # What an error line starts with: the field's dotted path (topology.file, loss[1].rate), an HPCC
-# config key (CC_MODE), or for text that is not TOML at all, the file.
-FIELD = re.compile(r"retx: error: ([a-z_][a-z0-9_-]*(\[\d+\])?(\.[a-z_][a-z0-9_-]*(\[\d+\])?)*|[A-Z][A-Z0-9_]*|[\w.-]+\.toml): ")
+# config key with its line when the config gives it (CC_MODE (line 3)), or for text that is not
+# TOML at all, the file.
+FIELD = re.compile(r"retx: error: ([a-z_][a-z0-9_-]*(\[\d+\])?(\.[a-z_][a-z0-9_-]*(\[\d+\])?)*|[A-Z][A-Z0-9_]*( \(line \d+\))?|[\w.-]+\.toml): ")
 
 
 def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
