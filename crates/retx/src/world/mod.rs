@@ -505,7 +505,8 @@ impl<O: Observer> Simulation<O> {
             .max_by_key(|p| p.0)
             .expect("at least 2 hosts");
         let bytes = rate.0 as u128 * rtt.0 as u128 / 8 / 1_000_000_000_000;
-        (bytes.div_ceil(pkt as u128) as u32 + 1).max(1)
+        // Saturating, not wrapping: 10 Tbps over light-second links is 10^10 packets.
+        (bytes.div_ceil(pkt as u128) + 1).min(u32::MAX as u128) as u32
     }
 
     /// The longest host-to-host base RTT, the HPCC ns-3 way (twice the propagation delay plus
