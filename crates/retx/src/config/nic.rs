@@ -94,3 +94,45 @@ impl NicCfg {
         range_f64("clock_drift_ppm", self.clock_drift_ppm, -1000.0, 1000.0)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_hold_exactly_at_their_edges() {
+        let ok = NicCfg::default();
+        assert!(ok.check().is_ok());
+        for field in ["rx_latency", "qp_swap_time", "qp_swap_per_block"] {
+            let with = |t: Time| {
+                let mut n = NicCfg::default();
+                *match field {
+                    "rx_latency" => &mut n.rx_latency,
+                    "qp_swap_time" => &mut n.qp_swap_time,
+                    _ => &mut n.qp_swap_per_block,
+                } = Dur(t);
+                n.check()
+            };
+            assert!(with(MAX_PIPELINE_TIME).is_ok(), "{field}");
+            assert_eq!(with(MAX_PIPELINE_TIME + Time(1)).unwrap_err().field, field);
+        }
+        for field in ["clock_offset", "clock_offset_spread"] {
+            let with = |t: Time| {
+                let mut n = NicCfg::default();
+                *if field == "clock_offset" { &mut n.clock_offset } else { &mut n.clock_offset_spread } = Dur(t);
+                n.check()
+            };
+            assert!(with(MAX_CLOCK_OFFSET).is_ok(), "{field}");
+            let e = with(MAX_CLOCK_OFFSET + Time(1)).unwrap_err();
+            assert_eq!((e.field.as_str(), e.message.as_str()), (field, "1000000000001ps is out of range (allowed up to 1s)"));
+        }
+        let drift = |ppm: f64| NicCfg { clock_drift_ppm: ppm, ..NicCfg::default() }.check();
+        assert!(drift(-1000.0).is_ok() && drift(1000.0).is_ok());
+        assert!(drift(-1000.5).is_err() && drift(f64::NAN).is_err());
+        let spread = |ppm: f64| NicCfg { clock_drift_spread_ppm: Some(ppm), ..NicCfg::default() }.check();
+        assert!(spread(0.0).is_ok() && spread(1000.0).is_ok() && spread(-0.5).is_err());
+        assert_eq!(NicCfg { mtu: 63, ..NicCfg::default() }.check().unwrap_err().field, "mtu");
+        assert_eq!(NicCfg { ack_interval: 0, ..NicCfg::default() }.check().unwrap_err().field, "ack_interval");
+        assert!(NicCfg { ack_interval: 1 << 16, ..NicCfg::default() }.check().is_ok());
+    }
+}

@@ -273,3 +273,90 @@ pub fn watched_flows(ids: &[u32], flows: usize) -> Result<Vec<u32>, ScenarioErro
     }
     Ok(ids.to_vec())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_relative_paths_inside_the_folder_are_taken_as_components() {
+        assert_eq!(output_path("f", "trace.pcap").unwrap(), vec!["trace.pcap"]);
+        assert_eq!(output_path("f", "mix/fct.txt").unwrap(), vec!["mix", "fct.txt"]);
+        // A run output's name is fine below a folder of the scenario's own.
+        assert_eq!(output_path("f", "mix/summary.json").unwrap(), vec!["mix", "summary.json"]);
+        let deepest = vec!["d"; MAX_PATH_DEPTH].join("/");
+        assert_eq!(output_path("f", &deepest).unwrap().len(), MAX_PATH_DEPTH);
+        assert_eq!(output_path("f", &"x".repeat(MAX_NAME_BYTES)).unwrap().len(), 1);
+        assert!(output_path("f", "CONSOLE.txt").is_ok() && output_path("f", "COMX").is_ok() && output_path("f", "LPT10").is_ok());
+    }
+
+    #[test]
+    fn every_way_out_of_the_folder_is_refused_naming_the_field() {
+        for (path, why) in [
+            ("", "is empty"),
+            ("/tmp/x", "is absolute"),
+            ("~/x", "is absolute"),
+            ("~x", "is absolute"),
+            ("C:x", "is absolute"),
+            ("c:/x", "is absolute"),
+            ("a\\b", "holds a '\\'"),
+            ("..", "leaves the output folder"),
+            ("a/../../b", "leaves the output folder"),
+            ("./a", "leaves the output folder"),
+            ("a//b", "empty component"),
+            ("a/", "empty component"),
+            (".hidden", "starting with '.'"),
+            ("a/.b", "starting with '.'"),
+            (" a", "starts or ends with a space"),
+            ("a /b", "starts or ends with a space"),
+            ("a\0b", "control character"),
+            ("a\nb", "control character"),
+            ("CON", "names a device"),
+            ("nul.txt", "names a device"),
+            ("COM1.log", "names a device"),
+            ("lpt9", "names a device"),
+            ("summary.json", "one of the run's own outputs"),
+            ("flows.parquet/x", "one of the run's own outputs"),
+        ] {
+            let e = output_path("output.pcap.file", path).unwrap_err();
+            assert_eq!(e.field, "output.pcap.file", "{path:?}");
+            assert!(e.message.contains(why), "{path:?}: {}", e.message);
+            assert!(!e.to_string().contains('\n'), "{path:?}");
+        }
+        let too_deep = vec!["d"; MAX_PATH_DEPTH + 1].join("/");
+        assert!(output_path("f", &too_deep).unwrap_err().message.contains("components (at most 8)"));
+        assert!(output_path("f", &"x".repeat(MAX_NAME_BYTES + 1)).unwrap_err().message.contains("a component of 256 bytes"));
+        let long = vec!["x".repeat(200); 6].join("/");
+        assert!(output_path("f", &long).unwrap_err().message.contains("at most 1024"));
+        assert!(output_path("f", &vec!["x".repeat(203); 5].join("/")).is_ok(), "1019 bytes in 5 components");
+    }
+
+    #[test]
+    fn two_outputs_of_one_section_cannot_share_a_name_or_nest() {
+        let with = |fct: &str, pcap: &str| OutputCfg {
+            fct_txt: Some(FctTxtCfg::Path(fct.into())),
+            pcap: Some(PcapCfg { hosts: vec!["h0".into()], max_packets: 1, file: pcap.into() }),
+            ..OutputCfg::default()
+        };
+        assert_eq!(with("a/fct.txt", "a/t.pcap").files().unwrap(), vec![("output.fct_txt", "a/fct.txt".to_string()), ("output.pcap.file", "a/t.pcap".to_string())]);
+        for (fct, pcap) in [("x", "x"), ("x/fct.txt", "x"), ("x", "x/t.pcap")] {
+            let e = with(fct, pcap).files().unwrap_err();
+            assert_eq!(e.field, "output.pcap.file", "{fct} {pcap}");
+            assert!(e.message.contains("collides with output.fct_txt"), "{}", e.message);
+        }
+        assert!(with("xy", "x").files().is_ok(), "a prefix of a name is not a folder of it");
+        let on = OutputCfg { fct_txt: Some(FctTxtCfg::On(true)), ..OutputCfg::default() };
+        assert_eq!(on.files().unwrap(), vec![("output.fct_txt", "fct.txt".to_string())]);
+        let off = OutputCfg { fct_txt: Some(FctTxtCfg::On(false)), ..OutputCfg::default() };
+        assert!(off.files().unwrap().is_empty());
+    }
+
+    #[test]
+    fn sampling_is_bounded_by_the_duration() {
+        let every = |t: Time| OutputCfg { sample_interval: Dur(t), ..OutputCfg::default() };
+        assert!(every(Time::from_us(1)).check_sampling(Time::from_ms(1000)).is_ok(), "exactly 10^6 samples");
+        let e = every(Time::from_us(1)).check_sampling(Time(1_000_001_000_000)).unwrap_err();
+        assert!(e.message.contains("at most 1000000: allowed 1000001ps or more"), "{}", e.message);
+        assert_eq!(every(Time::ZERO).check_sampling(Time::from_ms(1)).unwrap_err().message, "must be greater than 0");
+    }
+}
