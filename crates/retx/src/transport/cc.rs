@@ -1,10 +1,11 @@
-//! Congestion control behind one narrow interface: the sender tells its controller what
-//! happened (`on_sent`, `on_ack` with a sample, `on_loss`, `on_cnp`, and its own timers), and
-//! the controller answers a sending rate and/or a window of bytes in flight. Controllers are
-//! an enum (static dispatch, as smoltcp's `AnyController`); adding one is its own file, one
-//! line here and its config section.
+//! Congestion control behind one narrow interface, the [`CongestionControl`] trait: the sender
+//! tells its controller what happened (`on_sent`, `on_ack` with a sample, `on_loss`, `on_cnp`,
+//! and its own timers), and the controller answers a sending rate and/or a window of bytes in
+//! flight. Controllers are stored in an enum and dispatched statically (smoltcp's
+//! `AnyController`); adding one is its own file with its `impl CongestionControl`, one variant
+//! and one arm of `dispatch!` here, and its config section.
 
-use super::dcqcn::{CnpMode, DcqcnRp};
+use super::dcqcn::DcqcnRp;
 use super::dctcp::Dctcp;
 use super::hpcc::Hpcc;
 use super::stride_cc::StrideCc;
@@ -15,11 +16,58 @@ use super::vegas::Vegas;
 use super::feedback::{AckSample, Flight};
 use crate::sim::units::{Rate, Time};
 
-/// Congestion control, statically dispatched.
+/// What a congestion controller is told and what it answers: one signature per event, every
+/// method with a default that does nothing (quinn's `Controller`, smoltcp's `Controller`), so a
+/// controller implements only what it reacts to, in its own file.
+pub trait CongestionControl {
+    /// The pacing rate (None: the line rate).
+    fn rate(&self) -> Option<Rate> {
+        None
+    }
+    /// The most payload bytes in flight (None: no window).
+    fn window(&self) -> Option<u64> {
+        None
+    }
+    /// A rate change re-times the packet already paced at the old rate (the HPCC ns-3 model's
+    /// `ChangeRate`, which only HPCC calls): the next send moves by the difference of the last
+    /// packet's serialisation at the two rates.
+    fn retimes_pacing(&self) -> bool {
+        false
+    }
+    /// `bytes` (on the wire, headers included) were sent.
+    fn on_sent(&mut self, _now: Time, _bytes: u64) {}
+    /// An acknowledgement arrived; returns whether the controller took its ECN echo as a
+    /// congestion notification (DCQCN with `cnp = "per-mark"`), for the flow's CNP count.
+    fn on_ack(&mut self, _now: Time, _sample: &AckSample) -> bool {
+        false
+    }
+    /// The loss recovery scheme learned of a loss (a NAK, NACK, RACK, or TCP's third
+    /// duplicate ACK); `flight` is what was in flight before it acted.
+    fn on_loss(&mut self, _now: Time, _flight: &Flight) {}
+    /// A congestion notification packet arrived.
+    fn on_cnp(&mut self, _now: Time) {}
+    /// The retransmission timer fired; `flight` is what was in flight before the scheme went
+    /// back.
+    fn on_timeout(&mut self, _now: Time, _flight: &Flight) {}
+    /// The controller's own next deadline (DCQCN's alpha and rate-increase timers).
+    fn poll_timeout(&self) -> Option<Time> {
+        None
+    }
+    fn handle_timeout(&mut self, _now: Time) {}
+}
+
+/// No congestion control: always the line rate, no window.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoCc;
+
+impl CongestionControl for NoCc {}
+
+/// Congestion control, statically dispatched: enum storage, and the trait implemented on it by
+/// one `match` per method that hands the call to the variant's own implementation.
 #[derive(Clone, Debug)]
 pub enum Cc {
     /// Always line rate, no window.
-    None,
+    None(NoCc),
     Dcqcn(DcqcnRp),
     Dctcp(Dctcp),
     Hpcc(Hpcc),
@@ -32,112 +80,62 @@ pub enum Cc {
     Stride(StrideCc),
 }
 
-impl Cc {
-    /// The pacing rate (None: the line rate).
-    pub fn rate(&self) -> Option<Rate> {
-        match self {
-            Cc::None => None,
-            Cc::Dcqcn(rp) => Some(rp.rate()),
-            Cc::Dctcp(d) => Some(d.rate()),
-            Cc::Hpcc(h) => Some(h.rate()),
-            Cc::Timely(t) => Some(t.rate()),
-            Cc::Stride(s) => Some(s.rate()),
-            Cc::Reno(_) | Cc::DctcpWindow(_) | Cc::Vegas(_) => None,
+/// Hands a call to whichever controller a [`Cc`] holds.
+macro_rules! dispatch {
+    ($cc:expr, $c:ident => $e:expr) => {
+        match $cc {
+            Cc::None($c) => $e,
+            Cc::Dcqcn($c) => $e,
+            Cc::Dctcp($c) => $e,
+            Cc::Hpcc($c) => $e,
+            Cc::Timely($c) => $e,
+            Cc::Reno($c) => $e,
+            Cc::DctcpWindow($c) => $e,
+            Cc::Vegas($c) => $e,
+            Cc::Stride($c) => $e,
         }
-    }
+    };
+}
 
-    /// The most payload bytes in flight (None: no window).
-    pub fn window(&self) -> Option<u64> {
-        match self {
-            Cc::Hpcc(h) => h.window(),
-            Cc::Timely(t) => t.window(),
-            Cc::Dcqcn(rp) => rp.window(),
-            Cc::Dctcp(d) => d.window(),
-            Cc::Reno(r) => Some(r.window()),
-            Cc::DctcpWindow(d) => Some(d.window()),
-            Cc::Vegas(v) => Some(v.window()),
-            Cc::None | Cc::Stride(_) => None,
-        }
+impl CongestionControl for Cc {
+    #[inline]
+    fn rate(&self) -> Option<Rate> {
+        dispatch!(self, c => CongestionControl::rate(c))
     }
-
-    /// A rate change re-times the packet already paced at the old rate (the HPCC ns-3 model's
-    /// `ChangeRate`, which only HPCC calls): the next send moves by the difference of the last
-    /// packet's serialisation at the two rates.
-    pub fn retimes_pacing(&self) -> bool {
-        matches!(self, Cc::Hpcc(_))
+    #[inline]
+    fn window(&self) -> Option<u64> {
+        dispatch!(self, c => CongestionControl::window(c))
     }
-
-    /// `bytes` (on the wire, headers included) were sent.
-    pub fn on_sent(&mut self, _now: Time, bytes: u64) {
-        if let Cc::Dcqcn(rp) = self {
-            rp.on_sent(bytes);
-        }
+    #[inline]
+    fn retimes_pacing(&self) -> bool {
+        dispatch!(self, c => c.retimes_pacing())
     }
-
-    /// An acknowledgement arrived; returns whether the controller took its ECN echo as a
-    /// congestion notification (DCQCN with `cnp = "per-mark"`), for the flow's CNP count.
-    pub fn on_ack(&mut self, now: Time, s: &AckSample) -> bool {
-        match self {
-            Cc::Dctcp(d) => d.on_ack(s.cum, s.ece, s.snd_nxt),
-            Cc::Hpcc(h) => h.on_ack(s.cum, s.snd_nxt, &s.int),
-            Cc::Timely(t) => t.on_ack(s),
-            Cc::Reno(r) => r.on_ack(s),
-            Cc::DctcpWindow(d) => d.on_ack(s),
-            Cc::Vegas(v) => v.on_ack(s),
-            // Every ACK and NACK carries the STT of the packet that triggered it.
-            Cc::Stride(c) => {
-                if let Some(stt) = s.one_way {
-                    c.on_stt(stt);
-                }
-            }
-            Cc::Dcqcn(rp) if s.ece && rp.params().cnp == CnpMode::PerMark => {
-                rp.on_cnp(now);
-                return true;
-            }
-            _ => {}
-        }
-        false
+    #[inline]
+    fn on_sent(&mut self, now: Time, bytes: u64) {
+        dispatch!(self, c => CongestionControl::on_sent(c, now, bytes))
     }
-
-    /// The loss recovery scheme learned of a loss (a NAK, NACK, RACK, or TCP's third duplicate
-    /// ACK); `f` is what was in flight before it acted.
-    pub fn on_loss(&mut self, _now: Time, f: &Flight) {
-        match self {
-            Cc::Reno(r) => r.on_loss(f),
-            Cc::DctcpWindow(d) => d.on_loss(f),
-            Cc::Vegas(v) => v.on_loss(f),
-            _ => {}
-        }
+    #[inline]
+    fn on_ack(&mut self, now: Time, sample: &AckSample) -> bool {
+        dispatch!(self, c => CongestionControl::on_ack(c, now, sample))
     }
-
-    /// A congestion notification packet arrived.
-    pub fn on_cnp(&mut self, now: Time) {
-        if let Cc::Dcqcn(rp) = self {
-            rp.on_cnp(now);
-        }
+    #[inline]
+    fn on_loss(&mut self, now: Time, flight: &Flight) {
+        dispatch!(self, c => CongestionControl::on_loss(c, now, flight))
     }
-
-    /// The retransmission timer fired; `f` is what was in flight before the scheme went back.
-    pub fn on_timeout(&mut self, _now: Time, f: &Flight) {
-        match self {
-            Cc::Reno(r) => r.on_timeout(f),
-            Cc::DctcpWindow(d) => d.on_timeout(f),
-            Cc::Vegas(v) => v.on_timeout(f),
-            _ => {}
-        }
+    #[inline]
+    fn on_cnp(&mut self, now: Time) {
+        dispatch!(self, c => CongestionControl::on_cnp(c, now))
     }
-
-    /// The controller's own next deadline (DCQCN's alpha and rate-increase timers).
-    pub fn poll_timeout(&self) -> Option<Time> {
-        match self {
-            Cc::None | Cc::Dctcp(_) | Cc::Hpcc(_) | Cc::Timely(_) | Cc::Reno(_) | Cc::DctcpWindow(_) | Cc::Vegas(_) | Cc::Stride(_) => None,
-            Cc::Dcqcn(rp) => rp.poll_timeout(),
-        }
+    #[inline]
+    fn on_timeout(&mut self, now: Time, flight: &Flight) {
+        dispatch!(self, c => CongestionControl::on_timeout(c, now, flight))
     }
-
-    pub fn handle_timeout(&mut self, now: Time) {
-        if let Cc::Dcqcn(rp) = self {
-            rp.handle_timeout(now);
-        }
+    #[inline]
+    fn poll_timeout(&self) -> Option<Time> {
+        dispatch!(self, c => CongestionControl::poll_timeout(c))
+    }
+    #[inline]
+    fn handle_timeout(&mut self, now: Time) {
+        dispatch!(self, c => CongestionControl::handle_timeout(c, now))
     }
 }

@@ -509,6 +509,36 @@ impl DcqcnNp {
     }
 }
 
+impl super::cc::CongestionControl for DcqcnRp {
+    fn rate(&self) -> Option<Rate> {
+        Some(DcqcnRp::rate(self))
+    }
+    fn window(&self) -> Option<u64> {
+        DcqcnRp::window(self)
+    }
+    fn on_sent(&mut self, _now: Time, bytes: u64) {
+        DcqcnRp::on_sent(self, bytes);
+    }
+    /// With `cnp = "per-mark"` every ECN echo is a congestion notification (the HPCC ns-3
+    /// model's DCQCN reacting to each marked ACK).
+    fn on_ack(&mut self, now: Time, s: &super::feedback::AckSample) -> bool {
+        if s.ece && self.params().cnp == CnpMode::PerMark {
+            DcqcnRp::on_cnp(self, now);
+            return true;
+        }
+        false
+    }
+    fn on_cnp(&mut self, now: Time) {
+        DcqcnRp::on_cnp(self, now);
+    }
+    fn poll_timeout(&self) -> Option<Time> {
+        DcqcnRp::poll_timeout(self)
+    }
+    fn handle_timeout(&mut self, now: Time) {
+        DcqcnRp::handle_timeout(self, now);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -132,6 +132,19 @@ impl Dctcp {
     }
 }
 
+impl super::cc::CongestionControl for Dctcp {
+    fn rate(&self) -> Option<Rate> {
+        Some(Dctcp::rate(self))
+    }
+    fn window(&self) -> Option<u64> {
+        Dctcp::window(self)
+    }
+    fn on_ack(&mut self, _now: crate::sim::units::Time, s: &super::feedback::AckSample) -> bool {
+        Dctcp::on_ack(self, s.cum, s.ece, s.snd_nxt);
+        false
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

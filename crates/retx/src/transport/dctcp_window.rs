@@ -113,6 +113,22 @@ impl DctcpWindow {
     }
 }
 
+impl super::cc::CongestionControl for DctcpWindow {
+    fn window(&self) -> Option<u64> {
+        Some(DctcpWindow::window(self))
+    }
+    fn on_ack(&mut self, _now: crate::sim::units::Time, s: &AckSample) -> bool {
+        DctcpWindow::on_ack(self, s);
+        false
+    }
+    fn on_loss(&mut self, _now: crate::sim::units::Time, f: &Flight) {
+        DctcpWindow::on_loss(self, f);
+    }
+    fn on_timeout(&mut self, _now: crate::sim::units::Time, f: &Flight) {
+        DctcpWindow::on_timeout(self, f);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,6 +6,7 @@
 //! Sender: a NAK rewinds `snd_nxt` to the NAKed PSN; a retransmission timeout rewinds to
 //! `snd_una` when nothing else arrives (lost tail, lost NAK, lost retransmission).
 
+use super::recovery::{ReceiveRecovery, SendRecovery};
 use crate::sim::check::{self, Checked};
 use super::psn::PsnReader;
 use super::NicState;
@@ -250,5 +251,38 @@ impl GbnReceiver {
             // sender whose last ACK was lost retransmitting forever).
             rx.send(Segment::reply(SegKind::Ack, rx.wire(expected), now, seg));
         }
+    }
+}
+
+impl SendRecovery for GbnSender {
+    fn snd_una(&self) -> u64 {
+        GbnSender::snd_una(self)
+    }
+    fn snd_nxt(&self) -> u64 {
+        GbnSender::snd_nxt(self)
+    }
+    fn has_data(&self) -> bool {
+        GbnSender::has_data(self)
+    }
+    fn is_done(&self) -> bool {
+        GbnSender::is_done(self)
+    }
+    fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, nic: &mut NicState) -> bool {
+        GbnSender::on_feedback(self, now, seg, at, nic)
+    }
+    fn poll_timeout(&self) -> Option<Time> {
+        GbnSender::poll_timeout(self)
+    }
+    fn next(&mut self, now: Time, _rate: crate::sim::units::Rate, _nic: &mut NicState) -> Option<(u64, bool)> {
+        GbnSender::next(self, now)
+    }
+    fn handle_timeout(&mut self, now: Time, _nic: &mut NicState) -> bool {
+        GbnSender::handle_timeout(self, now)
+    }
+}
+
+impl ReceiveRecovery for GbnReceiver {
+    fn on_data(&mut self, now: Time, index: u64, seg: &Segment, rx: &mut RxCtx, _nic: &mut NicState) {
+        GbnReceiver::on_data(self, now, index, seg, rx);
     }
 }

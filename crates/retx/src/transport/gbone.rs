@@ -9,6 +9,7 @@
 //! cumulatively, rounded down to a chunk when `back_to_zero` is set (HPCC's
 //! `L2_BACK_TO_ZERO`: `goback_seq = seq / m_chunk * m_chunk`). A timeout rewinds to snd_una.
 
+use super::recovery::SendRecovery;
 use crate::sim::check::{self, Checked};
 use super::gbn::{GbnParams, GbnSender};
 use super::irn::BitmapReceiver;
@@ -184,5 +185,35 @@ impl GboneSender {
 
     pub fn is_done(&self) -> bool {
         self.base.is_done()
+    }
+}
+
+impl SendRecovery for GboneSender {
+    fn snd_una(&self) -> u64 {
+        GboneSender::snd_una(self)
+    }
+    fn snd_nxt(&self) -> u64 {
+        GboneSender::snd_nxt(self)
+    }
+    fn has_data(&self) -> bool {
+        GboneSender::has_data(self)
+    }
+    fn is_done(&self) -> bool {
+        GboneSender::is_done(self)
+    }
+    fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, nic: &mut NicState) -> bool {
+        GboneSender::on_feedback(self, now, seg, at, nic)
+    }
+    fn poll_timeout(&self) -> Option<Time> {
+        GboneSender::poll_timeout(self)
+    }
+    fn next(&mut self, now: Time, _rate: crate::sim::units::Rate, _nic: &mut NicState) -> Option<(u64, bool)> {
+        GboneSender::next(self, now)
+    }
+    fn handle_timeout(&mut self, now: Time, _nic: &mut NicState) -> bool {
+        GboneSender::handle_timeout(self, now)
+    }
+    fn release(&mut self) {
+        GboneSender::release(self);
     }
 }

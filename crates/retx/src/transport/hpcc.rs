@@ -276,6 +276,22 @@ impl Hpcc {
     }
 }
 
+impl super::cc::CongestionControl for Hpcc {
+    fn rate(&self) -> Option<Rate> {
+        Some(Hpcc::rate(self))
+    }
+    fn window(&self) -> Option<u64> {
+        Hpcc::window(self)
+    }
+    fn retimes_pacing(&self) -> bool {
+        true
+    }
+    fn on_ack(&mut self, _now: crate::sim::units::Time, s: &super::feedback::AckSample) -> bool {
+        Hpcc::on_ack(self, s.cum, s.snd_nxt, &s.int);
+        false
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

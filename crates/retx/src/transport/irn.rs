@@ -9,6 +9,7 @@
 //! packets are capped at the bitmap size (IRN's BDP-FC). A timeout (RTO_low with few packets in
 //! flight, else RTO_high) retransmits every un-SACKed packet.
 
+use super::recovery::{ReceiveRecovery, SendRecovery};
 use crate::sim::check::{self, Checked};
 use super::psn::PsnReader;
 use super::NicState;
@@ -491,6 +492,51 @@ impl IrnSender {
 
     pub fn in_flight(&self) -> u64 {
         self.snd_nxt - self.snd_una
+    }
+}
+
+impl SendRecovery for IrnSender {
+    fn snd_una(&self) -> u64 {
+        IrnSender::snd_una(self)
+    }
+    fn snd_nxt(&self) -> u64 {
+        IrnSender::snd_nxt(self)
+    }
+    fn has_data(&self) -> bool {
+        IrnSender::has_data(self)
+    }
+    fn is_done(&self) -> bool {
+        IrnSender::is_done(self)
+    }
+    fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, nic: &mut NicState) -> bool {
+        IrnSender::on_feedback(self, now, seg, at, nic)
+    }
+    fn poll_timeout(&self) -> Option<Time> {
+        IrnSender::poll_timeout(self)
+    }
+    fn next(&mut self, now: Time, _rate: crate::sim::units::Rate, _nic: &mut NicState) -> Option<(u64, bool)> {
+        IrnSender::next(self, now)
+    }
+    fn next_past_closed_window(&mut self, now: Time) -> Option<(u64, bool)> {
+        self.next_retransmission(now)
+    }
+    fn handle_timeout(&mut self, now: Time, _nic: &mut NicState) -> bool {
+        IrnSender::handle_timeout(self, now)
+    }
+    fn release(&mut self) {
+        IrnSender::release(self);
+    }
+}
+
+impl ReceiveRecovery for BitmapReceiver {
+    fn on_data(&mut self, now: Time, index: u64, seg: &Segment, rx: &mut RxCtx, _nic: &mut NicState) {
+        BitmapReceiver::on_data(self, now, index, seg, rx);
+    }
+    fn reorder_stats(&self) -> (u64, u64, u64) {
+        (self.stored_bytes, self.copied_bytes, self.beyond_bitmap)
+    }
+    fn release(&mut self) {
+        BitmapReceiver::release(self);
     }
 }
 

@@ -19,6 +19,7 @@
 //! `resend_reported = false` instead sends each hole once and leaves every lost retransmission
 //! to the timeout.
 
+use super::recovery::{ReceiveRecovery, SendRecovery};
 use crate::sim::check::{self, Checked};
 use super::gbn::{GbnParams, GbnSender};
 use super::psn::PsnReader;
@@ -507,6 +508,55 @@ impl MeloSender {
 
     pub fn is_done(&self) -> bool {
         self.base.is_done()
+    }
+}
+
+impl SendRecovery for MeloSender {
+    fn snd_una(&self) -> u64 {
+        MeloSender::snd_una(self)
+    }
+    fn snd_nxt(&self) -> u64 {
+        MeloSender::snd_nxt(self)
+    }
+    fn has_data(&self) -> bool {
+        MeloSender::has_data(self)
+    }
+    fn is_done(&self) -> bool {
+        MeloSender::is_done(self)
+    }
+    fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, nic: &mut NicState) -> bool {
+        MeloSender::on_feedback(self, now, seg, at, nic)
+    }
+    fn poll_timeout(&self) -> Option<Time> {
+        MeloSender::poll_timeout(self)
+    }
+    fn next(&mut self, now: Time, _rate: crate::sim::units::Rate, nic: &mut NicState) -> Option<(u64, bool)> {
+        self.next_with(now, &mut nic.melo.tx)
+    }
+    fn handle_timeout(&mut self, now: Time, nic: &mut NicState) -> bool {
+        MeloSender::handle_timeout(self, now, &mut nic.melo.tx)
+    }
+    fn release(&mut self) {
+        MeloSender::release(self);
+    }
+}
+
+impl ReceiveRecovery for MeloReceiver {
+    fn on_data(&mut self, now: Time, index: u64, seg: &Segment, rx: &mut RxCtx, nic: &mut NicState) {
+        MeloReceiver::on_data(self, now, index, seg, rx, &mut nic.melo.rx);
+    }
+    fn reorder_stats(&self) -> (u64, u64, u64) {
+        (self.stored_bytes, self.copied_bytes, self.dropped_middle + self.dropped_no_bits + self.swap_in_failures)
+    }
+    /// MELO's bitmap blocks leave the shared pool with the context (§3.2.5).
+    fn swap_out(&mut self, nic: &mut NicState) -> u32 {
+        MeloReceiver::swap_out(self, &mut nic.melo.rx)
+    }
+    fn swap_in(&mut self, nic: &mut NicState) -> Option<u32> {
+        MeloReceiver::swap_in(self, &mut nic.melo.rx)
+    }
+    fn release(&mut self) {
+        MeloReceiver::release(self);
     }
 }
 

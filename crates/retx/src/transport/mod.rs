@@ -18,6 +18,7 @@ pub mod poll;
 pub mod psn;
 pub mod rate_window;
 pub mod receiver;
+pub mod recovery;
 pub mod reno;
 pub mod rx_ctx;
 pub mod segment;
@@ -334,7 +335,7 @@ impl Template {
         };
         let mss = spec.mtu as u64;
         let (cc, np) = match &self.cc {
-            CcParams::None => (cc::Cc::None, None),
+            CcParams::None => (cc::Cc::None(cc::NoCc), None),
             CcParams::Dctcp(p) => (cc::Cc::Dctcp(dctcp::Dctcp::new(*p, line).with_path(path)), None),
             CcParams::Hpcc(p) => (cc::Cc::Hpcc(hpcc::Hpcc::new(*p, line, path)), None),
             CcParams::Timely(p) => (cc::Cc::Timely(timely::Timely::new(*p, line, path)), None),

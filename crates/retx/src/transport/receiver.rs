@@ -7,6 +7,7 @@ use super::melo::MeloReceiver;
 use super::stride::StrideReceiver;
 use super::tcp::TcpReceiver;
 use super::poll::{Transmit, Want};
+use super::recovery::ReceiveRecovery;
 use super::rx_ctx::RxCtx;
 use super::segment::{Ecn, SegKind, Segment};
 use super::{FlowSpec, NicState};
@@ -21,6 +22,53 @@ pub enum RxRecovery {
     Melo(MeloReceiver),
     Tcp(TcpReceiver),
     Stride(StrideReceiver),
+}
+
+/// Dispatches a call to whichever loss recovery a receiver has.
+macro_rules! each {
+    ($r:expr, $x:ident => $e:expr) => {
+        match $r {
+            RxRecovery::Gbn($x) => $e,
+            RxRecovery::Bitmap($x) => $e,
+            RxRecovery::Melo($x) => $e,
+            RxRecovery::Tcp($x) => $e,
+            RxRecovery::Stride($x) => $e,
+        }
+    };
+}
+
+impl ReceiveRecovery for RxRecovery {
+    #[inline]
+    fn on_data(&mut self, now: Time, index: u64, seg: &Segment, rx: &mut RxCtx, nic: &mut NicState) {
+        each!(self, r => ReceiveRecovery::on_data(r, now, index, seg, rx, nic))
+    }
+    #[inline]
+    fn on_connection(&mut self, now: Time, seg: &Segment, rx: &mut RxCtx) {
+        each!(self, r => r.on_connection(now, seg, rx))
+    }
+    #[inline]
+    fn echoes_congestion(&self) -> bool {
+        each!(self, r => r.echoes_congestion())
+    }
+    fn reorder_stats(&self) -> (u64, u64, u64) {
+        each!(self, r => ReceiveRecovery::reorder_stats(r))
+    }
+    fn swap_out(&mut self, nic: &mut NicState) -> u32 {
+        each!(self, r => ReceiveRecovery::swap_out(r, nic))
+    }
+    fn swap_in(&mut self, nic: &mut NicState) -> Option<u32> {
+        each!(self, r => ReceiveRecovery::swap_in(r, nic))
+    }
+    #[inline]
+    fn poll_timeout(&self) -> Option<Time> {
+        each!(self, r => ReceiveRecovery::poll_timeout(r))
+    }
+    fn handle_timeout(&mut self, now: Time, rx: &mut RxCtx, nic: &mut NicState) {
+        each!(self, r => ReceiveRecovery::handle_timeout(r, now, rx, nic))
+    }
+    fn release(&mut self) {
+        each!(self, r => ReceiveRecovery::release(r))
+    }
 }
 
 /// The receive side of one flow.
@@ -41,43 +89,28 @@ impl Receiver {
         &self.recovery
     }
 
-    /// For MELO receivers: leave / rejoin the NIC's on-chip QP cache (see
-    /// [`MeloReceiver::swap_out`]), returning the bitmap blocks moved. Other schemes keep no
-    /// bitmap in a shared pool: nothing to move.
+    /// Leaves / rejoins the NIC's on-chip QP cache, returning the bitmap blocks moved (the
+    /// scheme's [`ReceiveRecovery::swap_out`]; None: the state cannot come back on chip).
     pub fn swap_out(&mut self, shared: &mut NicState) -> u32 {
-        match &mut self.recovery {
-            RxRecovery::Melo(r) => r.swap_out(&mut shared.melo.rx),
-            _ => 0,
-        }
+        self.recovery.swap_out(shared)
     }
 
-    /// None if the state cannot come back on chip.
     pub fn swap_in(&mut self, shared: &mut NicState) -> Option<u32> {
-        match &mut self.recovery {
-            RxRecovery::Melo(r) => r.swap_in(&mut shared.melo.rx),
-            _ => Some(0),
-        }
+        self.recovery.swap_in(shared)
     }
 
     /// Reorder-buffer traffic and receiver-side drops: (bytes stored out of order, bytes
     /// copied out to the application when a hole filled, packets dropped for lack of state).
     pub fn reorder_stats(&self) -> (u64, u64, u64) {
-        match &self.recovery {
-            RxRecovery::Gbn(_) | RxRecovery::Stride(_) => (0, 0, 0),
-            RxRecovery::Bitmap(r) => (r.stored_bytes, r.copied_bytes, r.beyond_bitmap),
-            RxRecovery::Melo(r) => (r.stored_bytes, r.copied_bytes, r.dropped_middle + r.dropped_no_bits + r.swap_in_failures),
-            RxRecovery::Tcp(r) => (r.stored_bytes, r.copied_bytes, 0),
-        }
+        self.recovery.reorder_stats()
     }
 
-    /// Handles a data packet from the network (anything else is not for a responder, but for
-    /// STRIDE's connection packets). `shared`
+    /// Handles a packet from the network: data goes to the loss recovery (which queues the
+    /// responses), anything else to its connection handling (STRIDE's SYN and FIN). `shared`
     /// is the NIC state all queue pairs share (MELO's receive pool).
     pub fn handle_packet(&mut self, now: Time, seg: &Segment, shared: &mut NicState) {
         if seg.kind != SegKind::Data {
-            if let RxRecovery::Stride(r) = &mut self.recovery {
-                r.on_control(now, seg, &mut self.ctx);
-            }
+            self.recovery.on_connection(now, seg, &mut self.ctx);
             return;
         }
         let marked = seg.ecn == Ecn::Ce;
@@ -90,15 +123,9 @@ impl Receiver {
         // A PSN from before the QP's first packet is garbage: drop it.
         let Some(index) = self.ctx.index_of(seg.psn) else { return };
         let queued = self.ctx.out.len();
-        match &mut self.recovery {
-            RxRecovery::Gbn(r) => r.on_data(now, index, seg, &mut self.ctx),
-            RxRecovery::Bitmap(r) => r.on_data(now, index, seg, &mut self.ctx),
-            RxRecovery::Melo(r) => r.on_data(now, index, seg, &mut self.ctx, &mut shared.melo.rx),
-            RxRecovery::Tcp(r) => r.on_data(now, index, seg, &mut self.ctx),
-            RxRecovery::Stride(r) => r.on_data(now, index, seg, &mut self.ctx),
-        }
-        if matches!(self.recovery, RxRecovery::Tcp(_)) {
-            return; // TCP's receiver sets the echo itself (RFC 8257's state machine)
+        self.recovery.on_data(now, index, seg, &mut self.ctx, shared);
+        if self.recovery.echoes_congestion() {
+            return; // the scheme sets the echo itself (TCP: RFC 8257's state machine)
         }
         // Echo congestion on what this packet triggered (DCTCP's ECE; HPCC sets the CNP flag
         // of the ACK/NACK the same way).
@@ -118,13 +145,16 @@ impl Receiver {
         }
     }
 
-    /// A responder of today's schemes keeps no timer (a future delayed-ACK or grant timer
-    /// would live here).
+    /// The receive side's own deadline: its scheme's (a delayed ACK, a grant timer).
     pub fn poll_timeout(&self) -> Option<Time> {
-        None
+        self.recovery.poll_timeout()
     }
 
-    pub fn handle_timeout(&mut self, _now: Time, _nic: &mut NicState) {}
+    pub fn handle_timeout(&mut self, now: Time, nic: &mut NicState) {
+        if self.recovery.poll_timeout().is_some_and(|t| t <= now) {
+            self.recovery.handle_timeout(now, &mut self.ctx, nic);
+        }
+    }
 
     pub fn is_done(&self) -> bool {
         self.ctx.done_at.is_some()
@@ -133,10 +163,6 @@ impl Receiver {
     /// Frees the reorder state once the whole message is delivered (a late duplicate is only
     /// acknowledged); the counters stay for the flow's record.
     pub fn release(&mut self) {
-        match &mut self.recovery {
-            RxRecovery::Bitmap(r) => r.release(),
-            RxRecovery::Melo(r) => r.release(),
-            RxRecovery::Gbn(_) | RxRecovery::Tcp(_) | RxRecovery::Stride(_) => {}
-        }
+        self.recovery.release();
     }
 }

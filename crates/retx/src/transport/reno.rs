@@ -350,3 +350,19 @@ pub(crate) mod tests {
         assert_eq!(initial_window(0, MSS, 123_456), 123_456);
     }
 }
+
+impl super::cc::CongestionControl for Reno {
+    fn window(&self) -> Option<u64> {
+        Some(Reno::window(self))
+    }
+    fn on_ack(&mut self, _now: crate::sim::units::Time, s: &AckSample) -> bool {
+        Reno::on_ack(self, s);
+        false
+    }
+    fn on_loss(&mut self, _now: crate::sim::units::Time, f: &Flight) {
+        Reno::on_loss(self, f);
+    }
+    fn on_timeout(&mut self, _now: crate::sim::units::Time, f: &Flight) {
+        Reno::on_timeout(self, f);
+    }
+}

@@ -1,6 +1,6 @@
 //! The requester side of a queue pair: loss recovery, congestion control and pacing.
 
-use super::cc::Cc;
+use super::cc::{Cc, CongestionControl};
 use super::feedback::{AckSample, Flight};
 use super::poll::{Transmit, Want};
 use super::gbn::GbnSender;
@@ -10,6 +10,7 @@ use super::melo::MeloSender;
 use super::stride::StrideSender;
 use super::tcp::TcpSender;
 use super::psn::{PsnReader, PsnSpace};
+use super::recovery::SendRecovery;
 use super::segment::{payload_tag, SegKind, Segment};
 use super::{FlowSpec, NicState};
 use crate::sim::units::{Rate, Time};
@@ -37,6 +38,57 @@ macro_rules! each {
             TxRecovery::Stride($x) => $e,
         }
     };
+}
+
+impl SendRecovery for TxRecovery {
+    #[inline]
+    fn snd_una(&self) -> u64 {
+        each!(self, r => SendRecovery::snd_una(r))
+    }
+    #[inline]
+    fn snd_nxt(&self) -> u64 {
+        each!(self, r => SendRecovery::snd_nxt(r))
+    }
+    #[inline]
+    fn has_data(&self) -> bool {
+        each!(self, r => SendRecovery::has_data(r))
+    }
+    #[inline]
+    fn is_done(&self) -> bool {
+        each!(self, r => SendRecovery::is_done(r))
+    }
+    #[inline]
+    fn next(&mut self, now: Time, rate: Rate, nic: &mut NicState) -> Option<(u64, bool)> {
+        each!(self, r => SendRecovery::next(r, now, rate, nic))
+    }
+    #[inline]
+    fn next_past_closed_window(&mut self, now: Time) -> Option<(u64, bool)> {
+        each!(self, r => r.next_past_closed_window(now))
+    }
+    #[inline]
+    fn window_inflation(&self) -> i64 {
+        each!(self, r => r.window_inflation())
+    }
+    #[inline]
+    fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, nic: &mut NicState) -> bool {
+        each!(self, r => SendRecovery::on_feedback(r, now, seg, at, nic))
+    }
+    #[inline]
+    fn poll_timeout(&self) -> Option<Time> {
+        each!(self, r => SendRecovery::poll_timeout(r))
+    }
+    #[inline]
+    fn handle_timeout(&mut self, now: Time, nic: &mut NicState) -> bool {
+        each!(self, r => SendRecovery::handle_timeout(r, now, nic))
+    }
+    #[inline]
+    fn poll_connection(&mut self, now: Time, psn: PsnSpace) -> Option<Segment> {
+        each!(self, r => r.poll_connection(now, psn))
+    }
+    #[inline]
+    fn release(&mut self) {
+        each!(self, r => SendRecovery::release(r))
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -96,15 +148,15 @@ impl Sender {
     }
 
     pub fn snd_una(&self) -> u64 {
-        each!(&self.recovery, r => r.snd_una())
+        self.recovery.snd_una()
     }
 
     pub fn snd_nxt(&self) -> u64 {
-        each!(&self.recovery, r => r.snd_nxt())
+        self.recovery.snd_nxt()
     }
 
     fn has_data(&self) -> bool {
-        each!(&self.recovery, r => r.has_data())
+        self.recovery.has_data()
     }
 
     pub fn recovery(&self) -> &TxRecovery {
@@ -118,12 +170,7 @@ impl Sender {
     /// Frees the loss recovery's per-packet state once the message is acknowledged; what the
     /// flow's record and the run's report read (counters, rate, window) stays.
     pub fn release(&mut self) {
-        match &mut self.recovery {
-            TxRecovery::Irn(r) => r.release(),
-            TxRecovery::Gbone(r) => r.release(),
-            TxRecovery::Melo(r) => r.release(),
-            TxRecovery::Gbn(_) | TxRecovery::Tcp(_) | TxRecovery::Stride(_) => {}
-        }
+        self.recovery.release();
     }
 
     /// The next packet to send. A sender has no responses to give (`Want::Responses`); offered
@@ -132,11 +179,8 @@ impl Sender {
     pub fn poll_transmit(&mut self, now: Time, nic: &mut NicState, want: Want) -> Transmit {
         // A connection packet (STRIDE's SYN, FIN, or the ACK answering SYN+ACK / FIN+ACK)
         // goes whatever is asked, unpaced: it answers an input or opens / closes the flow.
-        if let TxRecovery::Stride(r) = &mut self.recovery {
-            let psn = self.psn;
-            if let Some(seg) = r.poll_control(now, |i| psn.wire(i)) {
-                return Transmit::Send(seg);
-            }
+        if let Some(seg) = self.recovery.poll_connection(now, self.psn) {
+            return Transmit::Send(seg);
         }
         if want == Want::Responses || self.is_done() || !self.has_data() {
             return Transmit::Idle;
@@ -146,23 +190,12 @@ impl Sender {
         }
         let rate = self.rate();
         let next = if self.window_open() {
-            match &mut self.recovery {
-                TxRecovery::Gbn(r) => r.next(now),
-                TxRecovery::Irn(r) => r.next(now),
-                TxRecovery::Melo(r) => r.next_with(now, &mut nic.melo.tx),
-                TxRecovery::Gbone(r) => r.next(now),
-                TxRecovery::Tcp(r) => r.next(now),
-                TxRecovery::Stride(r) => r.next(now, rate, &mut nic.stride),
-            }
+            self.recovery.next(now, rate, nic)
         } else {
             // The window bounds snd_nxt - snd_una; retransmitting a hole below snd_nxt does not
             // widen it, so such a retransmission still goes (RFC 5681 fast retransmit). An
             // ACK opens the window for the rest.
-            match &mut self.recovery {
-                TxRecovery::Tcp(r) => r.next_hole(now),
-                TxRecovery::Irn(r) => r.next_retransmission(now),
-                _ => None,
-            }
+            self.recovery.next_past_closed_window(now)
         };
         let Some((index, retransmit)) = next else { return Transmit::Idle };
         let payload = self.spec.payload(index);
@@ -188,10 +221,7 @@ impl Sender {
     fn window_open(&self) -> bool {
         let Some(window) = self.cc.window() else { return true };
         let mss = self.spec.mtu as i64;
-        let inflation = match &self.recovery {
-            TxRecovery::Tcp(r) => r.inflation() * mss,
-            _ => 0,
-        };
+        let inflation = self.recovery.window_inflation() * mss;
         let in_flight = ((self.snd_nxt() - self.snd_una()) as i64).saturating_mul(mss);
         in_flight < window as i64 + inflation
     }
@@ -216,7 +246,7 @@ impl Sender {
             self.stats.cnps += 1;
             self.cc.on_cnp(now);
         } else {
-            let loss = each!(&mut self.recovery, r => r.on_feedback(now, seg, at, nic));
+            let loss = self.recovery.on_feedback(now, seg, at, nic);
             if loss {
                 self.stats.naks += 1;
                 self.cc.on_loss(now, &flight);
@@ -250,7 +280,7 @@ impl Sender {
     }
 
     fn check_done(&mut self, now: Time) {
-        let finished = each!(&self.recovery, r => r.is_done());
+        let finished = self.recovery.is_done();
         if finished && self.done_at.is_none() {
             self.done_at = Some(now);
         }
@@ -260,7 +290,7 @@ impl Sender {
         if self.is_done() {
             return None;
         }
-        let rto = each!(&self.recovery, r => r.poll_timeout());
+        let rto = self.recovery.poll_timeout();
         match (rto, self.cc.poll_timeout()) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -269,14 +299,7 @@ impl Sender {
 
     pub fn handle_timeout(&mut self, now: Time, nic: &mut NicState) {
         let flight = self.flight();
-        let fired = match &mut self.recovery {
-            TxRecovery::Gbn(r) => r.handle_timeout(now),
-            TxRecovery::Irn(r) => r.handle_timeout(now),
-            TxRecovery::Melo(r) => r.handle_timeout(now, &mut nic.melo.tx),
-            TxRecovery::Gbone(r) => r.handle_timeout(now),
-            TxRecovery::Tcp(r) => r.handle_timeout(now),
-            TxRecovery::Stride(r) => r.handle_timeout(now),
-        };
+        let fired = self.recovery.handle_timeout(now, nic);
         if fired {
             self.stats.timeouts += 1;
             self.cc.on_timeout(now, &flight);

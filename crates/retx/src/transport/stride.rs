@@ -45,6 +45,8 @@
 //! So every packet carries Ethernet 14 + IPv4 20 + UDP 8 + STRIDE 20 = 62 bytes besides its
 //! payload ([`HEADER_BYTES`]); control packets are 62 bytes (above the 60-byte minimum frame).
 
+use super::recovery::{ReceiveRecovery, SendRecovery};
+use super::psn::PsnSpace;
 use crate::sim::check::{self, Checked};
 use super::gbn::{GbnParams, GbnReceiver, GbnSender, NakPolicy};
 use super::psn::PsnReader;
@@ -369,5 +371,44 @@ impl StrideReceiver {
             _ => {}
         }
         self.gbn.on_data(now, index, seg, rx);
+    }
+}
+
+impl SendRecovery for StrideSender {
+    fn snd_una(&self) -> u64 {
+        StrideSender::snd_una(self)
+    }
+    fn snd_nxt(&self) -> u64 {
+        StrideSender::snd_nxt(self)
+    }
+    fn has_data(&self) -> bool {
+        StrideSender::has_data(self)
+    }
+    fn is_done(&self) -> bool {
+        StrideSender::is_done(self)
+    }
+    fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, nic: &mut NicState) -> bool {
+        StrideSender::on_feedback(self, now, seg, at, nic)
+    }
+    fn poll_timeout(&self) -> Option<Time> {
+        StrideSender::poll_timeout(self)
+    }
+    fn next(&mut self, now: Time, rate: Rate, nic: &mut NicState) -> Option<(u64, bool)> {
+        StrideSender::next(self, now, rate, &mut nic.stride)
+    }
+    fn handle_timeout(&mut self, now: Time, _nic: &mut NicState) -> bool {
+        StrideSender::handle_timeout(self, now)
+    }
+    fn poll_connection(&mut self, now: Time, psn: PsnSpace) -> Option<Segment> {
+        self.poll_control(now, |i| psn.wire(i))
+    }
+}
+
+impl ReceiveRecovery for StrideReceiver {
+    fn on_data(&mut self, now: Time, index: u64, seg: &Segment, rx: &mut RxCtx, _nic: &mut NicState) {
+        StrideReceiver::on_data(self, now, index, seg, rx);
+    }
+    fn on_connection(&mut self, now: Time, seg: &Segment, rx: &mut RxCtx) {
+        self.on_control(now, seg, rx);
     }
 }

@@ -506,6 +506,19 @@ impl StrideCc {
     }
 }
 
+impl super::cc::CongestionControl for StrideCc {
+    fn rate(&self) -> Option<Rate> {
+        Some(StrideCc::rate(self))
+    }
+    /// Every ACK and NACK carries the STT of the packet that triggered it.
+    fn on_ack(&mut self, _now: Time, s: &super::feedback::AckSample) -> bool {
+        if let Some(stt) = s.one_way {
+            self.on_stt(stt);
+        }
+        false
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

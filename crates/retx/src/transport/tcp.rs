@@ -39,6 +39,7 @@
 //! do not widen snd_nxt - snd_una, so the gate lets them out even when the window is full, as
 //! RFC 5681 §3.2 step 2 sends the fast retransmission regardless of cwnd.
 
+use super::recovery::{ReceiveRecovery, SendRecovery};
 use crate::sim::check::{self, Checked};
 use super::psn::PsnReader;
 use super::rx_ctx::RxCtx;
@@ -422,6 +423,51 @@ impl TcpReceiver {
             self.dupacks_sent += 1;
             self.ack(now, seg, rx);
         }
+    }
+}
+
+impl SendRecovery for TcpSender {
+    fn snd_una(&self) -> u64 {
+        TcpSender::snd_una(self)
+    }
+    fn snd_nxt(&self) -> u64 {
+        TcpSender::snd_nxt(self)
+    }
+    fn has_data(&self) -> bool {
+        TcpSender::has_data(self)
+    }
+    fn is_done(&self) -> bool {
+        TcpSender::is_done(self)
+    }
+    fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, nic: &mut NicState) -> bool {
+        TcpSender::on_feedback(self, now, seg, at, nic)
+    }
+    fn poll_timeout(&self) -> Option<Time> {
+        TcpSender::poll_timeout(self)
+    }
+    fn next(&mut self, now: Time, _rate: crate::sim::units::Rate, _nic: &mut NicState) -> Option<(u64, bool)> {
+        TcpSender::next(self, now)
+    }
+    fn next_past_closed_window(&mut self, now: Time) -> Option<(u64, bool)> {
+        self.next_hole(now)
+    }
+    fn window_inflation(&self) -> i64 {
+        self.inflation()
+    }
+    fn handle_timeout(&mut self, now: Time, _nic: &mut NicState) -> bool {
+        TcpSender::handle_timeout(self, now)
+    }
+}
+
+impl ReceiveRecovery for TcpReceiver {
+    fn on_data(&mut self, now: Time, index: u64, seg: &Segment, rx: &mut RxCtx, _nic: &mut NicState) {
+        TcpReceiver::on_data(self, now, index, seg, rx);
+    }
+    fn echoes_congestion(&self) -> bool {
+        true
+    }
+    fn reorder_stats(&self) -> (u64, u64, u64) {
+        (self.stored_bytes, self.copied_bytes, 0)
     }
 }
 

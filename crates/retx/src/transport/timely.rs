@@ -204,6 +204,19 @@ impl Timely {
     }
 }
 
+impl super::cc::CongestionControl for Timely {
+    fn rate(&self) -> Option<Rate> {
+        Some(Timely::rate(self))
+    }
+    fn window(&self) -> Option<u64> {
+        Timely::window(self)
+    }
+    fn on_ack(&mut self, _now: Time, s: &AckSample) -> bool {
+        Timely::on_ack(self, s);
+        false
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -150,6 +150,22 @@ impl Vegas {
     }
 }
 
+impl super::cc::CongestionControl for Vegas {
+    fn window(&self) -> Option<u64> {
+        Some(Vegas::window(self))
+    }
+    fn on_ack(&mut self, _now: Time, s: &AckSample) -> bool {
+        Vegas::on_ack(self, s);
+        false
+    }
+    fn on_loss(&mut self, _now: Time, f: &Flight) {
+        Vegas::on_loss(self, f);
+    }
+    fn on_timeout(&mut self, _now: Time, f: &Flight) {
+        Vegas::on_timeout(self, f);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,89 @@
+//! Loss recovery behind two traits, one per side of a connection: what the send side and the
+//! receive side of a scheme are asked, one signature per event, with defaults for what most
+//! schemes do not need. A scheme's quirks live behind these methods in its own file (TCP's
+//! window inflation, STRIDE's connection packets, MELO's pools and its QP-cache swaps, IRN's
+//! retransmissions past a closed window), so the sender and receiver shells never name a
+//! scheme. The shells store the schemes in enums (`TxRecovery`, `RxRecovery`) that implement
+//! these traits by one `match` each: dispatch stays static.
+
+use super::psn::{PsnReader, PsnSpace};
+use super::rx_ctx::RxCtx;
+use super::segment::Segment;
+use super::NicState;
+use crate::sim::units::{Rate, Time};
+
+/// The send side of a loss recovery scheme: which packet goes next, and what the receiver's
+/// notifications and the retransmission timer do to that.
+pub trait SendRecovery {
+    /// Oldest unacknowledged packet index.
+    fn snd_una(&self) -> u64;
+    /// Next new packet index.
+    fn snd_nxt(&self) -> u64;
+    /// Has something to send (new data or a retransmission).
+    fn has_data(&self) -> bool;
+    /// Every packet of the message is acknowledged.
+    fn is_done(&self) -> bool;
+    /// The next packet to send while the window (if any) is open: (index, is a
+    /// retransmission). `rate` is the pacing rate; `nic` the state the NIC's queue pairs share
+    /// (MELO's send pool, STRIDE's DRAM slots).
+    fn next(&mut self, now: Time, rate: Rate, nic: &mut NicState) -> Option<(u64, bool)>;
+    /// The next packet that may go while the window is closed: none by default. (A
+    /// retransmission of a hole below snd_nxt does not widen snd_nxt - snd_una, so TCP and IRN
+    /// still send it: RFC 5681 fast retransmit.)
+    fn next_past_closed_window(&mut self, _now: Time) -> Option<(u64, bool)> {
+        None
+    }
+    /// Segments the window is inflated by (TCP's duplicate ACKs during fast recovery).
+    fn window_inflation(&self) -> i64 {
+        0
+    }
+    /// A notification from the receiver (ACK, NAK, NACK, RACK, or a connection packet);
+    /// returns whether it reported a loss.
+    fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, nic: &mut NicState) -> bool;
+    /// The retransmission timer's deadline.
+    fn poll_timeout(&self) -> Option<Time>;
+    /// The retransmission timer's deadline passed (or an early call): whether it fired.
+    fn handle_timeout(&mut self, now: Time, nic: &mut NicState) -> bool;
+    /// A packet that opens or closes the connection, sent whatever is asked and unpaced
+    /// (STRIDE's SYN and FIN, the ACK of its handshake): none by default.
+    fn poll_connection(&mut self, _now: Time, _psn: PsnSpace) -> Option<Segment> {
+        None
+    }
+    /// The message is acknowledged: per-packet state may go (what counters read stays).
+    fn release(&mut self) {}
+}
+
+/// The receive side of a loss recovery scheme: what a data packet does to the receive state
+/// and which responses it triggers (queued in the [`RxCtx`]).
+pub trait ReceiveRecovery {
+    /// A data packet at message index `index`.
+    fn on_data(&mut self, now: Time, index: u64, seg: &Segment, rx: &mut RxCtx, nic: &mut NicState);
+    /// A packet that is not data (STRIDE's SYN and FIN): ignored by default.
+    fn on_connection(&mut self, _now: Time, _seg: &Segment, _rx: &mut RxCtx) {}
+    /// Whether the scheme sets the congestion echo of its responses itself (TCP: RFC 8257's
+    /// state machine); otherwise each response carries the mark of the packet that
+    /// triggered it.
+    fn echoes_congestion(&self) -> bool {
+        false
+    }
+    /// Reorder-buffer traffic and receiver-side drops: (bytes stored out of order, bytes
+    /// copied out when a hole filled, packets dropped for lack of state).
+    fn reorder_stats(&self) -> (u64, u64, u64) {
+        (0, 0, 0)
+    }
+    /// Leaves the NIC's on-chip QP cache: the bitmap blocks moved (none by default).
+    fn swap_out(&mut self, _nic: &mut NicState) -> u32 {
+        0
+    }
+    /// Rejoins it: the blocks moved, or None if the state cannot come back on chip.
+    fn swap_in(&mut self, _nic: &mut NicState) -> Option<u32> {
+        Some(0)
+    }
+    /// The receiver's own deadline (a delayed ACK, a grant timer): none by default.
+    fn poll_timeout(&self) -> Option<Time> {
+        None
+    }
+    fn handle_timeout(&mut self, _now: Time, _rx: &mut RxCtx, _nic: &mut NicState) {}
+    /// The whole message is delivered: reorder state may go.
+    fn release(&mut self) {}
+}
