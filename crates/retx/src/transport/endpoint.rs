@@ -36,6 +36,52 @@ use super::sender::Sender;
 use super::NicState;
 use crate::sim::units::Time;
 
+/// What one end of a connection counts for its flow's record.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EndRecord {
+    /// What it sent: packets, bytes, retransmissions, notifications received, timeouts.
+    pub sent: super::sender::SenderStats,
+    pub delivered_bytes: u64,
+    pub bad_deliveries: u64,
+    pub reorder_stored_bytes: u64,
+    pub reorder_copied_bytes: u64,
+    pub rx_dropped: u64,
+}
+
+impl EndRecord {
+    /// Both ends' counts together.
+    pub fn merge(self, o: EndRecord) -> EndRecord {
+        let (a, b) = (self.sent, o.sent);
+        EndRecord {
+            sent: super::sender::SenderStats {
+                sent_pkts: a.sent_pkts + b.sent_pkts,
+                sent_bytes: a.sent_bytes + b.sent_bytes,
+                retx_pkts: a.retx_pkts + b.retx_pkts,
+                retx_bytes: a.retx_bytes + b.retx_bytes,
+                naks: a.naks + b.naks,
+                timeouts: a.timeouts + b.timeouts,
+                cnps: a.cnps + b.cnps,
+            },
+            delivered_bytes: self.delivered_bytes + o.delivered_bytes,
+            bad_deliveries: self.bad_deliveries + o.bad_deliveries,
+            reorder_stored_bytes: self.reorder_stored_bytes + o.reorder_stored_bytes,
+            reorder_copied_bytes: self.reorder_copied_bytes + o.reorder_copied_bytes,
+            rx_dropped: self.rx_dropped + o.rx_dropped,
+        }
+    }
+}
+
+/// An end's congestion control as the run's outputs read it.
+#[derive(Clone, Copy, Debug)]
+pub struct CcView<'a> {
+    pub cc: &'a super::cc::Cc,
+    /// The pacing rate now (the line rate without a rate limit).
+    pub rate: crate::sim::units::Rate,
+    /// Payload bytes sent and not yet acknowledged.
+    pub in_flight: u64,
+    pub done: bool,
+}
+
 /// One end of a connection.
 // Not boxed although the requester is much larger: endpoints live in the NIC's QP tables and
 // every packet reaches one, so a box would add a pointer chase per packet.
@@ -77,10 +123,29 @@ impl Endpoint {
         }
     }
 
-    /// Whether the endpoint sends data of its own through the NIC scheduler (a responder of
-    /// today's schemes only answers; a receiver-driven one would send grants or credits).
-    pub fn sends_data(&self) -> bool {
-        matches!(self, Endpoint::Requester(_))
+    /// Whether the end may have something to send when the NIC offers it the wire, so that
+    /// the NIC scheduler should poll it after an input (a sender until it is done; a receive
+    /// side that paces grants or credits, when it has some to give).
+    pub fn wants_wire(&self) -> bool {
+        match self {
+            Endpoint::Requester(_) => true,
+            Endpoint::Responder(r) => r.wants_wire(),
+        }
+    }
+
+    /// Whether the end's context competes for the NIC's on-chip QP cache (the receive state
+    /// a scheme keeps there: MELO's bitmaps). The cache's swaps are charged as the scheme says.
+    pub fn in_qp_cache(&self) -> bool {
+        matches!(self, Endpoint::Responder(_))
+    }
+
+    /// When this end judged its flow complete (on its host's clock), if it has: the end whose
+    /// view is the flow's completion time (the sender, once every byte is acknowledged).
+    pub fn completed_at(&self) -> Option<Time> {
+        match self {
+            Endpoint::Requester(s) => s.done_at,
+            Endpoint::Responder(_) => None,
+        }
     }
 
     /// Payload bytes delivered in order to the application so far.
@@ -91,11 +156,39 @@ impl Endpoint {
         }
     }
 
-    /// The whole message is acknowledged (requester) or delivered (responder).
+    /// This end has nothing more to do: the whole message is acknowledged (sending side) or
+    /// delivered (receiving side).
     pub fn is_done(&self) -> bool {
         match self {
             Endpoint::Requester(s) => s.is_done(),
             Endpoint::Responder(r) => r.is_done(),
+        }
+    }
+
+    /// What this end counts for its flow's record; a flow's record merges both ends'.
+    pub fn record(&self) -> EndRecord {
+        match self {
+            Endpoint::Requester(s) => EndRecord { sent: s.stats, ..EndRecord::default() },
+            Endpoint::Responder(r) => {
+                let (stored, copied, dropped) = r.reorder_stats();
+                EndRecord {
+                    delivered_bytes: r.ctx.delivered_bytes,
+                    bad_deliveries: r.ctx.bad_deliveries,
+                    reorder_stored_bytes: stored,
+                    reorder_copied_bytes: copied,
+                    rx_dropped: dropped,
+                    ..EndRecord::default()
+                }
+            }
+        }
+    }
+
+    /// The congestion control state this end runs, if it runs one: for the `[output]
+    /// cc_flows` series and the schemes' run report.
+    pub fn cc_view(&self) -> Option<CcView<'_>> {
+        match self {
+            Endpoint::Requester(s) => Some(CcView { cc: s.cc(), rate: s.rate(), in_flight: (s.snd_nxt() - s.snd_una()) * s.spec().mtu as u64, done: s.is_done() }),
+            Endpoint::Responder(_) => None,
         }
     }
 

@@ -184,13 +184,13 @@ pub struct PoolOccupancy {
     pub capacity: u64,
 }
 
-/// Figures the senders' schemes report over every connection of a run: today STRIDE's rate
-/// calculator's operation counts.
-pub fn sender_report<'a>(senders: impl Iterator<Item = &'a sender::Sender>) -> Vec<(&'static str, f64)> {
+/// Figures the congestion controllers report over every connection of a run: today STRIDE's
+/// rate calculator's operation counts.
+pub fn cc_report<'a>(controllers: impl Iterator<Item = &'a cc::Cc>) -> Vec<(&'static str, f64)> {
     let mut ops = stride_cc::OpCount::default();
     let mut steadiness = Vec::new();
-    for s in senders {
-        if let cc::Cc::Stride(c) = s.cc() {
+    for c in controllers {
+        if let cc::Cc::Stride(c) = c {
             ops.add(c.ops());
             steadiness.push(c.steadiness);
         }

@@ -69,6 +69,13 @@ impl ReceiveRecovery for RxRecovery {
     fn release(&mut self) {
         each!(self, r => ReceiveRecovery::release(r))
     }
+    #[inline]
+    fn wants_wire(&self) -> bool {
+        each!(self, r => r.wants_wire())
+    }
+    fn poll_transmit(&mut self, now: Time, rx: &mut RxCtx, nic: &mut NicState) -> Transmit {
+        each!(self, r => ReceiveRecovery::poll_transmit(r, now, rx, nic))
+    }
 }
 
 /// The receive side of one flow.
@@ -137,11 +144,15 @@ impl Receiver {
     }
 
     /// The next response to send (ACK, NAK, NACK, RACK, CNP), whatever is asked: responses
-    /// are never held back. A responder has no data of its own.
-    pub fn poll_transmit(&mut self, _now: Time, _nic: &mut NicState, _want: Want) -> Transmit {
-        match self.ctx.out.pop_front() {
-            Some(seg) => Transmit::Send(seg),
-            None => Transmit::Idle,
+    /// are never held back. Offered the wire (`Want::Any`), what the scheme's receive side
+    /// sends on its own, paced (grants, credits): nothing for today's schemes.
+    pub fn poll_transmit(&mut self, now: Time, nic: &mut NicState, want: Want) -> Transmit {
+        if let Some(seg) = self.ctx.out.pop_front() {
+            return Transmit::Send(seg);
+        }
+        match want {
+            Want::Responses => Transmit::Idle,
+            Want::Any => self.recovery.poll_transmit(now, &mut self.ctx, nic),
         }
     }
 
@@ -158,6 +169,12 @@ impl Receiver {
 
     pub fn is_done(&self) -> bool {
         self.ctx.done_at.is_some()
+    }
+
+    /// Whether the receive side may have something to send when offered the wire (a scheme
+    /// whose receiver paces grants or credits).
+    pub fn wants_wire(&self) -> bool {
+        !self.ctx.out.is_empty() || self.recovery.wants_wire()
     }
 
     /// Frees the reorder state once the whole message is delivered (a late duplicate is only

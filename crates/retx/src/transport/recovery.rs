@@ -79,6 +79,15 @@ pub trait ReceiveRecovery {
     fn swap_in(&mut self, _nic: &mut NicState) -> Option<u32> {
         Some(0)
     }
+    /// Whether the receive side sends on its own when offered the wire (grants, credits):
+    /// not by default.
+    fn wants_wire(&self) -> bool {
+        false
+    }
+    /// What it sends on its own, paced by it, when the NIC offers the wire.
+    fn poll_transmit(&mut self, _now: Time, _rx: &mut RxCtx, _nic: &mut NicState) -> super::poll::Transmit {
+        super::poll::Transmit::Idle
+    }
     /// The receiver's own deadline (a delayed ACK, a grant timer): none by default.
     fn poll_timeout(&self) -> Option<Time> {
         None

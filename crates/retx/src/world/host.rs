@@ -11,8 +11,23 @@ use crate::nic::scheduler::Offer;
 use crate::observe::{Observer, StepBefore};
 use crate::sim::rng::mix64;
 use crate::sim::units::Time;
+use crate::transport::endpoint::Endpoint;
 use crate::transport::poll::{Transmit, Want};
 use crate::transport::segment::SegKind;
+
+/// Where an endpoint stood before an input, for what the input changed ([`Simulation::settle`]).
+#[derive(Clone, Copy)]
+struct Progress {
+    delivered: u64,
+    completed: bool,
+    done: bool,
+}
+
+impl Progress {
+    fn of(ep: &Endpoint) -> Progress {
+        Progress { delivered: ep.delivered_bytes(), completed: ep.completed_at().is_some(), done: ep.is_done() }
+    }
+}
 
 impl<O: Observer> Simulation<O> {
     /// A packet arrived at a host: into the NIC's receive pipeline, handled now if it is free.
@@ -56,7 +71,7 @@ impl<O: Observer> Simulation<O> {
         // None: the connection has not started here (or the packet is misaddressed).
         let qp = (end.nic as usize == nic).then_some(end.qp as usize);
         let mut on_chip = true;
-        if let Some(qp) = qp.filter(|&q| !self.nics[nic].qps[q].endpoint.sends_data()) {
+        if let Some(qp) = qp.filter(|&q| self.nics[nic].qps[q].endpoint.in_qp_cache()) {
             on_chip = self.touch_qp_cache(nic, qp);
             let n = &mut self.nics[nic];
             if n.state.charged > Time::ZERO {
@@ -83,7 +98,7 @@ impl<O: Observer> Simulation<O> {
         let now = n.clock.local(self.now);
         n.state.qp = qp as u32;
         let ep = &mut n.qps[qp].endpoint;
-        let (before, was_done) = (ep.delivered_bytes(), ep.is_done());
+        let before = Progress::of(ep);
         // INT: a data packet's records wait to be echoed by the first response it triggers;
         // a response's records go to the endpoint with the packet (the NIC's parser).
         let echo = if pkt.seg.kind == SegKind::Data { pkt.int } else { NO_INT };
@@ -104,7 +119,7 @@ impl<O: Observer> Simulation<O> {
         if cost > Time::ZERO {
             n.rx.busy_until = self.now + cost;
         }
-        self.settle(nic, qp, node, before, was_done);
+        self.settle(nic, qp, node, before);
         self.after_input(nic, qp, echo);
     }
 
@@ -119,19 +134,20 @@ impl<O: Observer> Simulation<O> {
     }
 
     /// After an endpoint took an input: the bytes it delivered in order count (and are
-    /// observed), and a requester that just finished leaves the run's count.
-    fn settle(&mut self, nic: usize, qp: usize, node: usize, before: u64, was_done: bool) {
+    /// observed), a flow it judged complete leaves the run's count, and an end with nothing
+    /// more to do frees its per-packet state.
+    fn settle(&mut self, nic: usize, qp: usize, node: usize, before: Progress) {
         let n = &mut self.nics[nic];
         let q = &n.qps[qp];
-        let delivered = q.endpoint.delivered_bytes() - before;
+        let delivered = q.endpoint.delivered_bytes() - before.delivered;
         n.rx_bytes += delivered;
         if delivered > 0 {
             self.obs.deliver(self.now, node, q.conn, delivered);
         }
-        if !was_done && q.endpoint.is_done() {
-            if q.endpoint.sends_data() {
-                self.finite_left -= 1;
-            }
+        if !before.completed && q.endpoint.completed_at().is_some() {
+            self.finite_left -= 1;
+        }
+        if !before.done && q.endpoint.is_done() {
             // Bounded memory: a finished end keeps only what its flow's record reads.
             n.qps[qp].endpoint.release();
         }
@@ -173,7 +189,7 @@ impl<O: Observer> Simulation<O> {
         }
         self.int.free(echo); // nothing echoed it
         self.rearm_nic(nic);
-        if self.nics[nic].qps[qp].endpoint.sends_data() {
+        if self.nics[nic].qps[qp].endpoint.wants_wire() {
             self.activate(nic, qp);
         } else {
             self.rearm(nic, qp);
@@ -207,6 +223,16 @@ impl<O: Observer> Simulation<O> {
                 n.qp_cache.insert(qp as u32);
                 true
             }
+        }
+    }
+
+    /// A new end starts, before any input: one that may send joins the scheduler, and its
+    /// timer is armed.
+    pub(super) fn start_end(&mut self, nic: usize, qp: usize) {
+        if self.nics[nic].qps[qp].endpoint.wants_wire() {
+            self.activate(nic, qp);
+        } else {
+            self.rearm(nic, qp);
         }
     }
 
@@ -244,9 +270,12 @@ impl<O: Observer> Simulation<O> {
         let now = n.clock.local(self.now);
         n.state.qp = qp as u32;
         let ep = &mut n.qps[qp].endpoint;
+        let before = Progress::of(ep);
         if ep.poll_timeout().is_some_and(|t| t <= now) {
             ep.handle_timeout(now, &mut n.state);
         }
+        let node = self.nic_node(nic);
+        self.settle(nic, qp, node, before);
         self.after_input(nic, qp, NO_INT);
     }
 
@@ -293,9 +322,9 @@ impl<O: Observer> Simulation<O> {
         let now = n.clock.local(self.now);
         n.state.qp = qp as u32;
         let ep = &mut n.qps[qp].endpoint;
-        let (before, was_done) = (ep.delivered_bytes(), ep.is_done());
+        let before = Progress::of(ep);
         ep.handle_timeout(now, &mut n.state);
-        self.settle(nic, qp, node, before, was_done);
+        self.settle(nic, qp, node, before);
         self.after_input(nic, qp, NO_INT);
     }
 

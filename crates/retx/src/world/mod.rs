@@ -27,7 +27,7 @@ use crate::sim::rng::{self, Stream};
 use crate::sim::units::Time;
 use crate::stats::{CcSample, Counters, FlowRecord, PoolSample, QueueSample, Sample};
 use crate::nic::Qp;
-use crate::transport::endpoint::Endpoint;
+use crate::transport::endpoint::{EndRecord, Endpoint};
 use crate::transport::{self, BasePath, FlowSpec, NicState, Template, CONTROL_BYTES, DATA_HEADER_BYTES};
 use crate::workload::FlowDef;
 
@@ -680,7 +680,8 @@ impl<O: Observer> Simulation<O> {
         PortName { port: port as u32, node: self.host_names[p.node].clone(), peer: self.host_names[p.peer_node].clone() }
     }
 
-    /// Creates both endpoints of flow `f` in their hosts' QP tables; the requester starts.
+    /// Creates both endpoints of flow `f` in their hosts' QP tables and starts both: each is
+    /// served as after an input (its first packets, its timers).
     fn start_flow(&mut self, f: usize) {
         let (src, dst) = (self.conns[f].src_nic as usize, self.conns[f].dst_nic as usize);
         let line = self.ports[self.nics[src].port].rate;
@@ -693,7 +694,9 @@ impl<O: Observer> Simulation<O> {
         let ends = [place(src, Endpoint::Requester(tx)), place(dst, Endpoint::Responder(rx))];
         self.conns[f].ends = ends;
         self.obs.flow_start(self.now, f as u32, &self.conns[f].spec);
-        self.activate(ends[0].nic as usize, ends[0].qp as usize);
+        for end in ends {
+            self.start_end(end.nic as usize, end.qp as usize);
+        }
     }
 
     fn endpoint(&self, end: End) -> Option<&Endpoint> {
@@ -737,11 +740,11 @@ impl<O: Observer> Simulation<O> {
             self.queue_samples.push(sample);
         }
         for &f in &self.watched_flows {
-            // Before its start a flow has no sender yet: no row.
-            let Some(tx) = self.endpoint(self.conns[f as usize].ends[0]).and_then(Endpoint::as_sender) else { continue };
-            let in_flight = (tx.snd_nxt() - tx.snd_una()) * tx.spec().mtu as u64;
-            let sample = CcSample { time: self.now, flow: f, rate_bps: tx.rate().0 as f64, window: tx.cc().window(), in_flight, done: tx.is_done() };
-            self.cc_samples.push(sample);
+            // Before its start a flow has no ends yet: no row.
+            let ends = self.conns[f as usize].ends;
+            let Some(v) = ends.iter().filter_map(|&e| self.endpoint(e)).find_map(Endpoint::cc_view) else { continue };
+            let window = crate::transport::cc::CongestionControl::window(v.cc);
+            self.cc_samples.push(CcSample { time: self.now, flow: f, rate_bps: v.rate.0 as f64, window, in_flight: v.in_flight, done: v.done });
         }
         let (now, pool_samples) = (self.now, &mut self.pool_samples);
         for &(nic, host) in &self.watched_pools {
@@ -754,16 +757,17 @@ impl<O: Observer> Simulation<O> {
         let name = |n: usize| self.host_names[n].clone();
         let mut flows = Vec::with_capacity(self.conns.len());
         for (i, f) in self.conns.iter().enumerate() {
-            let sender = self.endpoint(f.ends[0]).and_then(Endpoint::as_sender);
-            let receiver = self.endpoint(f.ends[1]).and_then(Endpoint::as_receiver);
-            let (stats, finish) = sender.map_or((Default::default(), None), |s| (s.stats, s.done_at));
-            // The sender stamps completion with its host's clock; results are in true time.
-            let finish = finish.map(|t| self.nics[f.src_nic as usize].clock.global(t));
-            let delivered = receiver.map_or(0, |r| r.ctx.delivered_bytes);
-            let (stored, copied, rx_dropped) = receiver.map_or((0, 0, 0), |r| r.reorder_stats());
-            if let Some(r) = receiver {
-                c.bad_deliveries += r.ctx.bad_deliveries;
+            let mut record = EndRecord::default();
+            let mut finish = None;
+            for end in f.ends.into_iter().filter(|&e| e != UNSET) {
+                let ep = &self.nics[end.nic as usize].qps[end.qp as usize].endpoint;
+                record = record.merge(ep.record());
+                // An end stamps completion with its host's clock; results are in true time.
+                finish = finish.or(ep.completed_at().map(|t| self.nics[end.nic as usize].clock.global(t)));
             }
+            c.bad_deliveries += record.bad_deliveries;
+            let (stats, delivered) = (record.sent, record.delivered_bytes);
+            let (stored, copied, rx_dropped) = (record.reorder_stored_bytes, record.reorder_copied_bytes, record.rx_dropped);
             let active_until = finish.unwrap_or(end);
             let span = active_until.saturating_sub(f.def.start);
             let goodput_bps = if span.0 > 0 { delivered as f64 * 8.0 / span.as_secs_f64() } else { 0.0 };
@@ -796,8 +800,8 @@ impl<O: Observer> Simulation<O> {
             None => (None, Vec::new()),
         };
         let mut scheme_report = NicState::report(self.nics.iter().map(|n| &n.state));
-        let senders = self.conns.iter().filter_map(|f| self.endpoint(f.ends[0]).and_then(Endpoint::as_sender));
-        scheme_report.extend(crate::transport::sender_report(senders));
+        let controllers = self.conns.iter().flat_map(|f| f.ends).filter_map(|e| self.endpoint(e)).filter_map(Endpoint::cc_view).map(|v| v.cc);
+        scheme_report.extend(crate::transport::cc_report(controllers));
         RunOutput {
             scheme_report,
             memory: self.memory,
