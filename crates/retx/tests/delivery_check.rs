@@ -31,7 +31,7 @@ const BUFFERING: [&str; 3] = ["irn", "melo", "gbone"];
 
 /// 7 packets: six of 1000 bytes and a last one of 300, starting 3 PSNs below the 24-bit wrap.
 fn flow() -> FlowSpec {
-    FlowSpec { size: 6_300, mtu: 1_000, initial_psn: PSN_MASK - 2, key: 0xDE1_1CE }
+    FlowSpec { size: 6_300, mtu: 1_000, initial_psn: PSN_MASK - 2, key: 0xDE1_1CE, marking: Default::default() }
 }
 
 struct Rx {

@@ -164,7 +164,7 @@ fn a_swap_costs_its_fixed_time_plus_its_blocks() {
                 [nic]\nqp_swap_time = \"7ns\"\nqp_swap_per_block = \"5ns\"\n[transport]\nrecovery = \"melo\"\n\
                 [workload]\nkind = \"flow-list\"\nflows = [{ src = \"h0\", dst = \"h1\", size = \"1KB\" }]\n";
     let template = retx::config::template::transport(&Scenario::from_toml(text).unwrap());
-    let spec = FlowSpec { size: 32 * 1024, mtu: 1024, initial_psn: 0, key: 9 };
+    let spec = FlowSpec { size: 32 * 1024, mtu: 1024, initial_psn: 0, key: 9, marking: Default::default() };
     let (_, rx) = template.endpoints(spec, Rate::gbps(40), 16, Default::default());
     let mut ep = Endpoint::Responder(rx);
     let mut nic = NicState::new(&template);

@@ -3,7 +3,7 @@
 
 use proptest::prelude::*;
 use retx::net::int::NO_INT;
-use retx::net::packet::{Frame, Packet, CLASS_DATA};
+use retx::net::packet::{Frame, Packet, PRIORITY_DATA};
 use retx::sim::units::Time;
 use retx::transport::psn::Psn;
 use retx::transport::segment::{Ecn, Ext, Hole, SegKind, Segment};
@@ -69,7 +69,7 @@ fn any_packet() -> impl Strategy<Value = Packet> {
                 ext,
                 ..Segment::data(psn, 0, 0, Time::ZERO)
             };
-            Packet { frame: Frame::Transport, seg, flow, dir, src: 0, dst: 1, size: 0, class: CLASS_DATA as u8, in_port: 0, entropy: 0, int: NO_INT }
+            Packet { frame: Frame::Transport, seg, flow, dir, src: 0, dst: 1, size: 0, priority: PRIORITY_DATA as u8, in_port: 0, entropy: 0, int: NO_INT }
         })
 }
 

@@ -120,12 +120,12 @@ pub fn background(topo: &Topology, b: &BackgroundCfg, i: usize, duration: Time, 
         return Err(err(field("size"), format!("{} B is out of range (allowed 64B..=9216B)", b.size.0)));
     }
     let class = match b.class {
-        None => crate::net::packet::CLASS_DATA as u8,
+        None => crate::net::packet::PRIORITY_DATA as u8,
         Some(_) if queues < 2 => return Err(err(field("class"), "with switch.queues = 1 data has no queue of its own; leave class out")),
         Some(c) => {
             range_u32(&field("class"), c as u32, 1, queues - 1)?;
             c
         }
     };
-    Ok(Spec { from, to, class, size: b.size.0 as u32, start, until, profile })
+    Ok(Spec { from, to, queue: class, size: b.size.0 as u32, start, until, profile })
 }

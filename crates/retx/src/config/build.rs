@@ -44,7 +44,7 @@ pub fn switch(s: &Scenario) -> SwitchParams {
                     Some(t) => red(t.0, t.0, 1.0),
                     None => red(w.min.map_or(0, |x| x.0), w.max.map_or(0, |x| x.0), w.pmax.unwrap_or(1.0)),
                 };
-                ColourRule { colour: w.colour, class: w.class, rate: w.rate.map(|r| r.0), drop }
+                ColourRule { colour: w.colour, queue: w.class, rate: w.rate.map(|r| r.0), drop }
             })
             .collect(),
     }
@@ -111,7 +111,6 @@ pub fn build_with_observer<O: Observer>(mut s: Scenario, obs: O) -> Result<Simul
         mtu: s.nic.mtu,
         flows,
         int: int_enabled(&s),
-        ack_in_data_class: s.nic.ack_class == super::AckClass::Data,
         rx_latency: s.nic.rx_latency.0,
         background,
         pfc_watch: WatchParams {

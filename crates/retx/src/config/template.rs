@@ -37,7 +37,9 @@ pub fn transport(s: &Scenario) -> Template {
     } else {
         0
     };
-    Template { recovery, cc, ack_interval: s.nic.ack_interval, qp_swap, int_header }
+    // ns-3 ACK_HIGH_PRIO 0: responses queue with their flow's data at switches.
+    let responses_at_data_priority = s.nic.ack_class == super::AckClass::Data;
+    Template { recovery, cc, ack_interval: s.nic.ack_interval, qp_swap, int_header, responses_at_data_priority }
 }
 
 /// Switches stamp INT when asked to, and always for HPCC, which reads it.

@@ -428,7 +428,7 @@ pub fn flows(cfg: &WorkloadCfg, topo: &Topology, seed: u64, base_dir: &Path) -> 
             .flows
             .list()
             .iter()
-            .map(|f| FlowDef { class: f.class.unwrap_or(1), colour: f.colour.unwrap_or(0), ..FlowDef::new(node(&f.src), node(&f.dst), f.size.0, f.start.0) })
+            .map(|f| FlowDef { priority: f.class.unwrap_or(1), colour: f.colour.unwrap_or(0), ..FlowDef::new(node(&f.src), node(&f.dst), f.size.0, f.start.0) })
             .collect(),
         WorkloadKind::Poisson => {
             let cdf = poisson_cdf(cfg, base_dir)?;

@@ -29,7 +29,7 @@ pub enum Profile {
 pub struct Spec {
     pub from: usize,
     pub to: usize,
-    pub class: u8,
+    pub queue: u8,
     pub size: u32,
     pub start: Time,
     /// The first time no packet is sent (the window's exclusive end).
@@ -93,7 +93,7 @@ mod tests {
     use crate::sim::rng::{stream, Stream};
 
     fn source(size: u32, start: Time, until: Time, profile: Profile, seed: u64) -> Source {
-        let spec = Spec { from: 0, to: 1, class: 1, size, start, until, profile };
+        let spec = Spec { from: 0, to: 1, queue: 1, size, start, until, profile };
         Source::new(spec, 0, stream(seed, Stream::Background, 0))
     }
 

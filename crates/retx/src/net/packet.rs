@@ -18,10 +18,8 @@ pub enum Frame {
     Background,
 }
 
-/// Egress queues: control (ACK/NAK/CNP) is strict high priority and never paused, like the
-/// high-priority queue of the HPCC ns-3 model; data classes follow, PFC-protected.
-pub const CLASS_CONTROL: usize = 0;
-pub const CLASS_DATA: usize = 1;
+/// The priorities transports give their packets by default (defined with them).
+pub use crate::transport::{PRIORITY_CONTROL, PRIORITY_DATA};
 
 #[derive(Clone, Copy, Debug)]
 pub struct Packet {
@@ -34,10 +32,11 @@ pub struct Packet {
     /// Source and destination host node ids.
     pub src: u32,
     pub dst: u32,
-    /// Bytes on the wire.
+    /// Bytes on the wire (the transport's choice, [`Segment::wire_bytes`], for its packets).
     pub size: u32,
-    /// Egress queue at every hop (0: control).
-    pub class: u8,
+    /// Its priority (the transport's choice, [`Segment::priority`]): the egress queue it takes
+    /// at every hop (0: control).
+    pub priority: u8,
     /// The port this packet entered the current switch by (for PFC ingress accounting).
     pub in_port: u32,
     /// Path entropy: the 5-tuple hash ECMP uses (or per packet, if the source sprays).

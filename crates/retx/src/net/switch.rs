@@ -88,7 +88,7 @@ pub struct RateProfile {
 pub struct ColourRule {
     pub colour: u8,
     /// Only this egress queue (None: every queue).
-    pub class: Option<u8>,
+    pub queue: Option<u8>,
     /// Only egress ports of this rate (None: every port).
     pub rate: Option<Rate>,
     pub drop: RedProfile,
@@ -125,7 +125,7 @@ impl SwitchParams {
     pub fn colour_drop_for(&self, colour: u8, q: usize, rate: Rate) -> Option<RedProfile> {
         self.colour
             .iter()
-            .find(|r| r.colour == colour && r.class.is_none_or(|c| c as usize == q) && r.rate.is_none_or(|x| x == rate))
+            .find(|r| r.colour == colour && r.queue.is_none_or(|c| c as usize == q) && r.rate.is_none_or(|x| x == rate))
             .map(|r| r.drop)
     }
 }
@@ -547,7 +547,7 @@ mod tests {
     fn a_colour_threshold_drops_that_colour_only_above_it() {
         // Aeolus-style: red (2) packets dropped once the queue ahead holds more than 8_000 B.
         let mut p = params(1_000_000, 1.0, None);
-        p.colour = vec![ColourRule { colour: 2, class: None, rate: None, drop: red(8_000, 8_000, 1.0) }];
+        p.colour = vec![ColourRule { colour: 2, queue: None, rate: None, drop: red(8_000, 8_000, 1.0) }];
         let mut s = switch();
         let r = Rate::gbps(10);
         assert_eq!(s.admit_colour(&p, 2, 1, r, 8_000), Ok(()), "at the threshold: admitted");
@@ -563,9 +563,9 @@ mod tests {
     fn colour_rules_select_by_class_and_rate_first_match_first() {
         let mut p = params(1_000_000, 1.0, None);
         p.colour = vec![
-            ColourRule { colour: 1, class: Some(2), rate: None, drop: red(1_000, 1_000, 1.0) },
-            ColourRule { colour: 1, class: None, rate: Some(Rate::gbps(100)), drop: red(5_000, 5_000, 1.0) },
-            ColourRule { colour: 1, class: None, rate: None, drop: red(20_000, 20_000, 1.0) },
+            ColourRule { colour: 1, queue: Some(2), rate: None, drop: red(1_000, 1_000, 1.0) },
+            ColourRule { colour: 1, queue: None, rate: Some(Rate::gbps(100)), drop: red(5_000, 5_000, 1.0) },
+            ColourRule { colour: 1, queue: None, rate: None, drop: red(20_000, 20_000, 1.0) },
         ];
         let (g10, g100) = (Rate::gbps(10), Rate::gbps(100));
         assert_eq!(p.colour_drop_for(1, 2, g100).map(|r| r.kmax), Some(1_000), "queue 2 first");
@@ -584,7 +584,7 @@ mod tests {
     #[test]
     fn wred_drops_at_its_ramp_probability() {
         let mut p = params(1_000_000, 1.0, None);
-        p.colour = vec![ColourRule { colour: 1, class: None, rate: None, drop: red(10_000, 30_000, 0.2) }];
+        p.colour = vec![ColourRule { colour: 1, queue: None, rate: None, drop: red(10_000, 30_000, 0.2) }];
         let mut s = switch();
         let r = Rate::gbps(10);
         let drops = |s: &mut Switch, queued: u64| (0..10_000).filter(|_| s.admit_colour(&p, 1, 1, r, queued).is_err()).count();

@@ -27,8 +27,8 @@ pub struct Qp {
     pub timer_armed: Option<Time>,
     /// Its context is in the on-chip QP cache.
     pub on_chip: bool,
-    /// Its scheduling class (0: served first).
-    pub class: u8,
+    /// Its band at the NIC scheduler (0: served first).
+    pub band: u8,
 }
 
 /// The NIC's receive pipeline: packets are handled one at a time, each taking the NIC's fixed

@@ -1,5 +1,5 @@
-//! The NIC's queue-pair scheduler: strict priority across classes (0 first), round robin within
-//! a class over the queue pairs that have something to send. A queue pair the transport holds
+//! The NIC's queue-pair scheduler: strict priority across bands (0 first), round robin within
+//! a band over the queue pairs that have something to send. A queue pair the transport holds
 //! back (pacing, window) is skipped, and the scheduler reports the earliest time one of them may
 //! send; one that has nothing at all leaves its list until the transport wakes it again.
 
@@ -16,15 +16,15 @@ pub enum Offer<P> {
     Idle,
 }
 
-/// Scheduling classes (priorities), as many as a port has queues at most.
-pub const CLASSES: usize = 8;
+/// Scheduling bands, as many as a port has queues at most.
+pub const BANDS: usize = 8;
 
-/// Strict priority across classes, round robin within one, over active queue pairs (by their
+/// Strict priority across bands, round robin within one, over active queue pairs (by their
 /// index in the NIC).
 #[derive(Clone, Debug, Default)]
 pub struct QpScheduler {
-    classes: [RoundRobin; CLASSES],
-    /// Active queue pairs in all classes.
+    bands: [RoundRobin; BANDS],
+    /// Active queue pairs in all bands.
     len: usize,
 }
 
@@ -35,9 +35,9 @@ struct RoundRobin {
 }
 
 impl QpScheduler {
-    /// Adds queue pair `qp` to class `class` (0 is served first; higher classes are clamped).
-    pub fn push(&mut self, qp: u32, class: u8) {
-        self.classes[(class as usize).min(CLASSES - 1)].active.push(qp);
+    /// Adds queue pair `qp` to band `band` (0 is served first; higher bands are clamped).
+    pub fn push(&mut self, qp: u32, band: u8) {
+        self.bands[(band as usize).min(BANDS - 1)].active.push(qp);
         self.len += 1;
     }
 
@@ -45,17 +45,17 @@ impl QpScheduler {
         self.len == 0
     }
 
-    /// Offers the transmitter class by class, highest priority first: the first queue pair
-    /// that sends wins; held-back ones of every class count for the earliest wake-up.
+    /// Offers the transmitter band by band, highest priority first: the first queue pair
+    /// that sends wins; held-back ones of every band count for the earliest wake-up.
     pub fn pull<P>(&mut self, mut offer: impl FnMut(u32) -> Offer<P>) -> Result<(u32, P), Option<Time>> {
         let mut earliest: Option<Time> = None;
-        for class in self.classes.iter_mut() {
-            if class.active.is_empty() {
+        for band in self.bands.iter_mut() {
+            if band.active.is_empty() {
                 continue;
             }
-            let before = class.active.len();
-            let r = class.pull(&mut offer);
-            self.len -= before - class.active.len();
+            let before = band.active.len();
+            let r = band.pull(&mut offer);
+            self.len -= before - band.active.len();
             match r {
                 Ok(sent) => return Ok(sent),
                 Err(Some(t)) => earliest = Some(earliest.map_or(t, |e| e.min(t))),
@@ -133,20 +133,20 @@ mod tests {
     }
 
     #[test]
-    fn a_higher_class_is_served_first_and_a_held_back_one_lets_lower_ones_send() {
+    fn a_higher_band_is_served_first_and_a_held_back_one_lets_lower_ones_send() {
         let mut s = QpScheduler::default();
         s.push(10, 3);
         s.push(20, 0);
         s.push(21, 0);
-        // Both class-0 pairs send, in turn, before class 3 is asked.
+        // Both band-0 pairs send, in turn, before band 3 is asked.
         let send = |c: u32| Offer::Send(c);
         assert_eq!(s.pull(send).unwrap().0, 20);
         assert_eq!(s.pull(send).unwrap().0, 21);
         assert_eq!(s.pull(send).unwrap().0, 20);
-        // Class 0 held back until 70 and 80: class 3 sends meanwhile.
+        // Band 0 held back until 70 and 80: band 3 sends meanwhile.
         let r = s.pull(|c| if c < 10 { Offer::Send(c) } else if c >= 20 { Offer::WaitUntil(Time(c as u64 * 3 + 10)) } else { Offer::Send(c) });
         assert_eq!(r.unwrap().0, 10);
-        // Nobody can send: the earliest wake-up over all classes.
+        // Nobody can send: the earliest wake-up over all bands.
         let r = s.pull(|c| Offer::<u32>::WaitUntil(Time(100 + c as u64)));
         assert_eq!(r, Err(Some(Time(110))));
         // Idle pairs leave: the scheduler empties.

@@ -40,6 +40,14 @@ pub const CONTROL_BYTES: u32 = 60;
 /// appended it outgrows the 60 B minimum.
 pub const RESPONSE_HEADER_BYTES: u32 = 46;
 
+/// Priorities a packet carries (its traffic class; at a switch it takes the egress queue of that
+/// number, the port's last if it has fewer): control (ACK/NAK/CNP by default) is strict high
+/// priority and never paused, like the high-priority queue of the HPCC ns-3 model; data
+/// priorities follow, PFC-protected. Names mean one thing each: a packet has a `priority`, a
+/// port has `queue`s, a NIC scheduler has `band`s.
+pub const PRIORITY_CONTROL: usize = 0;
+pub const PRIORITY_DATA: usize = 1;
+
 /// What a flow is, as both ends agree on it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FlowSpec {
@@ -51,6 +59,41 @@ pub struct FlowSpec {
     pub initial_psn: u32,
     /// Seeds the payload digests.
     pub key: u64,
+    /// How its packets are marked and sized on the wire.
+    pub marking: Marking,
+}
+
+/// How a flow's packets are marked and sized on the wire, as its ends stamp them on every
+/// packet they send. The run fills it from the scenario (a flow's class and colour, the INT
+/// header, ns-3's ACK priority); a scheme that cares may choose otherwise in its own file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Marking {
+    /// Priority of data packets: their egress queue at every switch, their PFC class.
+    pub data_priority: u8,
+    /// Priority of responses (ACK, NAK, CNP): the control queue, or with ns-3's
+    /// `ACK_HIGH_PRIO 0` the flow's data priority.
+    pub response_priority: u8,
+    /// Drop precedence of data packets (0 green, 1 yellow, 2 red).
+    pub colour: u8,
+    /// Wire bytes of a data packet beyond its payload (also what a connection packet the
+    /// sender opens with weighs).
+    pub data_header: u32,
+    /// Wire bytes of a response.
+    pub response_bytes: u32,
+}
+
+impl Default for Marking {
+    /// Data at the first data priority, green, with the HPCC ns-3 model's headers; responses
+    /// at the control priority, 60 B.
+    fn default() -> Self {
+        Marking {
+            data_priority: PRIORITY_DATA as u8,
+            response_priority: PRIORITY_CONTROL as u8,
+            colour: 0,
+            data_header: DATA_HEADER_BYTES,
+            response_bytes: CONTROL_BYTES,
+        }
+    }
 }
 
 impl FlowSpec {
@@ -270,6 +313,9 @@ pub struct Template {
     pub qp_swap: SwapCost,
     /// Bytes of INT header every data packet and response carries (0: INT off).
     pub int_header: u32,
+    /// Responses take their flow's data priority instead of the control priority (ns-3's
+    /// `ACK_HIGH_PRIO 0`: buffered, paused and counted like data at switches).
+    pub responses_at_data_priority: bool,
 }
 
 impl Template {
@@ -312,7 +358,12 @@ impl Template {
 
     /// Builds the two ends of a flow; `bdp_packets` sizes bitmaps left at 0 (one BDP), `path`
     /// the windows of window-based congestion control.
+    /// The scheme sizes its packets: the marking's header bytes are its own.
     pub fn endpoints(&self, spec: FlowSpec, line: Rate, bdp_packets: u32, path: BasePath) -> (sender::Sender, receiver::Receiver) {
+        let m = spec.marking;
+        let response_priority = if self.responses_at_data_priority { m.data_priority } else { m.response_priority };
+        let marking = Marking { data_header: self.data_header(), response_bytes: self.response_bytes(), response_priority, ..m };
+        let spec = FlowSpec { marking, ..spec };
         let n = spec.npkts();
         let or_bdp = |v: u32| if v == 0 { bdp_packets } else { v };
         let ack = self.ack_interval;
@@ -349,7 +400,7 @@ impl Template {
             CcParams::Vegas(p) => (cc::Cc::Vegas(vegas::Vegas::new(p, mss, path.bdp_bytes)), None),
             CcParams::Stride(p) => (cc::Cc::Stride(stride_cc::StrideCc::new(*p, line)), None),
         };
-        (sender::Sender::new(spec, tx, cc, line, self.data_header()), receiver::Receiver::new(spec, rx, np))
+        (sender::Sender::new(spec, tx, cc, line), receiver::Receiver::new(spec, rx, np))
     }
 }
 

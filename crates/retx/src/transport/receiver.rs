@@ -146,13 +146,22 @@ impl Receiver {
     /// The next response to send (ACK, NAK, NACK, RACK, CNP), whatever is asked: responses
     /// are never held back. Offered the wire (`Want::Any`), what the scheme's receive side
     /// sends on its own, paced (grants, credits): nothing for today's schemes.
+    ///
+    /// What the scheme left unsized goes as the flow's responses do (its priority and size:
+    /// [`super::Marking`]).
     pub fn poll_transmit(&mut self, now: Time, nic: &mut NicState, want: Want) -> Transmit {
-        if let Some(seg) = self.ctx.out.pop_front() {
-            return Transmit::Send(seg);
-        }
-        match want {
-            Want::Responses => Transmit::Idle,
-            Want::Any => self.recovery.poll_transmit(now, &mut self.ctx, nic),
+        let sent = match self.ctx.out.pop_front() {
+            Some(seg) => Transmit::Send(seg),
+            None if want == Want::Any => self.recovery.poll_transmit(now, &mut self.ctx, nic),
+            None => Transmit::Idle,
+        };
+        match sent {
+            Transmit::Send(mut seg) if seg.wire_bytes == 0 => {
+                let m = &self.ctx.spec().marking;
+                (seg.priority, seg.wire_bytes) = (m.response_priority, m.response_bytes);
+                Transmit::Send(seg)
+            }
+            other => other,
         }
     }
 

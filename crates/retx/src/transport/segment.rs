@@ -88,10 +88,13 @@ pub struct Segment {
     /// ECN echo on a response: the data packet that triggered it was marked (DCTCP's ECE;
     /// HPCC sets the CNP flag of its ACK/NACK the same way).
     pub ece: bool,
-    /// Traffic class (selects the egress queue and PFC priority).
+    /// Priority (traffic class), chosen by the endpoint that sends it: the egress queue it
+    /// takes at every switch and its PFC class.
     pub priority: u8,
     /// Drop precedence (colour) for WRED-style admission: 0 green, 1 yellow, 2 red.
     pub colour: u8,
+    /// Bytes on the wire, headers included, as the endpoint that sends it sizes it.
+    pub wire_bytes: u32,
     /// Switches crossed so far.
     pub hops: u8,
     /// A digest of the payload's identity (flow, index) so a receiver can prove it delivers
@@ -118,6 +121,7 @@ impl Segment {
             ece: false,
             priority: to.priority,
             colour: 0,
+            wire_bytes: 0,
             hops: 0,
             tag: 0,
             ts: now,
@@ -144,6 +148,7 @@ impl Segment {
             ece: false,
             priority: 0,
             colour: 0,
+            wire_bytes: 0,
             hops: 0,
             tag,
             ts: now,

@@ -113,8 +113,6 @@ pub struct Sender {
     recovery: TxRecovery,
     cc: Cc,
     line: Rate,
-    /// Header bytes added to each data packet on the wire (counted by the rate limiter).
-    header: u32,
     next_send: Time,
     /// Wire bytes of the last packet sent (what a rate change re-times).
     last_wire: u64,
@@ -123,14 +121,13 @@ pub struct Sender {
 }
 
 impl Sender {
-    pub fn new(spec: FlowSpec, recovery: TxRecovery, cc: Cc, line: Rate, header: u32) -> Self {
+    pub fn new(spec: FlowSpec, recovery: TxRecovery, cc: Cc, line: Rate) -> Self {
         Sender {
             psn: PsnSpace::new(spec.initial_psn),
             spec,
             recovery,
             cc,
             line,
-            header,
             next_send: Time::ZERO,
             last_wire: 0,
             stats: SenderStats::default(),
@@ -179,7 +176,16 @@ impl Sender {
     pub fn poll_transmit(&mut self, now: Time, nic: &mut NicState, want: Want) -> Transmit {
         // A connection packet (STRIDE's SYN, FIN, or the ACK answering SYN+ACK / FIN+ACK)
         // goes whatever is asked, unpaced: it answers an input or opens / closes the flow.
-        if let Some(seg) = self.recovery.poll_connection(now, self.psn) {
+        if let Some(mut seg) = self.recovery.poll_connection(now, self.psn) {
+            if seg.wire_bytes == 0 {
+                // Answering an input it goes as a response does; opening or closing the flow
+                // on its own, at the control priority with the data header.
+                let m = &self.spec.marking;
+                (seg.priority, seg.wire_bytes) = match want {
+                    Want::Responses => (m.response_priority, m.response_bytes),
+                    Want::Any => (super::PRIORITY_CONTROL as u8, seg.payload + m.data_header),
+                };
+            }
             return Transmit::Send(seg);
         }
         if want == Want::Responses || self.is_done() || !self.has_data() {
@@ -202,13 +208,15 @@ impl Sender {
         let mut seg = Segment::data(self.psn.wire(index), payload, payload_tag(self.spec.key, index), now);
         seg.last = index + 1 == self.spec.npkts();
         seg.retransmit = retransmit;
+        let m = &self.spec.marking;
+        (seg.priority, seg.colour, seg.wire_bytes) = (m.data_priority, m.colour, payload + m.data_header);
         self.stats.sent_pkts += 1;
         self.stats.sent_bytes += payload as u64;
         if retransmit {
             self.stats.retx_pkts += 1;
             self.stats.retx_bytes += payload as u64;
         }
-        let wire = (payload + self.header) as u64;
+        let wire = seg.wire_bytes as u64;
         self.next_send = now + rate.serialization(wire);
         self.last_wire = wire;
         self.cc.on_sent(now, wire);

@@ -609,7 +609,7 @@ mod tests {
 
     #[test]
     fn the_receiver_buffers_dupacks_and_echoes_marks() {
-        let spec = crate::transport::FlowSpec { size: 5_000, mtu: 1_000, initial_psn: 7, key: 9 };
+        let spec = crate::transport::FlowSpec { size: 5_000, mtu: 1_000, initial_psn: 7, key: 9, marking: Default::default() };
         let psn = PsnSpace::new(7);
         let mut rx = crate::transport::receiver::Receiver::new(spec, crate::transport::receiver::RxRecovery::Tcp(TcpReceiver::new(1)), None);
         let mut nic = NicState::new(&crate::transport::Template {
@@ -618,6 +618,7 @@ mod tests {
             ack_interval: 1,
             qp_swap: Default::default(),
             int_header: 0,
+            responses_at_data_priority: false,
         });
         let mut acks = Vec::new();
         let mut feed = |rx: &mut crate::transport::receiver::Receiver, i: u64, ce: bool, retx: bool| {
@@ -648,6 +649,7 @@ mod tests {
             ack_interval: 1,
             qp_swap: Default::default(),
             int_header: 0,
+            responses_at_data_priority: false,
         })
     }
 
@@ -834,7 +836,7 @@ mod tests {
     /// the ACKs (cumulative index, ece, retransmit echo) and the receiver.
     fn receive(npkts: u64, ack_interval: u32, feeds: &[(u64, bool, bool, bool)]) -> (Vec<(u64, bool, bool)>, crate::transport::receiver::Receiver) {
         use crate::transport::receiver::{Receiver, RxRecovery};
-        let spec = crate::transport::FlowSpec { size: npkts * 1_000, mtu: 1_000, initial_psn: 7, key: 9 };
+        let spec = crate::transport::FlowSpec { size: npkts * 1_000, mtu: 1_000, initial_psn: 7, key: 9, marking: Default::default() };
         let psn = PsnSpace::new(7);
         let mut rx = Receiver::new(spec, RxRecovery::Tcp(TcpReceiver::new(ack_interval)), None);
         let mut nic = nic();

@@ -338,13 +338,13 @@ impl Repr {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::packet::{Frame, CLASS_DATA};
+    use crate::net::packet::{Frame, PRIORITY_DATA};
     use crate::net::int::NO_INT;
     use crate::sim::units::Time;
     use crate::transport::segment::{Hole, Segment};
 
     fn packet(seg: Segment, dir: u8) -> Packet {
-        Packet { frame: Frame::Transport, seg, flow: 5, dir, src: 0, dst: 1, size: 0, class: CLASS_DATA as u8, in_port: 0, entropy: 0, int: NO_INT }
+        Packet { frame: Frame::Transport, seg, flow: 5, dir, src: 0, dst: 1, size: 0, priority: PRIORITY_DATA as u8, in_port: 0, entropy: 0, int: NO_INT }
     }
 
     fn ctx() -> Context {

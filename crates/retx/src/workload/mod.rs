@@ -17,15 +17,16 @@ pub struct FlowDef {
     /// Bytes, or [`crate::transport::FlowSpec::ENDLESS`].
     pub size: u64,
     pub start: Time,
-    /// The egress queue of its data packets at every switch (1: the default data queue).
-    pub class: u8,
+    /// The priority of its data packets: their egress queue at every switch (1: the default
+    /// data queue).
+    pub priority: u8,
     /// The drop precedence of its data packets (0 green, 1 yellow, 2 red).
     pub colour: u8,
 }
 
 impl FlowDef {
-    /// A flow in the default data class, green.
+    /// A flow at the default data priority, green.
     pub fn new(src: usize, dst: usize, size: u64, start: Time) -> FlowDef {
-        FlowDef { src, dst, size, start, class: crate::net::packet::CLASS_DATA as u8, colour: 0 }
+        FlowDef { src, dst, size, start, priority: crate::net::packet::PRIORITY_DATA as u8, colour: 0 }
     }
 }

@@ -4,7 +4,7 @@
 
 use super::{Event, Simulation, PFC_FRAME_BYTES};
 use crate::net::int::NO_INT;
-use crate::net::packet::{Frame, Packet, CLASS_CONTROL};
+use crate::net::packet::{Frame, Packet, PRIORITY_CONTROL};
 use crate::transport::int::IntHop;
 use crate::net::switch::Refusal;
 use crate::observe::{DropCause, Observer};
@@ -69,7 +69,7 @@ impl<O: Observer> Simulation<O> {
                 src: node as u32,
                 dst: self.ports[p].peer_node as u32,
                 size: PFC_FRAME_BYTES,
-                class: CLASS_CONTROL as u8,
+                priority: PRIORITY_CONTROL as u8,
                 in_port: p as u32,
                 entropy: 0,
                 int: NO_INT,
@@ -79,7 +79,7 @@ impl<O: Observer> Simulation<O> {
             return true;
         }
         if let Some(mut pkt) = self.ports[p].dequeue_control() {
-            self.dequeued(p, &mut pkt, CLASS_CONTROL);
+            self.dequeued(p, &mut pkt, PRIORITY_CONTROL);
             self.put_on_wire(p, pkt);
             return true;
         }
@@ -116,7 +116,7 @@ impl<O: Observer> Simulation<O> {
         self.obs.dequeue(self.now, p, q, pkt, self.ports[p].queued_bytes[q]);
         let Some((sw, _)) = self.switches[node].as_mut() else { return };
         let (rate, left) = (self.ports[p].rate, self.ports[p].queued_bytes[q]);
-        let (ip, data) = (pkt.in_port as usize, pkt.class as usize != CLASS_CONTROL);
+        let (ip, data) = (pkt.in_port as usize, pkt.priority as usize != PRIORITY_CONTROL);
         // Background packets were charged to no ingress queue.
         let pfc_queue = (self.ports[p].is_lossless(q) && pkt.frame == Frame::Transport).then_some(q);
         let d = sw.depart(&self.switch_params, rate, left, &mut self.ports[ip], pfc_queue, data, pkt.size as u64);
@@ -254,8 +254,8 @@ impl<O: Observer> Simulation<O> {
     fn switch_enqueue(&mut self, node: usize, out: usize, ingress: Option<usize>, mut pkt: Packet) {
         let (sw, _) = self.switches[node].as_mut().expect("a switch node");
         let size = pkt.size as u64;
-        let q = (pkt.class as usize).min(self.ports[out].queue_count() - 1);
-        let data = pkt.class as usize != CLASS_CONTROL;
+        let q = (pkt.priority as usize).min(self.ports[out].queue_count() - 1);
+        let data = pkt.priority as usize != PRIORITY_CONTROL;
         let queued = self.ports[out].queued_bytes[q];
         if self.ports[out].shaped_full(q) {
             // The shaped queue's own small buffer is full (ExpressPass drops excess credits).
@@ -284,7 +284,7 @@ impl<O: Observer> Simulation<O> {
     /// Background source `i`'s tick: one packet into its egress queue, through the switch's
     /// admission as transit traffic (it may be dropped), and the next tick at its rate now.
     pub(super) fn background_tick(&mut self, i: usize) {
-        let (p, class, size) = (self.background[i].port, self.background[i].spec.class, self.background[i].spec.size);
+        let (p, queue, size) = (self.background[i].port, self.background[i].spec.queue, self.background[i].spec.size);
         let (node, peer) = (self.ports[p].node, self.ports[p].peer_node);
         let pkt = Packet {
             frame: Frame::Background,
@@ -294,7 +294,7 @@ impl<O: Observer> Simulation<O> {
             src: node as u32,
             dst: peer as u32,
             size,
-            class,
+            priority: queue,
             in_port: p as u32,
             entropy: 0,
             int: NO_INT,

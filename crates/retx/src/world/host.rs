@@ -5,7 +5,7 @@
 
 use super::{Event, Simulation, SourceEntropy};
 use crate::net::int::NO_INT;
-use crate::net::packet::{Frame, Packet, CLASS_CONTROL};
+use crate::net::packet::{Frame, Packet, PRIORITY_CONTROL};
 use crate::nic::qp_cache::Touch;
 use crate::nic::scheduler::Offer;
 use crate::observe::{Observer, StepBefore};
@@ -164,10 +164,8 @@ impl<O: Observer> Simulation<O> {
         let (src, dst) = if dir == 0 { (self.conns[conn].def.src, self.conns[conn].def.dst) } else { (self.conns[conn].def.dst, self.conns[conn].def.src) };
         let entropy = self.conns[conn].entropy[dir as usize];
         n.state.qp = qp as u32;
-        let size = self.template.response_bytes();
-        // At switches a response takes the control queue, or its flow's data class (ns-3
-        // ACK_HIGH_PRIO 0); the NIC itself always sends it first.
-        let class = if self.ack_in_data_class { self.conns[conn].def.class } else { CLASS_CONTROL as u8 };
+        // The NIC sends responses first, from its control queue; at switches each takes the
+        // priority its endpoint gave it.
         while let Transmit::Send(seg) = n.qps[qp].endpoint.poll_transmit(now, &mut n.state, Want::Responses) {
             let response = Packet {
                 frame: Frame::Transport,
@@ -176,8 +174,8 @@ impl<O: Observer> Simulation<O> {
                 dir,
                 src: src as u32,
                 dst: dst as u32,
-                size,
-                class,
+                size: seg.wire_bytes,
+                priority: seg.priority,
                 in_port: 0,
                 entropy,
                 int: std::mem::replace(&mut echo, NO_INT),
@@ -185,7 +183,7 @@ impl<O: Observer> Simulation<O> {
             self.c.packets_created += 1;
             self.live += 1;
             self.live_high_water = self.live_high_water.max(self.live);
-            self.ports[port].enqueue(CLASS_CONTROL, response);
+            self.ports[port].enqueue(PRIORITY_CONTROL, response);
         }
         self.int.free(echo); // nothing echoed it
         self.rearm_nic(nic);
@@ -241,7 +239,7 @@ impl<O: Observer> Simulation<O> {
         let n = &mut self.nics[nic];
         if !n.qps[qp].active {
             n.qps[qp].active = true;
-            n.scheduler.push(qp as u32, n.qps[qp].class);
+            n.scheduler.push(qp as u32, n.qps[qp].band);
         }
         self.rearm(nic, qp);
         let port = self.nics[nic].port;
@@ -350,14 +348,9 @@ impl<O: Observer> Simulation<O> {
         });
         self.rearm_nic(nic);
         match picked {
-            Ok((qp, mut seg)) => {
+            Ok((qp, seg)) => {
                 let conn_id = self.nics[nic].qps[qp as usize].conn;
                 let conn = &self.conns[conn_id as usize];
-                let data_header = self.template.data_header();
-                let data = seg.kind == SegKind::Data;
-                if data {
-                    seg.colour = conn.def.colour;
-                }
                 let dir = (conn.ends[1] == super::End { nic: nic as u32, qp }) as u8;
                 let (src, dst) = if dir == 0 { (conn.def.src, conn.def.dst) } else { (conn.def.dst, conn.def.src) };
                 let entropy = match self.entropy {
@@ -371,8 +364,8 @@ impl<O: Observer> Simulation<O> {
                     dir,
                     src: src as u32,
                     dst: dst as u32,
-                    size: seg.payload + data_header,
-                    class: if data { conn.def.class } else { CLASS_CONTROL as u8 },
+                    size: seg.wire_bytes,
+                    priority: seg.priority,
                     in_port: 0,
                     entropy,
                     int: if self.int_enabled && seg.kind == SegKind::Data { self.int.alloc() } else { NO_INT },

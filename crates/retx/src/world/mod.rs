@@ -77,8 +77,6 @@ pub struct Parts {
     pub clock: ClockPlan,
     /// Switches stamp INT hop records on data packets; receivers echo them in ACKs.
     pub int: bool,
-    /// Responses take their flow's data class at switches (ns-3 `ACK_HIGH_PRIO 0`).
-    pub ack_in_data_class: bool,
     /// Every NIC's receive pipeline time per packet (schemes may charge more).
     pub rx_latency: Time,
     /// Background traffic sources (`[[background]]`), each on a switch egress port.
@@ -242,7 +240,6 @@ pub struct Simulation<O: Observer = Quiet> {
     live: u64,
     live_high_water: u64,
     int_enabled: bool,
-    ack_in_data_class: bool,
     int: IntTable,
     ports: Vec<Port>,
     is_host: Vec<bool>,
@@ -398,7 +395,6 @@ impl<O: Observer> Simulation<O> {
             live: 0,
             live_high_water: 0,
             int_enabled: p.int,
-            ack_in_data_class: p.ack_in_data_class,
             int: IntTable::default(),
             ports,
             is_host,
@@ -564,11 +560,15 @@ impl<O: Observer> Simulation<O> {
         let mut psn_rng = rng::stream(seed, Stream::InitialPsn, 0);
         let mut receivers = std::collections::BTreeSet::new();
         for (i, def) in defs.into_iter().enumerate() {
+            // The workload's marking of the flow (its priority and colour); the transport
+            // template adds the rest (`Template::endpoints`: sizes, where responses queue).
+            let marking = transport::Marking { data_priority: def.priority, colour: def.colour, ..Default::default() };
             let spec = FlowSpec {
                 size: def.size,
                 mtu,
                 initial_psn: (psn_rng.next_u64() & transport::psn::PSN_MASK as u64) as u32,
                 key: rng::mix64(seed ^ (i as u64) << 20),
+                marking,
             };
             let ideal_fct = if def.size == FlowSpec::ENDLESS { Time::ZERO } else { self.ideal_fct(def.src, def.dst, &spec) };
             // RoCEv2 5-tuple: addresses, UDP source port (per QP), destination port 4791.
@@ -688,7 +688,7 @@ impl<O: Observer> Simulation<O> {
         let (tx, rx) = self.template.endpoints(self.conns[f].spec, line, self.bdp_packets, self.base_path);
         let mut place = |nic: usize, endpoint: Endpoint| {
             let qps = &mut self.nics[nic].qps;
-            qps.push(Qp { conn: f as u32, endpoint, active: false, timer_armed: None, on_chip: false, class: 0 });
+            qps.push(Qp { conn: f as u32, endpoint, active: false, timer_armed: None, on_chip: false, band: 0 });
             End { nic: nic as u32, qp: (qps.len() - 1) as u32 }
         };
         let ends = [place(src, Endpoint::Requester(tx)), place(dst, Endpoint::Responder(rx))];

@@ -63,7 +63,7 @@ pub fn packets(npkts: u64, initial_psn: u32) -> FlowSpec {
 
 /// A flow of `size` bytes in packets of `mtu` bytes starting at PSN `initial_psn`.
 pub fn spec(size: u64, mtu: u32, initial_psn: u32) -> FlowSpec {
-    FlowSpec { size, mtu, initial_psn, key: 0x5eed_0000 ^ size ^ (initial_psn as u64) << 32 }
+    FlowSpec { size, mtu, initial_psn, key: 0x5eed_0000 ^ size ^ (initial_psn as u64) << 32, marking: Default::default() }
 }
 
 /// Which way a packet travels.
