@@ -6,7 +6,7 @@ mod util;
 use retx::sim::units::{Rate, Time};
 use retx::transport::poll::{Transmit, Want};
 use retx::transport::segment::{Ecn, SegKind, Segment};
-use retx::transport::{NicState, DATA_HEADER_BYTES};
+use retx::transport::{NicAgent, DATA_HEADER_BYTES};
 use retx::Scenario;
 use util::exact::*;
 use util::{packets, scenario_toml, transport_toml, Pair, Rule, LINE};
@@ -20,9 +20,9 @@ fn dcqcn() -> Scenario {
 fn data_segments(n: u64) -> Vec<Segment> {
     let s = dcqcn();
     let (mut tx, _) = retx::config::template::transport(&s).endpoints(packets(n, 7), LINE, 10, Default::default());
-    let mut nic = NicState::new(&retx::config::template::transport(&s));
+    let mut nic = NicAgent::new(&retx::config::template::transport(&s));
     (0..n)
-        .map(|k| match tx.poll_transmit(Time::from_us(k), &mut nic, Want::Any) {
+        .map(|k| match tx.poll_transmit(Time::from_us(k), &mut nic.call(0), Want::Any) {
             Transmit::Send(s) => s,
             other => panic!("expected a data packet, got {other:?}"),
         })
@@ -34,12 +34,12 @@ fn receiver_sends_one_cnp_per_50us_for_marked_packets() {
     let segs = data_segments(5);
     let s = dcqcn();
     let (_, mut rx) = retx::config::template::transport(&s).endpoints(packets(5, 7), LINE, 10, Default::default());
-    let mut nic = NicState::new(&retx::config::template::transport(&s));
+    let mut nic = NicAgent::new(&retx::config::template::transport(&s));
     let mut feed = |now: Time, k: usize, ecn: bool| {
         let mut s = segs[k];
         s.ecn = if ecn { Ecn::Ce } else { Ecn::Ect };
-        rx.handle_packet(now, &s, &mut nic);
-        std::iter::from_fn(|| match rx.poll_transmit(now, &mut nic, Want::Responses) {
+        rx.handle_packet(now, &s, &mut nic.call(0));
+        std::iter::from_fn(|| match rx.poll_transmit(now, &mut nic.call(0), Want::Responses) {
             Transmit::Send(c) => Some(c),
             _ => None,
         })

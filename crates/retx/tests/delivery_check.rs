@@ -12,7 +12,7 @@ use retx::transport::psn::{PsnSpace, PSN_MASK};
 use retx::transport::receiver::Receiver;
 use retx::transport::poll::{Transmit, Want};
 use retx::transport::segment::{payload_tag, Segment};
-use retx::transport::{FlowSpec, NicState};
+use retx::transport::{FlowSpec, NicAgent};
 use util::scenario;
 
 /// Every scheme, by its receiver's configuration (GBN's three NAK policies share one receiver
@@ -36,7 +36,7 @@ fn flow() -> FlowSpec {
 
 struct Rx {
     rx: Receiver,
-    nic: NicState,
+    nic: NicAgent,
     spec: FlowSpec,
     now: Time,
 }
@@ -49,7 +49,7 @@ impl Rx {
         let template = retx::config::template::transport(&s);
         let (_, mut rx) = template.endpoints(spec, Rate::gbps(40), 16, Default::default());
         rx.ctx.log = Some(Vec::new());
-        Rx { rx, nic: NicState::new(&template), spec, now: Time::ZERO }
+        Rx { rx, nic: NicAgent::new(&template), spec, now: Time::ZERO }
     }
 
     /// Packet `index` exactly as a correct sender builds it.
@@ -62,8 +62,8 @@ impl Rx {
 
     fn feed(&mut self, seg: Segment) {
         self.now += Time::from_ns(300);
-        self.rx.handle_packet(self.now, &seg, &mut self.nic);
-        while let Transmit::Send(_) = self.rx.poll_transmit(self.now, &mut self.nic, Want::Responses) {}
+        self.rx.handle_packet(self.now, &seg, &mut self.nic.call(0));
+        while let Transmit::Send(_) = self.rx.poll_transmit(self.now, &mut self.nic.call(0), Want::Responses) {}
     }
 
     fn send(&mut self, index: u64) {

@@ -7,7 +7,7 @@ use retx::sim::units::{Rate, Time};
 use retx::transport::endpoint::Endpoint;
 use retx::transport::psn::PsnSpace;
 use retx::transport::segment::{payload_tag, Segment};
-use retx::transport::{FlowSpec, NicState};
+use retx::transport::{FlowSpec, NicAgent};
 use retx::Scenario;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -167,21 +167,21 @@ fn a_swap_costs_its_fixed_time_plus_its_blocks() {
     let spec = FlowSpec { size: 32 * 1024, mtu: 1024, initial_psn: 0, key: 9, marking: Default::default() };
     let (_, rx) = template.endpoints(spec, Rate::gbps(40), 16, Default::default());
     let mut ep = Endpoint::Responder(rx);
-    let mut nic = NicState::new(&template);
+    let mut nic = NicAgent::new(&template);
     // Packet 10 first: the bitmap covers 0..16, two blocks of 8 bits.
     let seg = Segment::data(PsnSpace::new(0).wire(10), 1024, payload_tag(9, 10), Time::ZERO);
-    ep.handle_packet(Time::ZERO, &seg, &mut nic);
+    ep.handle_packet(Time::ZERO, &seg, &mut nic.call(0));
     assert_eq!(nic.melo.rx.used_blocks(), 2);
     assert_eq!(nic.charged, Time::ZERO);
-    ep.swap_out(&mut nic);
+    ep.swap_out(&mut nic.call(0));
     assert_eq!((nic.charged, nic.melo.rx.used_blocks()), (Time(7_000 + 2 * 5_000), 0));
     nic.charged = Time::ZERO;
-    assert!(ep.swap_in(&mut nic));
+    assert!(ep.swap_in(&mut nic.call(0)));
     assert_eq!((nic.charged, nic.melo.rx.used_blocks()), (Time(7_000 + 2 * 5_000), 2));
     // A connection with nothing out of order moves no blocks: the fixed time only.
     let (_, rx) = template.endpoints(spec, Rate::gbps(40), 16, Default::default());
     nic.charged = Time::ZERO;
-    Endpoint::Responder(rx).swap_out(&mut nic);
+    Endpoint::Responder(rx).swap_out(&mut nic.call(0));
     assert_eq!(nic.charged, Time(7_000));
 }
 

@@ -71,7 +71,7 @@ fn a_handshake_opens_the_flow_an_ack_per_segment_and_a_fin_close_it() {
     assert_eq!(sender_packets(&p), expect);
     // The FIN+ACK is answered by the teardown's final ACK, due at once.
     let mut nic = p.tx_nic.clone();
-    match p.sender.poll_transmit(t(fin_ack), &mut nic, retx::transport::poll::Want::Responses) {
+    match p.sender.poll_transmit(t(fin_ack), &mut nic.call(0), retx::transport::poll::Want::Responses) {
         retx::transport::poll::Transmit::Send(seg) => assert_eq!(seg.kind, SegKind::Ack),
         other => panic!("no final ACK: {other:?}"),
     }
@@ -228,7 +228,7 @@ fn the_receiver_is_established_by_the_handshake_ack_and_closed_by_the_last() {
     // The teardown's final ACK (which the harness stops before delivering) closes it.
     let last = Segment::control(SegKind::Ack, retx::transport::psn::Psn::new(7 + 4), done);
     let mut nic = p.rx_nic.clone();
-    p.receiver.handle_packet(done, &last, &mut nic);
+    p.receiver.handle_packet(done, &last, &mut nic.call(0));
     assert_eq!(rx(&p).phase(), RxPhase::Closed);
 }
 
@@ -238,7 +238,7 @@ fn data_before_any_syn_is_not_delivered() {
     let mut p = stride(4);
     let seg = Segment::data(retx::transport::psn::Psn::new(7), 1000, 0, t(5));
     let mut nic = p.rx_nic.clone();
-    p.receiver.handle_packet(t(5), &seg, &mut nic);
+    p.receiver.handle_packet(t(5), &seg, &mut nic.call(0));
     assert_eq!(p.receiver.ctx.delivered_bytes, 0);
     assert_eq!(rx(&p).phase(), RxPhase::Listen);
 }

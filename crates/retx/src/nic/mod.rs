@@ -10,7 +10,7 @@ use crate::net::packet::Packet;
 use crate::sim::units::Time;
 use std::collections::VecDeque;
 use crate::transport::endpoint::Endpoint;
-use crate::transport::{NicState, PoolOccupancy};
+use crate::transport::{NicAgent, PoolOccupancy};
 
 pub use clock::{ClockPlan, HostClock};
 pub use qp_cache::QpCache;
@@ -29,6 +29,9 @@ pub struct Qp {
     pub on_chip: bool,
     /// Its band at the NIC scheduler (0: served first).
     pub band: u8,
+    /// Its last packet's handling had latency: what it does next (its responses) waits until
+    /// then, with the INT records a data packet left to echo.
+    pub held: Option<(Time, u32)>,
 }
 
 /// The NIC's receive pipeline: packets are handled one at a time, each taking the NIC's fixed
@@ -65,8 +68,11 @@ pub struct Nic {
     /// (duplicates and discarded packets included).
     pub rx_bytes: u64,
     pub rx_wire_bytes: u64,
-    /// NIC-wide state of the transport scheme (e.g. MELO's bits pools).
-    pub state: NicState,
+    /// The NIC agent: what its queue pairs share, per scheme (MELO's bits pools, a pacer).
+    pub agent: NicAgent,
+    /// The agent's wake list and outbox are being drained (a call made while draining adds
+    /// to them; the drain in progress serves it).
+    pub draining: bool,
     pub qp_cache: QpCache,
     pub clock: HostClock,
     /// This host's queue pairs, both requesters and responders, indexed by the scheduler.
@@ -75,14 +81,14 @@ pub struct Nic {
 }
 
 impl Nic {
-    pub fn new(port: usize, state: NicState, qp_cache: QpCache, clock: HostClock) -> Nic {
-        Nic { port, scheduler: QpScheduler::default(), wake_at: None, timer_at: None, rx_bytes: 0, rx_wire_bytes: 0, state, qp_cache, clock, qps: Vec::new(), rx: RxPipeline::default() }
+    pub fn new(port: usize, agent: NicAgent, qp_cache: QpCache, clock: HostClock) -> Nic {
+        Nic { port, scheduler: QpScheduler::default(), wake_at: None, timer_at: None, rx_bytes: 0, rx_wire_bytes: 0, agent, draining: false, qp_cache, clock, qps: Vec::new(), rx: RxPipeline::default() }
     }
 
     /// This NIC's shared on-chip structures now, for the `[output] pools` time series: the
     /// scheme's (e.g. MELO's bits pools) and the QP-context cache when it is bounded.
     pub fn sample_pools(&mut self, mut out: impl FnMut(PoolOccupancy)) {
-        self.state.sample_pools(&mut out);
+        self.agent.sample_pools(&mut out);
         if self.qp_cache.is_enabled() {
             // The cache holds at most its capacity and is full once warm: no interval peak.
             let (used, capacity) = self.qp_cache.occupancy();

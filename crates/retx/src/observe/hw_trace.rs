@@ -26,7 +26,7 @@ use crate::transport::receiver::RxRecovery;
 use crate::transport::cc::Cc;
 use crate::transport::segment::{SegKind, Segment};
 use crate::transport::stride_cc::{Branch, Decrease, Normalizer, StrideCcParams};
-use crate::transport::NicState;
+use crate::transport::NicAgent;
 use std::collections::HashMap;
 use std::fmt::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -74,7 +74,7 @@ pub struct StepBefore {
 
 impl StepBefore {
     /// Snapshots what `ep` is about to do with `seg`.
-    pub fn of(ep: &Endpoint, seg: &Segment, nic: &NicState) -> StepBefore {
+    pub fn of(ep: &Endpoint, seg: &Segment, nic: &NicAgent) -> StepBefore {
         let mut b = StepBefore::default();
         match ep {
             Endpoint::Responder(r) if seg.kind == SegKind::Data => {
@@ -213,7 +213,7 @@ impl HwTracer {
         Some((c, true))
     }
 
-    fn melo(&mut self, host: usize, flow: u32, b: (u64, u64, u64, bool, u64, u64, u64), ep: &Endpoint, nic: &NicState) {
+    fn melo(&mut self, host: usize, flow: u32, b: (u64, u64, u64, bool, u64, u64, u64), ep: &Endpoint, nic: &NicAgent) {
         let Endpoint::Responder(r) = ep else { return };
         let RxRecovery::Melo(m) = r.recovery() else { return };
         if *self.host.get_or_insert(host) != host {
@@ -337,7 +337,7 @@ impl Observer for HwTracer {
         true
     }
 
-    fn endpoint_step(&mut self, host: usize, flow: u32, before: &StepBefore, ep: &Endpoint, nic: &NicState) {
+    fn endpoint_step(&mut self, host: usize, flow: u32, before: &StepBefore, ep: &Endpoint, nic: &NicAgent) {
         if self.full() {
             return;
         }

@@ -9,7 +9,7 @@ pub mod pcap;
 use crate::net::packet::Packet;
 use crate::sim::units::Time;
 use crate::transport::endpoint::Endpoint;
-use crate::transport::{FlowSpec, NicState};
+use crate::transport::{FlowSpec, NicAgent};
 pub use hw_trace::StepBefore;
 
 /// Why a packet was dropped.
@@ -48,7 +48,7 @@ pub trait Observer {
     }
     /// An endpoint of flow `flow` at host `host` took a packet: `before` is its snapshot from
     /// just before, `ep` and `nic` its state (and its NIC's) just after.
-    fn endpoint_step(&mut self, _host: usize, _flow: u32, _before: &StepBefore, _ep: &Endpoint, _nic: &NicState) {}
+    fn endpoint_step(&mut self, _host: usize, _flow: u32, _before: &StepBefore, _ep: &Endpoint, _nic: &NicAgent) {}
 }
 
 /// An observer lent to a simulation: the caller keeps it, and reads it after the run.
@@ -77,7 +77,7 @@ impl<O: Observer + ?Sized> Observer for &mut O {
     fn wants_steps(&self) -> bool {
         (**self).wants_steps()
     }
-    fn endpoint_step(&mut self, host: usize, flow: u32, before: &StepBefore, ep: &Endpoint, nic: &NicState) {
+    fn endpoint_step(&mut self, host: usize, flow: u32, before: &StepBefore, ep: &Endpoint, nic: &NicAgent) {
         (**self).endpoint_step(host, flow, before, ep, nic)
     }
 }

@@ -2,9 +2,9 @@
 //! no clock and no I/O (quinn-proto's shape). Time comes in with every input, packets go out
 //! when pulled:
 //!
-//! - `handle_packet(now, &seg, &mut NicState)`: a packet addressed to this endpoint arrived;
-//! - `handle_timeout(now, &mut NicState)`: its deadline passed (or NIC-wide state woke it);
-//! - `poll_transmit(now, &mut NicState, want) -> Send(seg) | WaitUntil(t) | Idle`;
+//! - `handle_packet(now, &seg, &mut NicAgent)`: a packet addressed to this endpoint arrived;
+//! - `handle_timeout(now, &mut NicAgent)`: its deadline passed (or NIC-wide state woke it);
+//! - `poll_transmit(now, &mut NicAgent, want) -> Send(seg) | WaitUntil(t) | Idle`;
 //! - `poll_timeout() -> Option<Time>`: when to call `handle_timeout` next.
 //!
 //! `now` is the endpoint's host clock. The engine hands a packet to the endpoint it is
@@ -14,16 +14,16 @@
 //! the wire it asks for anything (`Want::Any`), which the endpoint gates by pacing, window and
 //! credits.
 //!
-//! State shared by the queue pairs of a NIC lives in [`NicState`], which has a timer of its own
-//! with the same shape: `NicState::poll_timeout() -> Option<Time>` and
-//! `NicState::handle_timeout(now, &mut wake)`, on the host clock, one pending event per NIC.
-//! During every endpoint call `NicState::qp` holds the calling queue pair's number; NIC-wide
+//! State shared by the queue pairs of a NIC lives in [`NicAgent`], which has a timer of its own
+//! with the same shape: `NicAgent::poll_timeout() -> Option<Time>` and
+//! `NicAgent::handle_timeout(now, &mut wake)`, on the host clock, one pending event per NIC.
+//! During every endpoint call `NicAgent::qp` holds the calling queue pair's number; NIC-wide
 //! state that queues work for a queue pair (a gather FIFO holding its packets) notes it, and
 //! when a NIC-wide timeout completes that work it pushes the number to `wake`. The engine then
 //! calls that endpoint's `handle_timeout` and collects its output as after any input. So
 //! `handle_timeout` means "your deadline passed, or NIC-wide state has news for you": an
 //! endpoint checks its own deadlines against `now` (an early call changes nothing) and reads
-//! the news from `NicState`.
+//! the news from `NicAgent`.
 //!
 //! A scheme with an on-chip QP-context cache declares what moving a context costs
 //! ([`super::SwapCost`], from `Template::qp_swap`); `swap_out`/`swap_in` charge it to the
@@ -33,7 +33,7 @@
 use super::receiver::Receiver;
 use super::poll::{Transmit, Want};
 use super::sender::Sender;
-use super::NicState;
+use super::NicCall;
 use crate::sim::units::Time;
 
 /// What one end of a connection counts for its flow's record.
@@ -95,21 +95,21 @@ pub enum Endpoint {
 }
 
 impl Endpoint {
-    pub fn handle_packet(&mut self, now: Time, seg: &super::segment::Segment, nic: &mut NicState) {
+    pub fn handle_packet(&mut self, now: Time, seg: &super::segment::Segment, nic: &mut NicCall<'_>) {
         match self {
             Endpoint::Requester(s) => s.handle_packet(now, seg, nic),
             Endpoint::Responder(r) => r.handle_packet(now, seg, nic),
         }
     }
 
-    pub fn handle_timeout(&mut self, now: Time, nic: &mut NicState) {
+    pub fn handle_timeout(&mut self, now: Time, nic: &mut NicCall<'_>) {
         match self {
             Endpoint::Requester(s) => s.handle_timeout(now, nic),
             Endpoint::Responder(r) => r.handle_timeout(now, nic),
         }
     }
 
-    pub fn poll_transmit(&mut self, now: Time, nic: &mut NicState, want: Want) -> Transmit {
+    pub fn poll_transmit(&mut self, now: Time, nic: &mut NicCall<'_>, want: Want) -> Transmit {
         match self {
             Endpoint::Requester(s) => s.poll_transmit(now, nic, want),
             Endpoint::Responder(r) => r.poll_transmit(now, nic, want),
@@ -216,23 +216,25 @@ impl Endpoint {
     }
 
     /// Leaves the NIC's on-chip context cache (see [`Receiver::swap_out`]), charging the
-    /// receive pipeline what the scheme declared a swap costs ([`NicState::swap_cost`]).
-    pub fn swap_out(&mut self, nic: &mut NicState) {
+    /// receive pipeline what the scheme declared a swap costs ([`NicAgent::swap_cost`]).
+    pub fn swap_out(&mut self, nic: &mut NicCall<'_>) {
         let blocks = match self {
             Endpoint::Responder(r) => r.swap_out(nic),
             Endpoint::Requester(_) => 0,
         };
-        nic.charge(nic.swap_cost.of(blocks));
+        let cost = nic.swap_cost.of(blocks);
+        nic.charge(cost);
     }
 
     /// Rejoins it, charged likewise. False if the scheme cannot bring its state back on chip
     /// (MELO: no free blocks); the failed attempt still costs one context's fixed time.
-    pub fn swap_in(&mut self, nic: &mut NicState) -> bool {
+    pub fn swap_in(&mut self, nic: &mut NicCall<'_>) -> bool {
         let moved = match self {
             Endpoint::Responder(r) => r.swap_in(nic),
             Endpoint::Requester(_) => Some(0),
         };
-        nic.charge(nic.swap_cost.of(moved.unwrap_or(0)));
+        let cost = nic.swap_cost.of(moved.unwrap_or(0));
+        nic.charge(cost);
         moved.is_some()
     }
 }

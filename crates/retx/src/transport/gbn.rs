@@ -9,7 +9,7 @@
 use super::recovery::{ReceiveRecovery, SendRecovery};
 use crate::sim::check::{self, Checked};
 use super::psn::PsnReader;
-use super::NicState;
+use super::NicCall;
 use super::rx_ctx::RxCtx;
 use super::segment::{SegKind, Segment};
 use crate::sim::units::Dur;
@@ -135,7 +135,7 @@ impl GbnSender {
 
     /// A response from the receiver: ACK or NAK (anything else is not go-back-N's). Returns
     /// whether it was a loss notification.
-    pub fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, _nic: &mut NicState) -> bool {
+    pub fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, _nic: &mut NicCall<'_>) -> bool {
         let cum = at.index(seg.psn);
         match seg.kind {
             SegKind::Ack => {
@@ -267,22 +267,22 @@ impl SendRecovery for GbnSender {
     fn is_done(&self) -> bool {
         GbnSender::is_done(self)
     }
-    fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, nic: &mut NicState) -> bool {
+    fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, nic: &mut NicCall<'_>) -> bool {
         GbnSender::on_feedback(self, now, seg, at, nic)
     }
     fn poll_timeout(&self) -> Option<Time> {
         GbnSender::poll_timeout(self)
     }
-    fn next(&mut self, now: Time, _rate: crate::sim::units::Rate, _nic: &mut NicState) -> Option<(u64, bool)> {
+    fn next(&mut self, now: Time, _rate: crate::sim::units::Rate, _nic: &mut NicCall<'_>) -> Option<(u64, bool)> {
         GbnSender::next(self, now)
     }
-    fn handle_timeout(&mut self, now: Time, _nic: &mut NicState) -> bool {
+    fn handle_timeout(&mut self, now: Time, _nic: &mut NicCall<'_>) -> bool {
         GbnSender::handle_timeout(self, now)
     }
 }
 
 impl ReceiveRecovery for GbnReceiver {
-    fn on_data(&mut self, now: Time, index: u64, seg: &Segment, rx: &mut RxCtx, _nic: &mut NicState) {
+    fn on_data(&mut self, now: Time, index: u64, seg: &Segment, rx: &mut RxCtx, _nic: &mut NicCall<'_>) {
         GbnReceiver::on_data(self, now, index, seg, rx);
     }
 }

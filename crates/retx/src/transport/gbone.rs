@@ -14,7 +14,7 @@ use crate::sim::check::{self, Checked};
 use super::gbn::{GbnParams, GbnSender};
 use super::irn::BitmapReceiver;
 use super::psn::PsnReader;
-use super::NicState;
+use super::NicCall;
 use super::segment::{Ext, SegKind, Segment};
 use crate::sim::units::Dur;
 use crate::sim::units::Time;
@@ -122,7 +122,7 @@ impl GboneSender {
 
     /// A response from the receiver: ACK (0xFC) or RACK (0xFD). Returns whether it was a
     /// loss notification.
-    pub fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, _nic: &mut NicState) -> bool {
+    pub fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, _nic: &mut NicCall<'_>) -> bool {
         match (seg.kind, seg.ext) {
             (SegKind::Ack, _) => {
                 if let Some(cum) = at.index(seg.psn) {
@@ -201,16 +201,16 @@ impl SendRecovery for GboneSender {
     fn is_done(&self) -> bool {
         GboneSender::is_done(self)
     }
-    fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, nic: &mut NicState) -> bool {
+    fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, nic: &mut NicCall<'_>) -> bool {
         GboneSender::on_feedback(self, now, seg, at, nic)
     }
     fn poll_timeout(&self) -> Option<Time> {
         GboneSender::poll_timeout(self)
     }
-    fn next(&mut self, now: Time, _rate: crate::sim::units::Rate, _nic: &mut NicState) -> Option<(u64, bool)> {
+    fn next(&mut self, now: Time, _rate: crate::sim::units::Rate, _nic: &mut NicCall<'_>) -> Option<(u64, bool)> {
         GboneSender::next(self, now)
     }
-    fn handle_timeout(&mut self, now: Time, _nic: &mut NicState) -> bool {
+    fn handle_timeout(&mut self, now: Time, _nic: &mut NicCall<'_>) -> bool {
         GboneSender::handle_timeout(self, now)
     }
     fn release(&mut self) {

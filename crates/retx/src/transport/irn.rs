@@ -12,7 +12,7 @@
 use super::recovery::{ReceiveRecovery, SendRecovery};
 use crate::sim::check::{self, Checked};
 use super::psn::PsnReader;
-use super::NicState;
+use super::NicCall;
 use super::rx_ctx::RxCtx;
 use super::segment::{Ext, SegKind, Segment};
 use crate::sim::units::Dur;
@@ -401,7 +401,7 @@ impl IrnSender {
 
     /// A response from the receiver: ACK or NACK (a SACK). Returns whether it was a loss
     /// notification.
-    pub fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, _nic: &mut NicState) -> bool {
+    pub fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, _nic: &mut NicCall<'_>) -> bool {
         let cum = at.index(seg.psn);
         match (seg.kind, seg.ext) {
             (SegKind::Ack, _) => {
@@ -508,19 +508,19 @@ impl SendRecovery for IrnSender {
     fn is_done(&self) -> bool {
         IrnSender::is_done(self)
     }
-    fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, nic: &mut NicState) -> bool {
+    fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, nic: &mut NicCall<'_>) -> bool {
         IrnSender::on_feedback(self, now, seg, at, nic)
     }
     fn poll_timeout(&self) -> Option<Time> {
         IrnSender::poll_timeout(self)
     }
-    fn next(&mut self, now: Time, _rate: crate::sim::units::Rate, _nic: &mut NicState) -> Option<(u64, bool)> {
+    fn next(&mut self, now: Time, _rate: crate::sim::units::Rate, _nic: &mut NicCall<'_>) -> Option<(u64, bool)> {
         IrnSender::next(self, now)
     }
     fn next_past_closed_window(&mut self, now: Time) -> Option<(u64, bool)> {
         self.next_retransmission(now)
     }
-    fn handle_timeout(&mut self, now: Time, _nic: &mut NicState) -> bool {
+    fn handle_timeout(&mut self, now: Time, _nic: &mut NicCall<'_>) -> bool {
         IrnSender::handle_timeout(self, now)
     }
     fn release(&mut self) {
@@ -529,7 +529,7 @@ impl SendRecovery for IrnSender {
 }
 
 impl ReceiveRecovery for BitmapReceiver {
-    fn on_data(&mut self, now: Time, index: u64, seg: &Segment, rx: &mut RxCtx, _nic: &mut NicState) {
+    fn on_data(&mut self, now: Time, index: u64, seg: &Segment, rx: &mut RxCtx, _nic: &mut NicCall<'_>) {
         BitmapReceiver::on_data(self, now, index, seg, rx);
     }
     fn reorder_stats(&self) -> (u64, u64, u64) {

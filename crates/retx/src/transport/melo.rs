@@ -23,7 +23,7 @@ use super::recovery::{ReceiveRecovery, SendRecovery};
 use crate::sim::check::{self, Checked};
 use super::gbn::{GbnParams, GbnSender};
 use super::psn::PsnReader;
-use super::NicState;
+use super::NicCall;
 use super::rx_ctx::RxCtx;
 use super::segment::{Ext, Hole, SegKind, Segment};
 use crate::sim::units::Dur;
@@ -445,7 +445,7 @@ impl MeloSender {
 
     /// A response from the receiver: ACK or MELO NACK (holes, most recent first). Returns
     /// whether it was a loss notification.
-    pub fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, nic: &mut NicState) -> bool {
+    pub fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, nic: &mut NicCall<'_>) -> bool {
         let pool = &mut nic.melo.tx;
         let cum = at.index(seg.psn);
         match seg.kind {
@@ -524,16 +524,16 @@ impl SendRecovery for MeloSender {
     fn is_done(&self) -> bool {
         MeloSender::is_done(self)
     }
-    fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, nic: &mut NicState) -> bool {
+    fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, nic: &mut NicCall<'_>) -> bool {
         MeloSender::on_feedback(self, now, seg, at, nic)
     }
     fn poll_timeout(&self) -> Option<Time> {
         MeloSender::poll_timeout(self)
     }
-    fn next(&mut self, now: Time, _rate: crate::sim::units::Rate, nic: &mut NicState) -> Option<(u64, bool)> {
+    fn next(&mut self, now: Time, _rate: crate::sim::units::Rate, nic: &mut NicCall<'_>) -> Option<(u64, bool)> {
         self.next_with(now, &mut nic.melo.tx)
     }
-    fn handle_timeout(&mut self, now: Time, nic: &mut NicState) -> bool {
+    fn handle_timeout(&mut self, now: Time, nic: &mut NicCall<'_>) -> bool {
         MeloSender::handle_timeout(self, now, &mut nic.melo.tx)
     }
     fn release(&mut self) {
@@ -542,17 +542,17 @@ impl SendRecovery for MeloSender {
 }
 
 impl ReceiveRecovery for MeloReceiver {
-    fn on_data(&mut self, now: Time, index: u64, seg: &Segment, rx: &mut RxCtx, nic: &mut NicState) {
+    fn on_data(&mut self, now: Time, index: u64, seg: &Segment, rx: &mut RxCtx, nic: &mut NicCall<'_>) {
         MeloReceiver::on_data(self, now, index, seg, rx, &mut nic.melo.rx);
     }
     fn reorder_stats(&self) -> (u64, u64, u64) {
         (self.stored_bytes, self.copied_bytes, self.dropped_middle + self.dropped_no_bits + self.swap_in_failures)
     }
     /// MELO's bitmap blocks leave the shared pool with the context (§3.2.5).
-    fn swap_out(&mut self, nic: &mut NicState) -> u32 {
+    fn swap_out(&mut self, nic: &mut NicCall<'_>) -> u32 {
         MeloReceiver::swap_out(self, &mut nic.melo.rx)
     }
-    fn swap_in(&mut self, nic: &mut NicState) -> Option<u32> {
+    fn swap_in(&mut self, nic: &mut NicCall<'_>) -> Option<u32> {
         MeloReceiver::swap_in(self, &mut nic.melo.rx)
     }
     fn release(&mut self) {

@@ -2,6 +2,7 @@
 //! carries `now`; outputs are pulled (`poll_transmit`, `poll_timeout`). The simulator, unit
 //! tests and a future real-UDP harness drive the same code.
 
+pub mod agent;
 pub mod cc;
 pub mod dcqcn;
 pub mod dctcp;
@@ -29,6 +30,7 @@ pub mod timely;
 pub mod tcp;
 pub mod vegas;
 
+pub use agent::{NicAgent, NicCall};
 use crate::sim::units::{Rate, Time};
 /// Data packet bytes on the wire beyond the payload: Ethernet 14 + IPv4 20 + UDP 8 + 6 of
 /// sequence/priority header, as in the HPCC ns-3 model (`CustomHeader`), so FCTs compare with it.
@@ -114,104 +116,6 @@ impl FlowSpec {
         }
         let start = index * self.mtu as u64;
         (self.size - start).min(self.mtu as u64) as u32
-    }
-}
-
-/// NIC-wide state that every queue pair of a host shares: one field per scheme that keeps
-/// any (MELO's bits pools), and the NIC's side of the contract with its schemes.
-///
-/// Like an endpoint it is sans-IO: NIC-wide timers (LEFT's gather FIFOs flush on a count *or*
-/// a timeout, across connections) are a deadline pulled with [`NicState::poll_timeout`] and
-/// handled by [`NicState::handle_timeout`], on the host's clock.
-#[derive(Clone, Debug)]
-pub struct NicState {
-    pub melo: melo::MeloPools,
-    /// The run's recovery is MELO: its pools are live (every NIC holds them regardless).
-    melo_in_use: bool,
-    /// DRAM slots STRIDE's senders hold.
-    pub stride: stride::StrideDram,
-    /// The INT records of the packet being handled, as the NIC's parser extracted them
-    /// (empty without INT): congestion control reads them from the ACK sample.
-    pub int_in: int::IntHops,
-    /// Receive-pipeline time the scheme charged while handling the current packet (a bitmap
-    /// swap, an off-chip access); the NIC adds it to its per-packet time.
-    pub charged: Time,
-    /// The queue pair the engine is calling into (its number on this NIC), set before every
-    /// endpoint call: NIC-wide state notes it to wake that queue pair from a timeout later.
-    pub qp: u32,
-    /// What the scheme declared moving a context in or out of the on-chip QP cache costs.
-    pub swap_cost: SwapCost,
-    /// A NIC-wide timer the engine's unit tests arm (no scheme keeps one yet).
-    #[cfg(test)]
-    pub probe: probe::TimerProbe,
-}
-
-impl NicState {
-    pub fn new(t: &Template) -> Self {
-        let (melo, melo_in_use) = match &t.recovery {
-            RecoveryParams::Melo(p) => (*p, true),
-            _ => (melo::MeloParams::default(), false),
-        };
-        NicState {
-            melo: melo::MeloPools::new(&melo),
-            melo_in_use,
-            stride: stride::StrideDram::default(),
-            int_in: int::IntHops::default(),
-            charged: Time::ZERO,
-            qp: 0,
-            swap_cost: t.qp_swap,
-            #[cfg(test)]
-            probe: probe::TimerProbe::default(),
-        }
-    }
-
-    /// Charges receive-pipeline time for an operation of the packet being handled.
-    pub fn charge(&mut self, t: Time) {
-        self.charged += t;
-    }
-
-    /// When the NIC-wide state next needs [`NicState::handle_timeout`], on the host's clock:
-    /// the earliest deadline of the schemes' NIC-wide timers. None for every scheme today, so
-    /// the engine schedules nothing.
-    #[inline]
-    pub fn poll_timeout(&self) -> Option<Time> {
-        #[cfg(test)]
-        if let Some(t) = self.probe.at {
-            return Some(t);
-        }
-        None
-    }
-
-    /// A NIC-wide deadline passed (`now`: the host's clock, at or after
-    /// [`NicState::poll_timeout`]). Queue pairs the timeout gave work to (a flush made their
-    /// ACKs due) are pushed to `wake` by their number ([`NicState::qp`] when they queued it);
-    /// the engine then calls each one's `handle_timeout` and collects its output, as after
-    /// any input.
-    pub fn handle_timeout(&mut self, now: Time, wake: &mut Vec<u32>) {
-        #[cfg(test)]
-        self.probe.fire(now, wake);
-        let _ = (now, wake);
-    }
-
-    /// The schemes' shared on-chip structures on this NIC now, for the `[output] pools` time
-    /// series: each one's occupancy, its peak since the previous call (which starts a new
-    /// interval) and its capacity.
-    pub fn sample_pools(&mut self, mut out: impl FnMut(PoolOccupancy)) {
-        if self.melo_in_use {
-            for (pool, p) in [("melo_rx", &mut self.melo.rx), ("melo_tx", &mut self.melo.tx)] {
-                let peak = p.take_interval_peak() as u64;
-                out(PoolOccupancy { pool, unit: "blocks", used: p.used_blocks() as u64, peak, capacity: p.blocks() as u64 });
-            }
-        }
-    }
-
-    /// Figures the schemes report about their NIC-wide state over every NIC of a run:
-    /// (name, value), e.g. the peak share of MELO's pools.
-    pub fn report<'a>(nics: impl Iterator<Item = &'a NicState>) -> Vec<(&'static str, f64)> {
-        let nics: Vec<&NicState> = nics.collect();
-        let mut report = melo::MeloPools::report(nics.iter().map(|n| &n.melo));
-        report.extend(stride::StrideDram::report(nics.iter().map(|n| &n.stride)));
-        report
     }
 }
 

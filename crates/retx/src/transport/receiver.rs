@@ -10,7 +10,7 @@ use super::poll::{Transmit, Want};
 use super::recovery::ReceiveRecovery;
 use super::rx_ctx::RxCtx;
 use super::segment::{Ecn, SegKind, Segment};
-use super::{FlowSpec, NicState};
+use super::{FlowSpec, NicCall};
 use crate::sim::units::Time;
 
 /// Receiver loss recovery, statically dispatched.
@@ -39,7 +39,7 @@ macro_rules! each {
 
 impl ReceiveRecovery for RxRecovery {
     #[inline]
-    fn on_data(&mut self, now: Time, index: u64, seg: &Segment, rx: &mut RxCtx, nic: &mut NicState) {
+    fn on_data(&mut self, now: Time, index: u64, seg: &Segment, rx: &mut RxCtx, nic: &mut NicCall<'_>) {
         each!(self, r => ReceiveRecovery::on_data(r, now, index, seg, rx, nic))
     }
     #[inline]
@@ -53,17 +53,17 @@ impl ReceiveRecovery for RxRecovery {
     fn reorder_stats(&self) -> (u64, u64, u64) {
         each!(self, r => ReceiveRecovery::reorder_stats(r))
     }
-    fn swap_out(&mut self, nic: &mut NicState) -> u32 {
+    fn swap_out(&mut self, nic: &mut NicCall<'_>) -> u32 {
         each!(self, r => ReceiveRecovery::swap_out(r, nic))
     }
-    fn swap_in(&mut self, nic: &mut NicState) -> Option<u32> {
+    fn swap_in(&mut self, nic: &mut NicCall<'_>) -> Option<u32> {
         each!(self, r => ReceiveRecovery::swap_in(r, nic))
     }
     #[inline]
     fn poll_timeout(&self) -> Option<Time> {
         each!(self, r => ReceiveRecovery::poll_timeout(r))
     }
-    fn handle_timeout(&mut self, now: Time, rx: &mut RxCtx, nic: &mut NicState) {
+    fn handle_timeout(&mut self, now: Time, rx: &mut RxCtx, nic: &mut NicCall<'_>) {
         each!(self, r => ReceiveRecovery::handle_timeout(r, now, rx, nic))
     }
     fn release(&mut self) {
@@ -73,7 +73,7 @@ impl ReceiveRecovery for RxRecovery {
     fn wants_wire(&self) -> bool {
         each!(self, r => r.wants_wire())
     }
-    fn poll_transmit(&mut self, now: Time, rx: &mut RxCtx, nic: &mut NicState) -> Transmit {
+    fn poll_transmit(&mut self, now: Time, rx: &mut RxCtx, nic: &mut NicCall<'_>) -> Transmit {
         each!(self, r => ReceiveRecovery::poll_transmit(r, now, rx, nic))
     }
 }
@@ -98,11 +98,11 @@ impl Receiver {
 
     /// Leaves / rejoins the NIC's on-chip QP cache, returning the bitmap blocks moved (the
     /// scheme's [`ReceiveRecovery::swap_out`]; None: the state cannot come back on chip).
-    pub fn swap_out(&mut self, shared: &mut NicState) -> u32 {
+    pub fn swap_out(&mut self, shared: &mut NicCall<'_>) -> u32 {
         self.recovery.swap_out(shared)
     }
 
-    pub fn swap_in(&mut self, shared: &mut NicState) -> Option<u32> {
+    pub fn swap_in(&mut self, shared: &mut NicCall<'_>) -> Option<u32> {
         self.recovery.swap_in(shared)
     }
 
@@ -115,7 +115,7 @@ impl Receiver {
     /// Handles a packet from the network: data goes to the loss recovery (which queues the
     /// responses), anything else to its connection handling (STRIDE's SYN and FIN). `shared`
     /// is the NIC state all queue pairs share (MELO's receive pool).
-    pub fn handle_packet(&mut self, now: Time, seg: &Segment, shared: &mut NicState) {
+    pub fn handle_packet(&mut self, now: Time, seg: &Segment, shared: &mut NicCall<'_>) {
         if seg.kind != SegKind::Data {
             self.recovery.on_connection(now, seg, &mut self.ctx);
             return;
@@ -149,7 +149,7 @@ impl Receiver {
     ///
     /// What the scheme left unsized goes as the flow's responses do (its priority and size:
     /// [`super::Marking`]).
-    pub fn poll_transmit(&mut self, now: Time, nic: &mut NicState, want: Want) -> Transmit {
+    pub fn poll_transmit(&mut self, now: Time, nic: &mut NicCall<'_>, want: Want) -> Transmit {
         let sent = match self.ctx.out.pop_front() {
             Some(seg) => Transmit::Send(seg),
             None if want == Want::Any => self.recovery.poll_transmit(now, &mut self.ctx, nic),
@@ -170,7 +170,7 @@ impl Receiver {
         self.recovery.poll_timeout()
     }
 
-    pub fn handle_timeout(&mut self, now: Time, nic: &mut NicState) {
+    pub fn handle_timeout(&mut self, now: Time, nic: &mut NicCall<'_>) {
         if self.recovery.poll_timeout().is_some_and(|t| t <= now) {
             self.recovery.handle_timeout(now, &mut self.ctx, nic);
         }

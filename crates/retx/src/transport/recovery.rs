@@ -9,7 +9,7 @@
 use super::psn::{PsnReader, PsnSpace};
 use super::rx_ctx::RxCtx;
 use super::segment::Segment;
-use super::NicState;
+use super::NicCall;
 use crate::sim::units::{Rate, Time};
 
 /// The send side of a loss recovery scheme: which packet goes next, and what the receiver's
@@ -26,7 +26,7 @@ pub trait SendRecovery {
     /// The next packet to send while the window (if any) is open: (index, is a
     /// retransmission). `rate` is the pacing rate; `nic` the state the NIC's queue pairs share
     /// (MELO's send pool, STRIDE's DRAM slots).
-    fn next(&mut self, now: Time, rate: Rate, nic: &mut NicState) -> Option<(u64, bool)>;
+    fn next(&mut self, now: Time, rate: Rate, nic: &mut NicCall<'_>) -> Option<(u64, bool)>;
     /// The next packet that may go while the window is closed: none by default. (A
     /// retransmission of a hole below snd_nxt does not widen snd_nxt - snd_una, so TCP and IRN
     /// still send it: RFC 5681 fast retransmit.)
@@ -39,11 +39,11 @@ pub trait SendRecovery {
     }
     /// A notification from the receiver (ACK, NAK, NACK, RACK, or a connection packet);
     /// returns whether it reported a loss.
-    fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, nic: &mut NicState) -> bool;
+    fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, nic: &mut NicCall<'_>) -> bool;
     /// The retransmission timer's deadline.
     fn poll_timeout(&self) -> Option<Time>;
     /// The retransmission timer's deadline passed (or an early call): whether it fired.
-    fn handle_timeout(&mut self, now: Time, nic: &mut NicState) -> bool;
+    fn handle_timeout(&mut self, now: Time, nic: &mut NicCall<'_>) -> bool;
     /// A packet that opens or closes the connection, sent whatever is asked and unpaced
     /// (STRIDE's SYN and FIN, the ACK of its handshake): none by default.
     fn poll_connection(&mut self, _now: Time, _psn: PsnSpace) -> Option<Segment> {
@@ -57,7 +57,7 @@ pub trait SendRecovery {
 /// and which responses it triggers (queued in the [`RxCtx`]).
 pub trait ReceiveRecovery {
     /// A data packet at message index `index`.
-    fn on_data(&mut self, now: Time, index: u64, seg: &Segment, rx: &mut RxCtx, nic: &mut NicState);
+    fn on_data(&mut self, now: Time, index: u64, seg: &Segment, rx: &mut RxCtx, nic: &mut NicCall<'_>);
     /// A packet that is not data (STRIDE's SYN and FIN): ignored by default.
     fn on_connection(&mut self, _now: Time, _seg: &Segment, _rx: &mut RxCtx) {}
     /// Whether the scheme sets the congestion echo of its responses itself (TCP: RFC 8257's
@@ -72,11 +72,11 @@ pub trait ReceiveRecovery {
         (0, 0, 0)
     }
     /// Leaves the NIC's on-chip QP cache: the bitmap blocks moved (none by default).
-    fn swap_out(&mut self, _nic: &mut NicState) -> u32 {
+    fn swap_out(&mut self, _nic: &mut NicCall<'_>) -> u32 {
         0
     }
     /// Rejoins it: the blocks moved, or None if the state cannot come back on chip.
-    fn swap_in(&mut self, _nic: &mut NicState) -> Option<u32> {
+    fn swap_in(&mut self, _nic: &mut NicCall<'_>) -> Option<u32> {
         Some(0)
     }
     /// Whether the receive side sends on its own when offered the wire (grants, credits):
@@ -85,14 +85,14 @@ pub trait ReceiveRecovery {
         false
     }
     /// What it sends on its own, paced by it, when the NIC offers the wire.
-    fn poll_transmit(&mut self, _now: Time, _rx: &mut RxCtx, _nic: &mut NicState) -> super::poll::Transmit {
+    fn poll_transmit(&mut self, _now: Time, _rx: &mut RxCtx, _nic: &mut NicCall<'_>) -> super::poll::Transmit {
         super::poll::Transmit::Idle
     }
     /// The receiver's own deadline (a delayed ACK, a grant timer): none by default.
     fn poll_timeout(&self) -> Option<Time> {
         None
     }
-    fn handle_timeout(&mut self, _now: Time, _rx: &mut RxCtx, _nic: &mut NicState) {}
+    fn handle_timeout(&mut self, _now: Time, _rx: &mut RxCtx, _nic: &mut NicCall<'_>) {}
     /// The whole message is delivered: reorder state may go.
     fn release(&mut self) {}
 }

@@ -12,7 +12,7 @@ use super::tcp::TcpSender;
 use super::psn::{PsnReader, PsnSpace};
 use super::recovery::SendRecovery;
 use super::segment::{payload_tag, SegKind, Segment};
-use super::{FlowSpec, NicState};
+use super::{FlowSpec, NicCall};
 use crate::sim::units::{Rate, Time};
 
 /// Sender loss recovery, statically dispatched.
@@ -58,7 +58,7 @@ impl SendRecovery for TxRecovery {
         each!(self, r => SendRecovery::is_done(r))
     }
     #[inline]
-    fn next(&mut self, now: Time, rate: Rate, nic: &mut NicState) -> Option<(u64, bool)> {
+    fn next(&mut self, now: Time, rate: Rate, nic: &mut NicCall<'_>) -> Option<(u64, bool)> {
         each!(self, r => SendRecovery::next(r, now, rate, nic))
     }
     #[inline]
@@ -70,7 +70,7 @@ impl SendRecovery for TxRecovery {
         each!(self, r => r.window_inflation())
     }
     #[inline]
-    fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, nic: &mut NicState) -> bool {
+    fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, nic: &mut NicCall<'_>) -> bool {
         each!(self, r => SendRecovery::on_feedback(r, now, seg, at, nic))
     }
     #[inline]
@@ -78,7 +78,7 @@ impl SendRecovery for TxRecovery {
         each!(self, r => SendRecovery::poll_timeout(r))
     }
     #[inline]
-    fn handle_timeout(&mut self, now: Time, nic: &mut NicState) -> bool {
+    fn handle_timeout(&mut self, now: Time, nic: &mut NicCall<'_>) -> bool {
         each!(self, r => SendRecovery::handle_timeout(r, now, nic))
     }
     #[inline]
@@ -173,7 +173,7 @@ impl Sender {
     /// The next packet to send. A sender has no responses to give (`Want::Responses`); offered
     /// the wire, it sends retransmissions and new data as its gate allows: the pacing rate,
     /// and the window of bytes in flight if congestion control sets one.
-    pub fn poll_transmit(&mut self, now: Time, nic: &mut NicState, want: Want) -> Transmit {
+    pub fn poll_transmit(&mut self, now: Time, nic: &mut NicCall<'_>, want: Want) -> Transmit {
         // A connection packet (STRIDE's SYN, FIN, or the ACK answering SYN+ACK / FIN+ACK)
         // goes whatever is asked, unpaced: it answers an input or opens / closes the flow.
         if let Some(mut seg) = self.recovery.poll_connection(now, self.psn) {
@@ -243,7 +243,7 @@ impl Sender {
     /// Handles a response from the receiver (ACK, NAK, NACK, RACK, CNP): the loss recovery
     /// scheme reads its own notifications, congestion control gets a sample. `nic` is the
     /// state all queue pairs of the NIC share (MELO's send pool).
-    pub fn handle_packet(&mut self, now: Time, seg: &Segment, nic: &mut NicState) {
+    pub fn handle_packet(&mut self, now: Time, seg: &Segment, nic: &mut NicCall<'_>) {
         if seg.kind == SegKind::Data {
             return;
         }
@@ -305,7 +305,7 @@ impl Sender {
         }
     }
 
-    pub fn handle_timeout(&mut self, now: Time, nic: &mut NicState) {
+    pub fn handle_timeout(&mut self, now: Time, nic: &mut NicCall<'_>) {
         let flight = self.flight();
         let fired = self.recovery.handle_timeout(now, nic);
         if fired {

@@ -52,7 +52,7 @@ use super::gbn::{GbnParams, GbnReceiver, GbnSender, NakPolicy};
 use super::psn::PsnReader;
 use super::rx_ctx::RxCtx;
 use super::segment::{SegKind, Segment};
-use super::NicState;
+use super::NicCall;
 use crate::sim::units::{Dur, Rate, Size, Time};
 use serde::{Deserialize, Serialize};
 
@@ -253,7 +253,7 @@ impl StrideSender {
     }
 
     /// A packet from the receiver; returns whether it reported a loss (a NACK).
-    pub fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, nic: &mut NicState) -> bool {
+    pub fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, nic: &mut NicCall<'_>) -> bool {
         match (seg.kind, self.phase) {
             (SegKind::SynAck, TxPhase::Connecting) => {
                 self.phase = TxPhase::Established;
@@ -387,16 +387,16 @@ impl SendRecovery for StrideSender {
     fn is_done(&self) -> bool {
         StrideSender::is_done(self)
     }
-    fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, nic: &mut NicState) -> bool {
+    fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, nic: &mut NicCall<'_>) -> bool {
         StrideSender::on_feedback(self, now, seg, at, nic)
     }
     fn poll_timeout(&self) -> Option<Time> {
         StrideSender::poll_timeout(self)
     }
-    fn next(&mut self, now: Time, rate: Rate, nic: &mut NicState) -> Option<(u64, bool)> {
+    fn next(&mut self, now: Time, rate: Rate, nic: &mut NicCall<'_>) -> Option<(u64, bool)> {
         StrideSender::next(self, now, rate, &mut nic.stride)
     }
-    fn handle_timeout(&mut self, now: Time, _nic: &mut NicState) -> bool {
+    fn handle_timeout(&mut self, now: Time, _nic: &mut NicCall<'_>) -> bool {
         StrideSender::handle_timeout(self, now)
     }
     fn poll_connection(&mut self, now: Time, psn: PsnSpace) -> Option<Segment> {
@@ -405,7 +405,7 @@ impl SendRecovery for StrideSender {
 }
 
 impl ReceiveRecovery for StrideReceiver {
-    fn on_data(&mut self, now: Time, index: u64, seg: &Segment, rx: &mut RxCtx, _nic: &mut NicState) {
+    fn on_data(&mut self, now: Time, index: u64, seg: &Segment, rx: &mut RxCtx, _nic: &mut NicCall<'_>) {
         StrideReceiver::on_data(self, now, index, seg, rx);
     }
     fn on_connection(&mut self, now: Time, seg: &Segment, rx: &mut RxCtx) {

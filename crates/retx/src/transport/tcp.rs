@@ -44,7 +44,7 @@ use crate::sim::check::{self, Checked};
 use super::psn::PsnReader;
 use super::rx_ctx::RxCtx;
 use super::segment::{Ecn, SegKind, Segment};
-use super::NicState;
+use super::NicCall;
 use crate::sim::units::{Dur, Time};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -223,7 +223,7 @@ impl TcpSender {
 
     /// A response from the receiver (only ACKs are TCP's). Returns true when it started fast
     /// retransmit: the loss congestion control hears of, once per episode.
-    pub fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, _nic: &mut NicState) -> bool {
+    pub fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, _nic: &mut NicCall<'_>) -> bool {
         if seg.kind != SegKind::Ack {
             return false;
         }
@@ -439,13 +439,13 @@ impl SendRecovery for TcpSender {
     fn is_done(&self) -> bool {
         TcpSender::is_done(self)
     }
-    fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, nic: &mut NicState) -> bool {
+    fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, nic: &mut NicCall<'_>) -> bool {
         TcpSender::on_feedback(self, now, seg, at, nic)
     }
     fn poll_timeout(&self) -> Option<Time> {
         TcpSender::poll_timeout(self)
     }
-    fn next(&mut self, now: Time, _rate: crate::sim::units::Rate, _nic: &mut NicState) -> Option<(u64, bool)> {
+    fn next(&mut self, now: Time, _rate: crate::sim::units::Rate, _nic: &mut NicCall<'_>) -> Option<(u64, bool)> {
         TcpSender::next(self, now)
     }
     fn next_past_closed_window(&mut self, now: Time) -> Option<(u64, bool)> {
@@ -454,13 +454,13 @@ impl SendRecovery for TcpSender {
     fn window_inflation(&self) -> i64 {
         self.inflation()
     }
-    fn handle_timeout(&mut self, now: Time, _nic: &mut NicState) -> bool {
+    fn handle_timeout(&mut self, now: Time, _nic: &mut NicCall<'_>) -> bool {
         TcpSender::handle_timeout(self, now)
     }
 }
 
 impl ReceiveRecovery for TcpReceiver {
-    fn on_data(&mut self, now: Time, index: u64, seg: &Segment, rx: &mut RxCtx, _nic: &mut NicState) {
+    fn on_data(&mut self, now: Time, index: u64, seg: &Segment, rx: &mut RxCtx, _nic: &mut NicCall<'_>) {
         TcpReceiver::on_data(self, now, index, seg, rx);
     }
     fn echoes_congestion(&self) -> bool {
@@ -475,6 +475,7 @@ impl ReceiveRecovery for TcpReceiver {
 mod tests {
     use super::*;
     use crate::transport::psn::PsnSpace;
+    use crate::transport::NicAgent;
 
     fn sender(n: u64) -> TcpSender {
         TcpSender::new(&TcpParams { min_rto: Dur(Time::from_us(100)), ..TcpParams::default() }, n)
@@ -612,7 +613,7 @@ mod tests {
         let spec = crate::transport::FlowSpec { size: 5_000, mtu: 1_000, initial_psn: 7, key: 9, marking: Default::default() };
         let psn = PsnSpace::new(7);
         let mut rx = crate::transport::receiver::Receiver::new(spec, crate::transport::receiver::RxRecovery::Tcp(TcpReceiver::new(1)), None);
-        let mut nic = NicState::new(&crate::transport::Template {
+        let mut nic = NicAgent::new(&crate::transport::Template {
             recovery: crate::transport::RecoveryParams::Tcp(TcpParams::default()),
             cc: crate::transport::CcParams::None,
             ack_interval: 1,
@@ -626,8 +627,8 @@ mod tests {
             seg.ecn = if ce { Ecn::Ce } else { Ecn::Ect };
             seg.retransmit = retx;
             seg.last = i == 4;
-            rx.handle_packet(us(10 + i), &seg, &mut nic);
-            while let crate::transport::poll::Transmit::Send(a) = rx.poll_transmit(us(10), &mut nic, crate::transport::poll::Want::Responses) {
+            rx.handle_packet(us(10 + i), &seg, &mut nic.call(0));
+            while let crate::transport::poll::Transmit::Send(a) = rx.poll_transmit(us(10), &mut nic.call(0), crate::transport::poll::Want::Responses) {
                 acks.push((psn.unwrap(a.psn, 0).unwrap(), a.ece, a.retransmit));
             }
         };
@@ -642,8 +643,8 @@ mod tests {
         assert_eq!(rx.reorder_stats(), (2_000, 2_000, 0));
     }
 
-    fn nic() -> NicState {
-        NicState::new(&crate::transport::Template {
+    fn nic() -> NicAgent {
+        NicAgent::new(&crate::transport::Template {
             recovery: crate::transport::RecoveryParams::Tcp(TcpParams::default()),
             cc: crate::transport::CcParams::None,
             ack_interval: 1,
@@ -670,7 +671,7 @@ mod tests {
     /// `on_feedback` as the sender calls it: the PSN read against snd_una.
     fn feedback(s: &mut TcpSender, now: Time, seg: &Segment) -> bool {
         let at = PsnReader { space: space(), reference: s.snd_una() };
-        s.on_feedback(now, seg, at, &mut nic())
+        s.on_feedback(now, seg, at, &mut nic().call(0))
     }
 
     #[test]
@@ -846,8 +847,8 @@ mod tests {
             seg.ecn = if ce { Ecn::Ce } else { Ecn::Ect };
             seg.retransmit = retx;
             seg.last = last;
-            rx.handle_packet(us(10 + i), &seg, &mut nic);
-            while let crate::transport::poll::Transmit::Send(a) = rx.poll_transmit(us(10), &mut nic, crate::transport::poll::Want::Responses) {
+            rx.handle_packet(us(10 + i), &seg, &mut nic.call(0));
+            while let crate::transport::poll::Transmit::Send(a) = rx.poll_transmit(us(10), &mut nic.call(0), crate::transport::poll::Want::Responses) {
                 assert_eq!(a.kind, SegKind::Ack);
                 acks.push((psn.unwrap(a.psn, 0).unwrap(), a.ece, a.retransmit));
             }

@@ -12,7 +12,9 @@ use crate::observe::{Observer, StepBefore};
 use crate::sim::rng::mix64;
 use crate::sim::units::Time;
 use crate::transport::endpoint::Endpoint;
+use crate::transport::agent::AgentTransmit;
 use crate::transport::poll::{Transmit, Want};
+use crate::transport::segment::Segment;
 use crate::transport::segment::SegKind;
 
 /// Where an endpoint stood before an input, for what the input changed ([`Simulation::settle`]).
@@ -30,6 +32,17 @@ impl Progress {
 }
 
 impl<O: Observer> Simulation<O> {
+    /// After the NIC polled its agent or queue pairs for the wire: the agent's timer may have
+    /// moved, and what the calls left with it is served, in an event of its own (the port is
+    /// in the middle of choosing what to send).
+    fn after_pull(&mut self, nic: usize) {
+        self.rearm_nic(nic);
+        if self.nics[nic].agent.has_news() {
+            let origin = self.nic_origin(nic);
+            self.events.push(self.now, origin, Event::AgentNews(nic as u32));
+        }
+    }
+
     /// A packet arrived at a host: into the NIC's receive pipeline, handled now if it is free.
     pub(super) fn host_receive(&mut self, node: usize, pkt: Packet) {
         let nic = self.nic_of[node] as usize;
@@ -74,8 +87,8 @@ impl<O: Observer> Simulation<O> {
         if let Some(qp) = qp.filter(|&q| self.nics[nic].qps[q].endpoint.in_qp_cache()) {
             on_chip = self.touch_qp_cache(nic, qp);
             let n = &mut self.nics[nic];
-            if n.state.charged > Time::ZERO {
-                n.rx.busy_until = self.now + std::mem::take(&mut n.state.charged);
+            if n.agent.charged > Time::ZERO {
+                n.rx.busy_until = self.now + std::mem::take(&mut n.agent.charged);
                 if on_chip {
                     self.rearm_nic(nic);
                     self.nics[nic].rx.waiting.push_front(pkt);
@@ -96,31 +109,44 @@ impl<O: Observer> Simulation<O> {
         }
         let n = &mut self.nics[nic];
         let now = n.clock.local(self.now);
-        n.state.qp = qp as u32;
         let ep = &mut n.qps[qp].endpoint;
         let before = Progress::of(ep);
         // INT: a data packet's records wait to be echoed by the first response it triggers;
         // a response's records go to the endpoint with the packet (the NIC's parser).
         let echo = if pkt.seg.kind == SegKind::Data { pkt.int } else { NO_INT };
         if pkt.int != NO_INT && echo == NO_INT {
-            n.state.int_in = self.int.get(pkt.int);
-            self.c.int_hops_echoed += n.state.int_in.as_slice().len() as u64;
+            n.agent.int_in = self.int.get(pkt.int);
+            self.c.int_hops_echoed += n.agent.int_in.as_slice().len() as u64;
             self.int.free(pkt.int);
         }
         // Only a hardware tracer wants the snapshot; for other observers this is `false` at
         // compile time and costs nothing.
-        let step = self.obs.wants_steps().then(|| StepBefore::of(ep, &pkt.seg, &n.state));
-        ep.handle_packet(now, &pkt.seg, &mut n.state);
+        let step = self.obs.wants_steps().then(|| StepBefore::of(ep, &pkt.seg, &n.agent));
+        ep.handle_packet(now, &pkt.seg, &mut n.agent.call(qp as u32));
         if let Some(before) = step {
-            self.obs.endpoint_step(node, pkt.flow, &before, ep, &n.state);
+            self.obs.endpoint_step(node, pkt.flow, &before, ep, &n.agent);
         }
-        n.state.int_in.clear();
-        let cost = n.rx.per_packet + std::mem::take(&mut n.state.charged);
+        n.agent.int_in.clear();
+        let cost = n.rx.per_packet + std::mem::take(&mut n.agent.charged);
         if cost > Time::ZERO {
             n.rx.busy_until = self.now + cost;
         }
+        // Latency: this packet's answer waits (the occupancy above holds the ones behind it).
+        let latency = std::mem::take(&mut n.agent.latency);
+        if latency > Time::ZERO {
+            self.hold(nic, qp, self.now + latency);
+        }
         self.settle(nic, qp, node, before);
         self.after_input(nic, qp, echo);
+    }
+
+    /// What queue pair `qp` does after its current input (its responses) waits until `until`.
+    fn hold(&mut self, nic: usize, qp: usize, until: Time) {
+        let q = &mut self.nics[nic].qps[qp];
+        q.held = Some(match q.held {
+            Some((t, echo)) => (t.max(until), echo),
+            None => (until, NO_INT),
+        });
     }
 
     /// A "pipeline free" event for the waiting packets, unless one is pending.
@@ -154,35 +180,32 @@ impl<O: Observer> Simulation<O> {
     }
 
     /// After an endpoint took an input: its responses go to the NIC's priority queue at once;
-    /// an endpoint that sends data joins the scheduler and has its timer armed.
+    /// an endpoint that wants the wire joins the scheduler; its timer is armed; and what the
+    /// call left with the NIC agent (queue pairs to wake, packets to send) is served. While
+    /// the queue pair is held (its input's handling has latency) all of this waits.
     fn after_input(&mut self, nic: usize, qp: usize, mut echo: u32) {
+        if let Some((until, held_echo)) = self.nics[nic].qps[qp].held {
+            if until > self.now {
+                // The first unechoed records wait with it; later ones have no response left.
+                let keep = if held_echo == NO_INT { echo } else { self.int.free(echo); held_echo };
+                self.nics[nic].qps[qp].held = Some((until, keep));
+                self.rearm(nic, qp);
+                return;
+            }
+            self.nics[nic].qps[qp].held = None;
+            if held_echo != NO_INT {
+                self.int.free(std::mem::replace(&mut echo, held_echo));
+            }
+        }
         let port = self.nics[nic].port;
-        let n = &mut self.nics[nic];
-        let now = n.clock.local(self.now);
-        let conn = n.qps[qp].conn as usize;
-        let dir = (self.conns[conn].ends[1] == super::End { nic: nic as u32, qp: qp as u32 }) as u8;
-        let (src, dst) = if dir == 0 { (self.conns[conn].def.src, self.conns[conn].def.dst) } else { (self.conns[conn].def.dst, self.conns[conn].def.src) };
-        let entropy = self.conns[conn].entropy[dir as usize];
-        n.state.qp = qp as u32;
+        let now = self.nics[nic].clock.local(self.now);
         // The NIC sends responses first, from its control queue; at switches each takes the
         // priority its endpoint gave it.
-        while let Transmit::Send(seg) = n.qps[qp].endpoint.poll_transmit(now, &mut n.state, Want::Responses) {
-            let response = Packet {
-                frame: Frame::Transport,
-                seg,
-                flow: conn as u32,
-                dir,
-                src: src as u32,
-                dst: dst as u32,
-                size: seg.wire_bytes,
-                priority: seg.priority,
-                in_port: 0,
-                entropy,
-                int: std::mem::replace(&mut echo, NO_INT),
-            };
-            self.c.packets_created += 1;
-            self.live += 1;
-            self.live_high_water = self.live_high_water.max(self.live);
+        loop {
+            let n = &mut self.nics[nic];
+            let Transmit::Send(seg) = n.qps[qp].endpoint.poll_transmit(now, &mut n.agent.call(qp as u32), Want::Responses) else { break };
+            let response = self.packet(nic, qp, seg, false, std::mem::replace(&mut echo, NO_INT));
+            self.created();
             self.ports[port].enqueue(PRIORITY_CONTROL, response);
         }
         self.int.free(echo); // nothing echoed it
@@ -193,6 +216,60 @@ impl<O: Observer> Simulation<O> {
             self.rearm(nic, qp);
             self.try_transmit(port);
         }
+        if self.nics[nic].agent.has_news() {
+            self.drain_agent(nic);
+        }
+    }
+
+    /// A packet of queue pair `qp` of NIC `nic` as the network carries it: addressed by its
+    /// connection, sized and prioritised as its endpoint chose, with the connection's path
+    /// entropy (or, `spray`ing, a per-packet one under per-packet entropy).
+    fn packet(&self, nic: usize, qp: usize, seg: Segment, spray: bool, int: u32) -> Packet {
+        let conn_id = self.nics[nic].qps[qp].conn;
+        let conn = &self.conns[conn_id as usize];
+        let dir = (conn.ends[1] == super::End { nic: nic as u32, qp: qp as u32 }) as u8;
+        let (src, dst) = if dir == 0 { (conn.def.src, conn.def.dst) } else { (conn.def.dst, conn.def.src) };
+        let entropy = match self.entropy {
+            SourceEntropy::PerPacket if spray => mix64(conn.entropy[dir as usize] ^ seg.psn.value() as u64),
+            _ => conn.entropy[dir as usize],
+        };
+        Packet {
+            frame: Frame::Transport,
+            seg,
+            flow: conn_id,
+            dir,
+            src: src as u32,
+            dst: dst as u32,
+            size: seg.wire_bytes,
+            priority: seg.priority,
+            in_port: 0,
+            entropy,
+            int,
+        }
+    }
+
+    /// Serves what calls left with NIC `nic`'s agent: its packets go out (ahead of data, as
+    /// responses do) and the queue pairs it woke take a `handle_timeout`, each served as after
+    /// an input (which may leave more: served in the same drain).
+    pub(super) fn drain_agent(&mut self, nic: usize) {
+        if self.nics[nic].draining {
+            return;
+        }
+        self.nics[nic].draining = true;
+        let port = self.nics[nic].port;
+        loop {
+            if let Some((qp, seg)) = self.nics[nic].agent.next_sent() {
+                let pkt = self.packet(nic, qp as usize, seg, false, NO_INT);
+                self.created();
+                self.ports[port].enqueue(PRIORITY_CONTROL, pkt);
+            } else if let Some(qp) = self.nics[nic].agent.next_woken() {
+                self.wake_qp(nic, qp as usize);
+            } else {
+                break;
+            }
+        }
+        self.nics[nic].draining = false;
+        self.try_transmit(port);
     }
 
     /// Brings a responder's context into its NIC's on-chip QP cache, swapping out the least
@@ -207,14 +284,12 @@ impl<O: Observer> Simulation<O> {
             Touch::Hit => true,
             Touch::Miss { evict } => {
                 if let Some(victim) = evict {
-                    n.state.qp = victim;
-                    let victim = &mut n.qps[victim as usize];
-                    victim.on_chip = false;
-                    victim.endpoint.swap_out(&mut n.state);
+                    let v = &mut n.qps[victim as usize];
+                    v.on_chip = false;
+                    v.endpoint.swap_out(&mut n.agent.call(victim));
                     self.c.qp_swaps += 1;
                 }
-                n.state.qp = qp as u32;
-                if !n.qps[qp].endpoint.swap_in(&mut n.state) {
+                if !n.qps[qp].endpoint.swap_in(&mut n.agent.call(qp as u32)) {
                     return false;
                 }
                 n.qps[qp].on_chip = true;
@@ -250,8 +325,10 @@ impl<O: Observer> Simulation<O> {
     fn rearm(&mut self, nic: usize, qp: usize) {
         let origin = self.nic_origin(nic);
         let n = &mut self.nics[nic];
-        let Some(local) = n.qps[qp].endpoint.poll_timeout() else { return };
-        let t = n.clock.global(local).max(self.now);
+        let held = n.qps[qp].held.map(|(until, _)| until);
+        let deadline = n.qps[qp].endpoint.poll_timeout().map(|local| n.clock.global(local));
+        let Some(t) = deadline.into_iter().chain(held).min() else { return };
+        let t = t.max(self.now);
         let q = &mut n.qps[qp];
         if q.timer_armed.is_none_or(|a| t < a) {
             q.timer_armed = Some(t);
@@ -266,11 +343,10 @@ impl<O: Observer> Simulation<O> {
         }
         n.qps[qp].timer_armed = None;
         let now = n.clock.local(self.now);
-        n.state.qp = qp as u32;
         let ep = &mut n.qps[qp].endpoint;
         let before = Progress::of(ep);
         if ep.poll_timeout().is_some_and(|t| t <= now) {
-            ep.handle_timeout(now, &mut n.state);
+            ep.handle_timeout(now, &mut n.agent.call(qp as u32));
         }
         let node = self.nic_node(nic);
         self.settle(nic, qp, node, before);
@@ -281,7 +357,7 @@ impl<O: Observer> Simulation<O> {
     /// no scheme keeps a NIC-wide timer `poll_timeout` is None and this costs nothing.
     #[inline]
     fn rearm_nic(&mut self, nic: usize) {
-        let Some(local) = self.nics[nic].state.poll_timeout() else { return };
+        let Some(local) = self.nics[nic].agent.poll_timeout() else { return };
         let origin = self.nic_origin(nic);
         let n = &mut self.nics[nic];
         let t = n.clock.global(local).max(self.now);
@@ -300,15 +376,10 @@ impl<O: Observer> Simulation<O> {
         }
         n.timer_at = None;
         let now = n.clock.local(self.now);
-        let mut woken = std::mem::take(&mut self.woken);
-        if n.state.poll_timeout().is_some_and(|t| t <= now) {
-            n.state.handle_timeout(now, &mut woken);
+        if n.agent.poll_timeout().is_some_and(|t| t <= now) {
+            n.agent.handle_timeout(now);
         }
-        for &qp in &woken {
-            self.wake_qp(nic, qp as usize);
-        }
-        woken.clear();
-        self.woken = woken;
+        self.drain_agent(nic);
         self.rearm_nic(nic);
     }
 
@@ -318,10 +389,9 @@ impl<O: Observer> Simulation<O> {
         let node = self.nic_node(nic);
         let n = &mut self.nics[nic];
         let now = n.clock.local(self.now);
-        n.state.qp = qp as u32;
         let ep = &mut n.qps[qp].endpoint;
         let before = Progress::of(ep);
-        ep.handle_timeout(now, &mut n.state);
+        ep.handle_timeout(now, &mut n.agent.call(qp as u32));
         self.settle(nic, qp, node, before);
         self.after_input(nic, qp, NO_INT);
     }
@@ -332,12 +402,22 @@ impl<O: Observer> Simulation<O> {
         let real_now = self.now;
         let n = &mut self.nics[nic];
         let now = n.clock.local(real_now);
+        // The agent's paced packets (a pull or credit pacer) come first.
+        let agent_wait = match n.agent.poll_transmit(now) {
+            AgentTransmit::Send { qp, seg } => {
+                let pkt = self.packet(nic, qp as usize, seg, false, NO_INT);
+                self.created();
+                self.after_pull(nic);
+                return Some(pkt);
+            }
+            AgentTransmit::WaitUntil(t) => Some(t),
+            AgentTransmit::Idle => None,
+        };
         let qps = &mut n.qps;
-        let state = &mut n.state;
+        let agent = &mut n.agent;
         let picked = n.scheduler.pull(|q| {
-            state.qp = q;
             let qp = &mut qps[q as usize];
-            match qp.endpoint.poll_transmit(now, state, Want::Any) {
+            match qp.endpoint.poll_transmit(now, &mut agent.call(q), Want::Any) {
                 Transmit::Send(seg) => Offer::Send(seg),
                 Transmit::WaitUntil(t) => Offer::WaitUntil(t),
                 Transmit::Idle => {
@@ -346,35 +426,17 @@ impl<O: Observer> Simulation<O> {
                 }
             }
         });
-        self.rearm_nic(nic);
+        self.after_pull(nic);
         match picked {
             Ok((qp, seg)) => {
-                let conn_id = self.nics[nic].qps[qp as usize].conn;
-                let conn = &self.conns[conn_id as usize];
-                let dir = (conn.ends[1] == super::End { nic: nic as u32, qp }) as u8;
-                let (src, dst) = if dir == 0 { (conn.def.src, conn.def.dst) } else { (conn.def.dst, conn.def.src) };
-                let entropy = match self.entropy {
-                    SourceEntropy::PerFlow => conn.entropy[dir as usize],
-                    SourceEntropy::PerPacket => mix64(conn.entropy[dir as usize] ^ seg.psn.value() as u64),
-                };
-                let pkt = Packet {
-                    frame: Frame::Transport,
-                    seg,
-                    flow: conn_id,
-                    dir,
-                    src: src as u32,
-                    dst: dst as u32,
-                    size: seg.wire_bytes,
-                    priority: seg.priority,
-                    in_port: 0,
-                    entropy,
-                    int: if self.int_enabled && seg.kind == SegKind::Data { self.int.alloc() } else { NO_INT },
-                };
+                let int = if self.int_enabled && seg.kind == SegKind::Data { self.int.alloc() } else { NO_INT };
+                let pkt = self.packet(nic, qp as usize, seg, true, int);
                 self.created();
                 self.rearm(nic, qp as usize);
                 Some(pkt)
             }
             Err(earliest) => {
+                let earliest = earliest.into_iter().chain(agent_wait).min();
                 if let Some(local) = earliest {
                     let origin = self.nic_origin(nic);
                     let n = &mut self.nics[nic];
@@ -433,11 +495,11 @@ flows = [{ src = "h0", dst = "h1", size = "1KB" }]
         while sim.events.peek_time().is_some_and(|t| t <= until) {
             let (t, ev) = sim.events.pop().unwrap();
             sim.now = t;
-            let (fired, created) = (sim.nics[nic].state.probe.fired.len(), sim.c.packets_created);
+            let (fired, created) = (sim.nics[nic].agent.probe.fired.len(), sim.c.packets_created);
             let timer = matches!(ev, Event::NicTimer(n) if n as usize == nic);
             sim.handle(ev);
             if timer {
-                seen.push(Popped { at: t, fired: sim.nics[nic].state.probe.fired.len() > fired, created: sim.c.packets_created - created });
+                seen.push(Popped { at: t, fired: sim.nics[nic].agent.probe.fired.len() > fired, created: sim.c.packets_created - created });
             }
         }
         seen
@@ -455,10 +517,10 @@ flows = [{ src = "h0", dst = "h1", size = "1KB" }]
         // Armed for local 2 000 055 000 ps (true 2 ms), then moved earlier to local
         // 1 000 029 999: the clock skips that reading (999 999 999 reads 1 000 029 998, 1 ms
         // reads 1 000 030 000), so the earliest true time it is due is exactly 1 ms.
-        sim.nics[nic].state.probe.at = Some(Time(2_000_055_000));
+        sim.nics[nic].agent.probe.at = Some(Time(2_000_055_000));
         sim.rearm_nic(nic);
         assert_eq!(sim.nics[nic].timer_at, Some(Time::from_ms(2)));
-        sim.nics[nic].state.probe.at = Some(Time(1_000_029_999));
+        sim.nics[nic].agent.probe.at = Some(Time(1_000_029_999));
         sim.rearm_nic(nic);
         assert_eq!(sim.nics[nic].timer_at, Some(Time::from_ms(1)));
 
@@ -466,22 +528,22 @@ flows = [{ src = "h0", dst = "h1", size = "1KB" }]
         // timeout wakes its queue pair.
         let Endpoint::Responder(r) = &mut sim.nics[nic].qps[qp].endpoint else { panic!("responder") };
         r.ctx.send(Segment::control(SegKind::Ack, r.ctx.wire(r.ctx.expected()), Time::ZERO));
-        sim.nics[nic].state.probe.wake = vec![qp as u32];
+        sim.nics[nic].agent.probe.wake = vec![qp as u32];
 
         // Fires at true 1 ms with the host reading 1 000 030 000, once, and the woken
         // responder's ACK is created in that event.
         let created = sim.c.packets_created;
         assert_eq!(run_until(&mut sim, Time::from_us(1_500), nic), vec![Popped { at: Time::from_ms(1), fired: true, created: 1 }]);
-        assert_eq!(sim.nics[nic].state.probe.fired, vec![Time(1_000_030_000)]);
+        assert_eq!(sim.nics[nic].agent.probe.fired, vec![Time(1_000_030_000)]);
         assert_eq!(sim.c.packets_created, created + 1);
 
         // Armed again for true 3 ms, then moved later to local 4 000 105 000 (true 4 ms
         // exactly): lazily, the pending 3 ms event finds nothing due and re-arms for 4 ms. The
         // event left for 2 ms is stale: ignored, it arms nothing more.
-        sim.nics[nic].state.probe.wake.clear();
-        sim.nics[nic].state.probe.at = Some(Time(3_000_080_000));
+        sim.nics[nic].agent.probe.wake.clear();
+        sim.nics[nic].agent.probe.at = Some(Time(3_000_080_000));
         sim.rearm_nic(nic);
-        sim.nics[nic].state.probe.at = Some(Time(4_000_105_000));
+        sim.nics[nic].agent.probe.at = Some(Time(4_000_105_000));
         sim.rearm_nic(nic);
         assert_eq!(sim.nics[nic].timer_at, Some(Time::from_ms(3)));
         assert_eq!(run_until(&mut sim, Time::from_ms(10), nic), vec![
@@ -489,7 +551,7 @@ flows = [{ src = "h0", dst = "h1", size = "1KB" }]
             Popped { at: Time::from_ms(3), fired: false, created: 0 },
             Popped { at: Time::from_ms(4), fired: true, created: 0 },
         ]);
-        assert_eq!(sim.nics[nic].state.probe.fired, vec![Time(1_000_030_000), Time(4_000_105_000)]);
+        assert_eq!(sim.nics[nic].agent.probe.fired, vec![Time(1_000_030_000), Time(4_000_105_000)]);
         assert!(sim.nics[nic].timer_at.is_none());
     }
 }

@@ -28,7 +28,7 @@ use crate::sim::units::Time;
 use crate::stats::{CcSample, Counters, FlowRecord, PoolSample, QueueSample, Sample};
 use crate::nic::Qp;
 use crate::transport::endpoint::{EndRecord, Endpoint};
-use crate::transport::{self, BasePath, FlowSpec, NicState, Template, CONTROL_BYTES, DATA_HEADER_BYTES};
+use crate::transport::{self, BasePath, FlowSpec, NicAgent, Template, CONTROL_BYTES, DATA_HEADER_BYTES};
 use crate::workload::FlowDef;
 
 const PFC_FRAME_BYTES: u32 = 64;
@@ -100,8 +100,11 @@ enum Event {
     QpTimer(u32, u32),
     /// A NIC's receive pipeline is free for its next waiting packet.
     NicRx(u32),
-    /// A NIC's scheme state has a deadline (NIC-wide timer).
+    /// A NIC's agent has a deadline (NIC-wide timer).
     NicTimer(u32),
+    /// A NIC's agent has queue pairs to wake or packets to send, left by a call made while
+    /// its port chose what to send.
+    AgentNews(u32),
     FlowStart(u32),
     Sample,
     /// A background source's tick: it sends a packet into its egress queue.
@@ -274,8 +277,6 @@ pub struct Simulation<O: Observer = Quiet> {
     base_path: BasePath,
     host_names: Vec<String>,
     memory: Option<MemoryReport>,
-    /// Queue pairs a NIC-wide timeout woke (reused, so waking allocates nothing).
-    woken: Vec<u32>,
     /// Background traffic sources; `Event::Background(i)` is the tick of source `i`.
     background: Vec<Source>,
     /// The PFC watchdog (None without PFC).
@@ -338,7 +339,7 @@ impl<O: Observer> Simulation<O> {
         for node in 0..n {
             if is_host[node] {
                 nic_of[node] = nics.len() as u32;
-                let mut nic = Nic::new(node_ports[node][0], NicState::new(&p.transport), QpCache::new(p.transport.qp_cache()), p.clock.host(p.seed, node));
+                let mut nic = Nic::new(node_ports[node][0], NicAgent::new(&p.transport), QpCache::new(p.transport.qp_cache()), p.clock.host(p.seed, node));
                 nic.rx.per_packet = p.rx_latency;
                 nics.push(nic);
             }
@@ -423,7 +424,6 @@ impl<O: Observer> Simulation<O> {
             base_path: BasePath::default(),
             host_names: topo.nodes.iter().map(|n| n.name.clone()).collect(),
             memory: None,
-            woken: Vec::new(),
             background: Vec::with_capacity(p.background.len()),
             pfc_watch,
             halted: false,
@@ -650,6 +650,7 @@ impl<O: Observer> Simulation<O> {
             Event::QpTimer(nic, qp) => self.qp_timer(nic as usize, qp as usize),
             Event::NicRx(nic) => self.nic_rx(nic as usize),
             Event::NicTimer(nic) => self.nic_timer(nic as usize),
+            Event::AgentNews(nic) => self.drain_agent(nic as usize),
             Event::FlowStart(f) => self.start_flow(f as usize),
             Event::Sample => self.sample(),
             Event::Background(i) => self.background_tick(i as usize),
@@ -688,7 +689,7 @@ impl<O: Observer> Simulation<O> {
         let (tx, rx) = self.template.endpoints(self.conns[f].spec, line, self.bdp_packets, self.base_path);
         let mut place = |nic: usize, endpoint: Endpoint| {
             let qps = &mut self.nics[nic].qps;
-            qps.push(Qp { conn: f as u32, endpoint, active: false, timer_armed: None, on_chip: false, band: 0 });
+            qps.push(Qp { conn: f as u32, endpoint, active: false, timer_armed: None, on_chip: false, band: 0, held: None });
             End { nic: nic as u32, qp: (qps.len() - 1) as u32 }
         };
         let ends = [place(src, Endpoint::Requester(tx)), place(dst, Endpoint::Responder(rx))];
@@ -799,7 +800,7 @@ impl<O: Observer> Simulation<O> {
             ),
             None => (None, Vec::new()),
         };
-        let mut scheme_report = NicState::report(self.nics.iter().map(|n| &n.state));
+        let mut scheme_report = NicAgent::report(self.nics.iter().map(|n| &n.agent));
         let controllers = self.conns.iter().flat_map(|f| f.ends).filter_map(|e| self.endpoint(e)).filter_map(Endpoint::cc_view).map(|v| v.cc);
         scheme_report.extend(crate::transport::cc_report(controllers));
         RunOutput {

@@ -25,7 +25,7 @@ use retx::transport::receiver::Receiver;
 use retx::transport::poll::{Transmit, Want};
 use retx::transport::segment::{Ecn, Ext, SegKind, Segment};
 use retx::transport::sender::Sender;
-use retx::transport::{FlowSpec, NicState, CONTROL_BYTES, DATA_HEADER_BYTES};
+use retx::transport::{FlowSpec, NicAgent, CONTROL_BYTES, DATA_HEADER_BYTES};
 use retx::Scenario;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -211,8 +211,8 @@ pub struct Pair {
     pub sender: Sender,
     pub receiver: Receiver,
     /// NIC-wide state of the sending host and of the receiving host.
-    pub tx_nic: NicState,
-    pub rx_nic: NicState,
+    pub tx_nic: NicAgent,
+    pub rx_nic: NicAgent,
     spec: FlowSpec,
     psn: PsnSpace,
     data_ch: Channel,
@@ -256,8 +256,8 @@ impl Pair {
             now: Time::ZERO,
             sender,
             receiver,
-            tx_nic: NicState::new(&template),
-            rx_nic: NicState::new(&template),
+            tx_nic: NicAgent::new(&template),
+            rx_nic: NicAgent::new(&template),
             spec,
             psn: PsnSpace::new(spec.initial_psn),
             data_ch: Channel::new(rate, delay, 1),
@@ -382,7 +382,7 @@ impl Pair {
             self.deliver(f);
         } else if self.sender.poll_timeout().is_some_and(|d| d <= self.now) {
             self.timer_calls.push(self.now);
-            self.sender.handle_timeout(self.now, &mut self.tx_nic);
+            self.sender.handle_timeout(self.now, &mut self.tx_nic.call(0));
         }
         // Otherwise the pacer released: the next pump sends.
         Ok(())
@@ -390,7 +390,7 @@ impl Pair {
 
     fn pump_sender(&mut self) {
         loop {
-            match self.sender.poll_transmit(self.now, &mut self.tx_nic, Want::Any) {
+            match self.sender.poll_transmit(self.now, &mut self.tx_nic.call(0), Want::Any) {
                 Transmit::Send(seg) => {
                     self.wait = None;
                     let index = self.psn.unwrap(seg.psn, self.highest_sent).expect("sender PSN in range");
@@ -465,8 +465,8 @@ impl Pair {
         let now = self.now;
         if f.to_receiver {
             let seg = self.data[f.log].seg;
-            self.receiver.handle_packet(now, &seg, &mut self.rx_nic);
-            while let Transmit::Send(c) = self.receiver.poll_transmit(now, &mut self.rx_nic, Want::Responses) {
+            self.receiver.handle_packet(now, &seg, &mut self.rx_nic.call(0));
+            while let Transmit::Send(c) = self.receiver.poll_transmit(now, &mut self.rx_nic.call(0), Want::Responses) {
                 let reference = self.receiver.ctx.expected();
                 let index = self.psn.unwrap(c.psn, reference).expect("control PSN in range");
                 self.put(Dir::Ctrl, c, index);
@@ -476,7 +476,7 @@ impl Pair {
             if matches!(w.seg.kind, SegKind::Ack | SegKind::Sack) {
                 self.cum_at_sender = self.cum_at_sender.max(w.index);
             }
-            self.sender.handle_packet(now, &w.seg, &mut self.tx_nic);
+            self.sender.handle_packet(now, &w.seg, &mut self.tx_nic.call(0));
         }
     }
 

@@ -1,0 +1,212 @@
+//! The NIC agent: state and behaviour that every queue pair of a host's NIC shares, per scheme
+//! (MELO's bits pools, STRIDE's DRAM slots, a future LEFT's gather FIFOs, a host-wide pull or
+//! credit pacer), and the NIC's side of the contract with its schemes (quinn's `Endpoint`
+//! beside its connections; htsim's `EqdsNIC` and pull pacers).
+//!
+//! It talks both ways with its queue pairs:
+//! - each endpoint call gets a [`NicCall`]: the agent, and which queue pair is calling (passed
+//!   explicitly, so the agent can note whose work it holds);
+//! - it may wake any queue pair ([`NicAgent::wake`]) and send packets itself on behalf of any
+//!   (at once: [`NicAgent::send`]; paced, when the NIC offers the wire:
+//!   [`NicAgent::poll_transmit`]). The engine drains its wake list and its outbox after every
+//!   call, not only on its timer;
+//! - it has a timer of the endpoints' shape ([`NicAgent::poll_timeout`],
+//!   [`NicAgent::handle_timeout`]), on the host's clock;
+//! - a packet's handling may cost the receive pipeline *occupancy* ([`NicAgent::charge`]: the
+//!   packets behind it wait) and *latency* ([`NicAgent::delay`]: its own responses wait).
+//!
+//! Like an endpoint it is sans-IO: no clock, no queue, no event list inside.
+
+use super::segment::Segment;
+use super::{int, melo, stride, PoolOccupancy, RecoveryParams, SwapCost, Template};
+use crate::sim::units::Time;
+use std::collections::VecDeque;
+use std::ops::{Deref, DerefMut};
+
+/// What the agent sends when the NIC offers it the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AgentTransmit {
+    /// This packet, on behalf of queue pair `qp` (its connection addresses it).
+    Send { qp: u32, seg: Segment },
+    /// Something to send, not before then (host clock).
+    WaitUntil(Time),
+    Idle,
+}
+
+#[derive(Clone, Debug)]
+pub struct NicAgent {
+    pub melo: melo::MeloPools,
+    /// The run's recovery is MELO: its pools are live (every NIC holds them regardless).
+    melo_in_use: bool,
+    /// DRAM slots STRIDE's senders hold.
+    pub stride: stride::StrideDram,
+    /// The INT records of the packet being handled, as the NIC's parser extracted them
+    /// (empty without INT): congestion control reads them from the ACK sample.
+    pub int_in: int::IntHops,
+    /// Receive-pipeline occupancy the scheme charged while handling the current packet (a
+    /// bitmap swap, an off-chip access): the packets behind it wait that much longer.
+    pub charged: Time,
+    /// Receive-pipeline latency of the current packet's handling: its responses leave that
+    /// much later (the packets behind it are not held by it; charge occupancy for that).
+    pub latency: Time,
+    /// What the scheme declared moving a context in or out of the on-chip QP cache costs.
+    pub swap_cost: SwapCost,
+    /// Queue pairs the agent gave work to (a flush made their ACKs due, a grant for another
+    /// flow): the engine serves each, as after an input, after the current call.
+    wake: Vec<u32>,
+    /// Packets the agent sends at once on behalf of a queue pair (a PULL, a credit answering
+    /// a packet): the engine sends them after the current call, ahead of data.
+    outbox: VecDeque<(u32, Segment)>,
+    /// A NIC-wide timer the engine's unit tests arm (no scheme keeps one yet).
+    #[cfg(test)]
+    pub probe: super::probe::TimerProbe,
+}
+
+impl NicAgent {
+    pub fn new(t: &Template) -> Self {
+        let (melo, melo_in_use) = match &t.recovery {
+            RecoveryParams::Melo(p) => (*p, true),
+            _ => (melo::MeloParams::default(), false),
+        };
+        NicAgent {
+            melo: melo::MeloPools::new(&melo),
+            melo_in_use,
+            stride: stride::StrideDram::default(),
+            int_in: int::IntHops::default(),
+            charged: Time::ZERO,
+            latency: Time::ZERO,
+            swap_cost: t.qp_swap,
+            wake: Vec::new(),
+            outbox: VecDeque::new(),
+            #[cfg(test)]
+            probe: super::probe::TimerProbe::default(),
+        }
+    }
+
+    /// The agent as queue pair `qp` calls into it.
+    pub fn call(&mut self, qp: u32) -> NicCall<'_> {
+        NicCall::new(self, qp)
+    }
+
+    /// Charges receive-pipeline occupancy for an operation of the packet being handled.
+    pub fn charge(&mut self, t: Time) {
+        self.charged += t;
+    }
+
+    /// Delays the current packet's responses by `t` (an operation its answer waits for).
+    pub fn delay(&mut self, t: Time) {
+        self.latency += t;
+    }
+
+    /// Queue pair `qp` has news from the agent: the engine calls its `handle_timeout` (which
+    /// reads the news) and serves it after the current call.
+    pub fn wake(&mut self, qp: u32) {
+        self.wake.push(qp);
+    }
+
+    /// Sends `seg` now on behalf of queue pair `qp` (its connection addresses it).
+    pub fn send(&mut self, qp: u32, seg: Segment) {
+        self.outbox.push_back((qp, seg));
+    }
+
+    /// Whether the engine has queue pairs to wake or packets to send after a call.
+    #[inline]
+    pub fn has_news(&self) -> bool {
+        !self.wake.is_empty() || !self.outbox.is_empty()
+    }
+
+    /// The next queue pair to wake, for the engine.
+    pub fn next_woken(&mut self) -> Option<u32> {
+        (!self.wake.is_empty()).then(|| self.wake.remove(0))
+    }
+
+    /// The next packet to send at once, for the engine.
+    pub fn next_sent(&mut self) -> Option<(u32, Segment)> {
+        self.outbox.pop_front()
+    }
+
+    /// What the agent sends, paced, when the NIC offers the wire (ahead of its queue pairs).
+    /// Nothing for every scheme today.
+    #[inline]
+    pub fn poll_transmit(&mut self, _now: Time) -> AgentTransmit {
+        AgentTransmit::Idle
+    }
+
+    /// When the agent next needs [`NicAgent::handle_timeout`], on the host's clock: the
+    /// earliest deadline of the schemes' NIC-wide timers. None for every scheme today, so the
+    /// engine schedules nothing.
+    #[inline]
+    pub fn poll_timeout(&self) -> Option<Time> {
+        #[cfg(test)]
+        if let Some(t) = self.probe.at {
+            return Some(t);
+        }
+        None
+    }
+
+    /// A NIC-wide deadline passed (`now`: the host's clock, at or after
+    /// [`NicAgent::poll_timeout`]). Queue pairs the timeout gave work to are woken
+    /// ([`NicAgent::wake`], by the number their [`NicCall`] named when they queued it).
+    pub fn handle_timeout(&mut self, now: Time) {
+        #[cfg(test)]
+        {
+            let mut woken = Vec::new();
+            self.probe.fire(now, &mut woken);
+            self.wake.extend(woken);
+        }
+        let _ = now;
+    }
+
+    /// The schemes' shared on-chip structures on this NIC now, for the `[output] pools` time
+    /// series: each one's occupancy, its peak since the previous call (which starts a new
+    /// interval) and its capacity.
+    pub fn sample_pools(&mut self, mut out: impl FnMut(PoolOccupancy)) {
+        if self.melo_in_use {
+            for (pool, p) in [("melo_rx", &mut self.melo.rx), ("melo_tx", &mut self.melo.tx)] {
+                let peak = p.take_interval_peak() as u64;
+                out(PoolOccupancy { pool, unit: "blocks", used: p.used_blocks() as u64, peak, capacity: p.blocks() as u64 });
+            }
+        }
+    }
+
+    /// Figures the schemes report about their NIC-wide state over every NIC of a run:
+    /// (name, value), e.g. the peak share of MELO's pools.
+    pub fn report<'a>(nics: impl Iterator<Item = &'a NicAgent>) -> Vec<(&'static str, f64)> {
+        let nics: Vec<&NicAgent> = nics.collect();
+        let mut report = melo::MeloPools::report(nics.iter().map(|n| &n.melo));
+        report.extend(stride::StrideDram::report(nics.iter().map(|n| &n.stride)));
+        report
+    }
+}
+
+
+/// One queue pair's call into its NIC: the agent, and which queue pair is calling. Endpoints
+/// get one with every input; it reads as the agent itself (`Deref`).
+pub struct NicCall<'a> {
+    agent: &'a mut NicAgent,
+    caller: u32,
+}
+
+impl<'a> NicCall<'a> {
+    pub fn new(agent: &'a mut NicAgent, caller: u32) -> Self {
+        NicCall { agent, caller }
+    }
+
+    /// The queue pair calling (its number on this NIC).
+    pub fn caller(&self) -> u32 {
+        self.caller
+    }
+}
+
+impl Deref for NicCall<'_> {
+    type Target = NicAgent;
+    fn deref(&self) -> &NicAgent {
+        self.agent
+    }
+}
+
+impl DerefMut for NicCall<'_> {
+    fn deref_mut(&mut self) -> &mut NicAgent {
+        self.agent
+    }
+}
