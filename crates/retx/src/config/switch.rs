@@ -46,6 +46,37 @@ pub struct SwitchCfg {
     /// credit queue). Default none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shaped: Option<ShapedCfg>,
+    /// Trim data packets the buffer would drop to their header, into a header queue (NDP's
+    /// switches). Default none: drop.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trim: Option<TrimCfg>,
+}
+
+/// `[switch] trim`: a data packet the buffer (or its colour rule) would refuse keeps `header`
+/// bytes and goes to egress queue `queue`, served at that priority at every later hop.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrimCfg {
+    /// Default 0: the control queue, served first (NDP's header queue has strict priority).
+    #[serde(default)]
+    pub queue: u32,
+    /// Default 64 B: NDP's header (htsim `ACKSIZE`).
+    #[serde(default = "trimmed_header")]
+    pub header: Size,
+}
+
+fn trimmed_header() -> Size {
+    Size(64)
+}
+
+impl TrimCfg {
+    fn check(&self, queues: u32) -> Checked {
+        range_u32("switch.trim.queue", self.queue, 0, queues - 1)?;
+        if !(1..=9216).contains(&self.header.0) {
+            return Err(err("switch.trim.header", format!("{} B is out of range (allowed 1B..=9216B)", self.header.0)));
+        }
+        Ok(())
+    }
 }
 
 /// `[switch] shaped`: egress queue `queue` of every switch port is served ahead of the other
@@ -111,6 +142,7 @@ impl Default for SwitchCfg {
             int_bytes: crate::transport::int::INT_HEADER_BYTES,
             wred: Vec::new(),
             shaped: None,
+            trim: None,
         }
     }
 }
@@ -298,6 +330,9 @@ impl SwitchCfg {
         }
         for (i, w) in sw.wred.iter().enumerate() {
             wred_rule(w, i, sw.queues)?;
+        }
+        if let Some(t) = &sw.trim {
+            t.check(sw.queues)?;
         }
         Ok(())
     }

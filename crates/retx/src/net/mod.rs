@@ -1,6 +1,7 @@
 //! The network model: packets, ports (queues, wires, loss), switches, routing, paths,
 //! topologies and background traffic sources.
 
+pub mod admission;
 pub mod background;
 pub mod ecn;
 pub mod headroom;

@@ -107,6 +107,8 @@ pub struct Counters {
     pub drops_unroutable: u64,
     pub pfc_pauses: u64,
     pub ecn_marks: u64,
+    /// Data packets a switch trimmed to their header instead of dropping (`[switch] trim`).
+    pub packets_trimmed: u64,
     /// Connections swapped out of a NIC's on-chip QP cache.
     pub qp_swaps: u64,
     /// Deliveries that were out of order, duplicated or wrong: must be 0.

@@ -42,6 +42,9 @@ impl ReceiveRecovery for RxRecovery {
     fn on_data(&mut self, now: Time, index: u64, seg: &Segment, rx: &mut RxCtx, nic: &mut NicCall<'_>) {
         each!(self, r => ReceiveRecovery::on_data(r, now, index, seg, rx, nic))
     }
+    fn on_trimmed(&mut self, now: Time, index: u64, seg: &Segment, rx: &mut RxCtx, nic: &mut NicCall<'_>) {
+        each!(self, r => r.on_trimmed(now, index, seg, rx, nic))
+    }
     #[inline]
     fn on_connection(&mut self, now: Time, seg: &Segment, rx: &mut RxCtx) {
         each!(self, r => r.on_connection(now, seg, rx))
@@ -129,6 +132,9 @@ impl Receiver {
         }
         // A PSN from before the QP's first packet is garbage: drop it.
         let Some(index) = self.ctx.index_of(seg.psn) else { return };
+        if seg.trimmed {
+            return self.recovery.on_trimmed(now, index, seg, &mut self.ctx, shared);
+        }
         let queued = self.ctx.out.len();
         self.recovery.on_data(now, index, seg, &mut self.ctx, shared);
         if self.recovery.echoes_congestion() {

@@ -58,6 +58,9 @@ pub trait SendRecovery {
 pub trait ReceiveRecovery {
     /// A data packet at message index `index`.
     fn on_data(&mut self, now: Time, index: u64, seg: &Segment, rx: &mut RxCtx, nic: &mut NicCall<'_>);
+    /// A data packet a switch trimmed to its header: its payload is lost. Ignored by default,
+    /// as a drop would be (a scheme built for trimming NACKs it at once).
+    fn on_trimmed(&mut self, _now: Time, _index: u64, _seg: &Segment, _rx: &mut RxCtx, _nic: &mut NicCall<'_>) {}
     /// A packet that is not data (STRIDE's SYN and FIN): ignored by default.
     fn on_connection(&mut self, _now: Time, _seg: &Segment, _rx: &mut RxCtx) {}
     /// Whether the scheme sets the congestion echo of its responses itself (TCP: RFC 8257's

@@ -83,6 +83,9 @@ pub struct Segment {
     /// Last packet of the message: the receiver acknowledges it at once.
     pub last: bool,
     pub retransmit: bool,
+    /// A switch cut it to its header (its payload is gone; `payload` says how much there
+    /// was): the receiver learns of a loss, not of data.
+    pub trimmed: bool,
     /// IP ECN codepoint: data leaves the sender ECN-capable; switches mark it.
     pub ecn: Ecn,
     /// ECN echo on a response: the data packet that triggered it was marked (DCTCP's ECE;
@@ -117,6 +120,7 @@ impl Segment {
             payload: 0,
             last: false,
             retransmit: false,
+            trimmed: false,
             ecn: Ecn::NotEct,
             ece: false,
             priority: to.priority,
@@ -144,6 +148,7 @@ impl Segment {
             payload,
             last: false,
             retransmit: false,
+            trimmed: false,
             ecn: Ecn::Ect,
             ece: false,
             priority: 0,

@@ -3,11 +3,11 @@
 //! resume queues, and background sources feed switch egress queues.
 
 use super::{Event, Simulation, PFC_FRAME_BYTES};
+use crate::net::admission::{self, Verdict};
 use crate::net::int::NO_INT;
 use crate::net::packet::{Frame, Packet, PRIORITY_CONTROL};
-use crate::transport::int::IntHop;
-use crate::net::switch::Refusal;
 use crate::observe::{DropCause, Observer};
+use crate::transport::int::IntHop;
 use crate::transport::segment::{Ecn, SegKind, Segment};
 
 impl<O: Observer> Simulation<O> {
@@ -117,19 +117,12 @@ impl<O: Observer> Simulation<O> {
         let Some((sw, _)) = self.switches[node].as_mut() else { return };
         let (rate, left) = (self.ports[p].rate, self.ports[p].queued_bytes[q]);
         let (ip, data) = (pkt.in_port as usize, pkt.priority as usize != PRIORITY_CONTROL);
-        // Background packets were charged to no ingress queue.
-        let pfc_queue = (self.ports[p].is_lossless(q) && pkt.frame == Frame::Transport).then_some(q);
+        // Charged to an ingress queue on admission iff it came in by another port (background
+        // and trimmed packets name this one) into a lossless queue.
+        let pfc_queue = (self.ports[p].is_lossless(q) && ip != p).then_some(q);
         let d = sw.depart(&self.switch_params, rate, left, &mut self.ports[ip], pfc_queue, data, pkt.size as u64);
-        if pkt.int != NO_INT && pkt.seg.kind == SegKind::Data {
-            // INT is stamped on data as it leaves the egress queue (HPCC's switch); the ACK
-            // that echoes the records crosses switches unstamped.
-            let port = &self.ports[p];
-            self.int.stamp(pkt.int, IntHop { qlen: left, tx_bytes: port.tx_bytes, ts: self.now, rate });
-        }
-        if d.mark {
-            if pkt.seg.ecn == Ecn::Ect {
-                pkt.seg.ecn = Ecn::Ce;
-            }
+        let (tx_bytes, now) = (self.ports[p].tx_bytes, self.now);
+        if admission::stamp(pkt, &d, &mut self.int, || IntHop { qlen: left, tx_bytes, ts: now, rate }) {
             self.c.ecn_marks += 1;
             self.ports[p].ecn_marks += 1;
         }
@@ -253,29 +246,28 @@ impl<O: Observer> Simulation<O> {
     #[inline(always)]
     fn switch_enqueue(&mut self, node: usize, out: usize, ingress: Option<usize>, mut pkt: Packet) {
         let (sw, _) = self.switches[node].as_mut().expect("a switch node");
-        let size = pkt.size as u64;
-        let q = (pkt.priority as usize).min(self.ports[out].queue_count() - 1);
-        let data = pkt.priority as usize != PRIORITY_CONTROL;
-        let queued = self.ports[out].queued_bytes[q];
-        if self.ports[out].shaped_full(q) {
-            // The shaped queue's own small buffer is full (ExpressPass drops excess credits).
-            return self.drop_packet(out, &pkt, DropCause::Buffer);
-        }
-        let charged = ingress.filter(|_| self.ports[out].is_lossless(q));
-        // Colour drops (WRED, thresholds) are buffer management: counted with buffer drops.
-        let by_colour = if data { sw.admit_colour(&self.switch_params, pkt.seg.colour, q, self.ports[out].rate, queued) } else { Ok(()) };
-        if let Err(why) = by_colour.and_then(|()| sw.admit(&self.switch_params, queued, data, size, charged.map(|ip| (&self.ports[ip], q)))) {
-            debug_assert!(matches!(why, Refusal::BufferFull | Refusal::OverThreshold | Refusal::HeadroomFull | Refusal::Colour));
-            return self.drop_packet(out, &pkt, DropCause::Buffer);
-        }
-        // A background packet names its own port: `dequeued` charges it to no ingress queue.
-        pkt.in_port = ingress.unwrap_or(out) as u32;
-        if let Some(ip) = charged {
-            if sw.charge_ingress(&self.switch_params, &mut self.ports[ip], q, size) {
-                self.c.pfc_pauses += 1;
-                self.try_transmit(ip);
+        // The egress queue decides (net/admission.rs); here its verdict is carried out.
+        let q = match sw.admission(&self.switch_params, &pkt, &self.ports[out], ingress.map(|ip| &self.ports[ip])) {
+            Verdict::Drop(_) => return self.drop_packet(out, &pkt, DropCause::Buffer),
+            Verdict::Trim { queue, header } => {
+                pkt.trim(queue, header);
+                self.c.packets_trimmed += 1;
+                pkt.in_port = out as u32; // charged to no ingress queue
+                queue
             }
-        }
+            Verdict::Enqueue { queue, lossless } => {
+                // A background packet names its own port: `dequeued` charges it to no
+                // ingress queue.
+                pkt.in_port = ingress.unwrap_or(out) as u32;
+                if let Some(ip) = ingress.filter(|_| lossless) {
+                    if sw.charge_ingress(&self.switch_params, &mut self.ports[ip], queue, pkt.size as u64) {
+                        self.c.pfc_pauses += 1;
+                        self.try_transmit(ip);
+                    }
+                }
+                queue
+            }
+        };
         self.ports[out].enqueue(q, pkt);
         self.obs.enqueue(self.now, out, q, &pkt, self.ports[out].queued_bytes[q]);
         self.try_transmit(out);

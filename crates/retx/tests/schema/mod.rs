@@ -411,6 +411,7 @@ ecn = { kmin = "10KB", kmax = "100KB", pmax = 0.1, per_link = [{ rate = "25Gbps"
 pfc = { enabled = true, mode = "dynamic" }
 wred = [{ colour = 1, threshold = "20KB" }, { colour = 2, class = 1, min = "5KB", max = "30KB", pmax = 0.5 }]
 shaped = { queue = 2, share = 0.05 }
+trim = { queue = 0, header = "64B" }
 [nic]
 clock_offset = "1us"
 clock_drift_ppm = 5.0
