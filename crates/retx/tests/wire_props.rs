@@ -47,6 +47,7 @@ fn any_kind() -> impl Strategy<Value = SegKind> {
         Just(SegKind::SynAck),
         Just(SegKind::Fin),
         Just(SegKind::FinAck),
+        Just(SegKind::Grant),
     ]
 }
 

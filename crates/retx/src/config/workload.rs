@@ -10,7 +10,7 @@ use crate::sim::units::Time;
 use crate::transport::FlowSpec;
 use crate::workload::cdf::FlowSizeCdf;
 use crate::workload::poisson::{self, Arrivals, Source};
-use crate::workload::FlowDef;
+use crate::workload::{Dependencies, DependencyError, FlowDef, Wait};
 use std::path::Path;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -186,6 +186,36 @@ pub struct FlowCfg {
     /// The colour (drop precedence) of its data packets, 0..=2 (default 0, green).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub colour: Option<u8>,
+    /// Flows (their positions in this list, from 0) that must all finish before this one
+    /// starts (a barrier, as htsim's triggers and a collective's steps); then `gap`, and not
+    /// before `start`. Default none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub after: Vec<u64>,
+    /// Time from the last of `after` finishing to this flow's start (compute time). Default 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gap: Option<Dur>,
+}
+
+/// A validated workload's flows (a flow list in its order, others by start time) and which of
+/// them wait for others (indices into `flows`).
+pub struct Workload {
+    pub flows: Vec<FlowDef>,
+    pub dependencies: Dependencies,
+}
+
+/// The waits of a flow list, by list position.
+fn waits(list: &[FlowCfg]) -> Vec<Wait> {
+    list.iter()
+        .enumerate()
+        .filter(|(_, f)| !f.after.is_empty())
+        .map(|(i, f)| Wait {
+            flow: i,
+            // Validation refuses a position out of range before this matters.
+            after: f.after.iter().map(|&a| if a < list.len() as u64 { a as usize } else { usize::MAX }).collect(),
+            gap: f.gap.map_or(Time::ZERO, |d| d.0),
+            not_before: f.start.0,
+        })
+        .collect()
 }
 
 /// The most flows a workload may generate (each costs a few hundred bytes during a run).
@@ -277,7 +307,7 @@ pub fn check(w: &mut WorkloadCfg, topo: &Topology, duration: Time, seed: u64, ba
                     }
                 }
                 // Few arrivals expected: generate them (cheap) to say so if there are none.
-                if n < 1000.0 && flows(w, topo, seed, base_dir)?.is_empty() {
+                if n < 1000.0 && flows(w, topo, seed, base_dir)?.flows.is_empty() {
                     return Err(err(
                         "workload.until",
                         format!(
@@ -355,6 +385,16 @@ pub fn check(w: &mut WorkloadCfg, topo: &Topology, duration: Time, seed: u64, ba
                 if let Some(c) = f.colour {
                     range_u32(&format!("workload.flows[{i}].colour"), c as u32, 0, 2)?;
                 }
+                if let Some(&a) = f.after.iter().find(|&&a| a >= list.len() as u64) {
+                    let e = DependencyError::Dangling { flow: i, after: a.min(usize::MAX as u64) as usize, flows: list.len() };
+                    return Err(err(format!("workload.flows[{i}].after"), e.to_string()));
+                }
+                if f.gap.is_some() && f.after.is_empty() {
+                    return Err(err(format!("workload.flows[{i}].gap"), "is the time after the flows in `after` finish; give after = [...] or leave gap out"));
+                }
+            }
+            if let Err(e @ (DependencyError::Cycle { flow, .. } | DependencyError::Dangling { flow, .. })) = Dependencies::new(list.len(), &waits(list)) {
+                return Err(err(format!("workload.flows[{flow}].after"), e.to_string()));
             }
         }
     }
@@ -413,10 +453,10 @@ fn check_workload_fields(w: &WorkloadCfg) -> Result<(), ScenarioError> {
     Ok(())
 }
 
-/// The flows of a validated workload section, sorted by start time (stable). `seed` is the
-/// scenario's root seed; a `cdf` path is relative to `base_dir`. Errors only if the workload
-/// was not validated (or its CDF file changed since).
-pub fn flows(cfg: &WorkloadCfg, topo: &Topology, seed: u64, base_dir: &Path) -> Result<Vec<FlowDef>, ScenarioError> {
+/// The flows of a validated workload section (a flow list in its order, others sorted by
+/// start time, stable), and which wait for others. `seed` is the scenario's root seed; a `cdf` path is relative to `base_dir`.
+/// Errors only if the workload was not validated (or its CDF file changed since).
+pub fn flows(cfg: &WorkloadCfg, topo: &Topology, seed: u64, base_dir: &Path) -> Result<Workload, ScenarioError> {
     let node = |name: &str| topo.find(name).expect("validated host name");
     let mut out: Vec<FlowDef> = match cfg.kind {
         WorkloadKind::LongFlows => cfg
@@ -460,8 +500,16 @@ pub fn flows(cfg: &WorkloadCfg, topo: &Topology, seed: u64, base_dir: &Path) -> 
                 .collect()
         }
     };
-    out.sort_by_key(|f| f.start);
-    Ok(out)
+    // A flow list keeps its order: a flow's id is its position, as `after` and `cc_flows`
+    // name it. Generated workloads are numbered in start order.
+    let dependencies = match cfg.kind {
+        WorkloadKind::FlowList => Dependencies::new(out.len(), &waits(cfg.flows.list())).map_err(|e| err("workload.flows", format!("{e} (not validated)")))?,
+        _ => {
+            out.sort_by_key(|f| f.start);
+            Dependencies::none(out.len())
+        }
+    };
+    Ok(Workload { flows: out, dependencies })
 }
 
 /// The flows of an hpcc-flows workload, read from its file (node ids as in the topology).
@@ -523,7 +571,7 @@ mod tests {
         let mut s = scenario(topology, workload);
         s.base_dir = env!("CARGO_MANIFEST_DIR").into();
         let topo = validate(&mut s).map_err(|e| e.to_string())?;
-        let defs = flows(&s.workload, &topo, s.seed, &s.base_dir).map_err(|e| e.to_string())?;
+        let defs = flows(&s.workload, &topo, s.seed, &s.base_dir).map_err(|e| e.to_string())?.flows;
         Ok((s, topo, defs))
     }
 
@@ -540,7 +588,7 @@ mod tests {
         // The resolved scenario parses back to the same flows.
         let mut again = Scenario::from_toml(&resolved).unwrap();
         let topo = validate(&mut again).unwrap();
-        assert_eq!(flows(&again.workload, &topo, again.seed, Path::new(".")).unwrap(), defs);
+        assert_eq!(flows(&again.workload, &topo, again.seed, Path::new(".")).unwrap().flows, defs);
     }
 
     #[test]

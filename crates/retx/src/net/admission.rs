@@ -142,6 +142,28 @@ mod tests {
     }
 
     #[test]
+    fn only_untrimmed_transport_data_at_a_data_priority_is_trimmed_even_when_a_header_fits() {
+        let trim = Trim { queue: 0, header: 64 };
+        let (out, ingress) = (port(), port());
+        // Room for one 1000 B packet and one header; each candidate below is 100 B.
+        let p = params(1_064, Some(trim));
+        let mut s = switch();
+        assert_eq!(s.admission(&p, &pkt(1, 1_000), &out, Some(&ingress)), Verdict::Enqueue { queue: 1, lossless: true });
+        let mut control = pkt(0, 100);
+        control.seg.kind = SegKind::Data;
+        let mut ack = pkt(1, 100);
+        ack.seg.kind = SegKind::Ack;
+        let mut cut = pkt(1, 100);
+        cut.seg.trimmed = true;
+        let mut background = pkt(1, 100);
+        background.frame = Frame::Background;
+        for (what, p2) in [("control priority", control), ("not data", ack), ("already trimmed", cut), ("not a transport frame", background)] {
+            assert_eq!(s.admission(&p, &p2, &out, Some(&ingress)), Verdict::Drop(Refusal::BufferFull), "{what}");
+        }
+        assert_eq!(s.admission(&p, &pkt(1, 100), &out, Some(&ingress)), Verdict::Trim { queue: 0, header: 64 }, "the header fits");
+    }
+
+    #[test]
     fn the_queue_is_the_priority_clamped_to_the_port_and_only_lossless_queues_charge_ingress() {
         let p = params(1_000_000, None);
         let (mut out, ingress) = (port(), port());

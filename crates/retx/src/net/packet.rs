@@ -50,7 +50,8 @@ impl Packet {
     pub fn loss_kind(&self) -> LossKind {
         match self.seg.kind {
             SegKind::Data => LossKind::Data,
-            SegKind::Ack => LossKind::Ack,
+            // A grant is the receiver's go-ahead, as an ACK is.
+            SegKind::Ack | SegKind::Grant => LossKind::Ack,
             SegKind::Nak | SegKind::Sack | SegKind::MeloNack | SegKind::Rack => LossKind::Nak,
             SegKind::Cnp => LossKind::Cnp,
             SegKind::Syn | SegKind::SynAck | SegKind::Fin | SegKind::FinAck => LossKind::Conn,

@@ -33,6 +33,63 @@ pub enum AgentTransmit {
     Idle,
 }
 
+/// What a scheme's own NIC-wide agent does (a host-wide pull, credit or grant pacer; a gather
+/// FIFO's flush): the agent's calls with no-op defaults, one signature per event.
+pub trait HostAgent {
+    /// What it sends, paced, when the NIC offers the wire (on behalf of one of its queue pairs).
+    fn poll_transmit(&mut self, _now: Time) -> AgentTransmit {
+        AgentTransmit::Idle
+    }
+    /// Whether it has something to send (now or later): the NIC's port keeps polling it.
+    fn wants_wire(&self) -> bool {
+        false
+    }
+    /// Its next deadline, on the host's clock.
+    fn poll_timeout(&self) -> Option<Time> {
+        None
+    }
+    /// Its deadline passed: the queue pairs it gave work to go to `wake`.
+    fn handle_timeout(&mut self, _now: Time, _wake: &mut Vec<u32>) {}
+}
+
+/// The scheme's own NIC-wide agent, if it has one: one line per scheme that does (endpoints
+/// reach theirs through [`NicCall`] as `nic.scheme`). Dispatch is static.
+#[derive(Clone, Debug, Default)]
+pub enum SchemeAgent {
+    #[default]
+    None,
+}
+
+impl HostAgent for SchemeAgent {
+    #[inline]
+    fn poll_transmit(&mut self, now: Time) -> AgentTransmit {
+        match self {
+            SchemeAgent::None => {
+                let _ = now;
+                AgentTransmit::Idle
+            }
+        }
+    }
+    #[inline]
+    fn wants_wire(&self) -> bool {
+        match self {
+            SchemeAgent::None => false,
+        }
+    }
+    #[inline]
+    fn poll_timeout(&self) -> Option<Time> {
+        match self {
+            SchemeAgent::None => None,
+        }
+    }
+    fn handle_timeout(&mut self, now: Time, wake: &mut Vec<u32>) {
+        match self {
+            SchemeAgent::None => {}
+        }
+        let _ = (now, wake);
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct NicAgent {
     pub melo: melo::MeloPools,
@@ -40,6 +97,8 @@ pub struct NicAgent {
     melo_in_use: bool,
     /// DRAM slots STRIDE's senders hold.
     pub stride: stride::StrideDram,
+    /// The run's scheme's own NIC-wide agent (a pacer), if it has one.
+    pub scheme: SchemeAgent,
     /// The INT records of the packet being handled, as the NIC's parser extracted them
     /// (empty without INT): congestion control reads them from the ACK sample.
     pub int_in: int::IntHops,
@@ -72,6 +131,7 @@ impl NicAgent {
             melo: melo::MeloPools::new(&melo),
             melo_in_use,
             stride: stride::StrideDram::default(),
+            scheme: t.agent(),
             int_in: int::IntHops::default(),
             charged: Time::ZERO,
             latency: Time::ZERO,
@@ -125,23 +185,29 @@ impl NicAgent {
         self.outbox.pop_front()
     }
 
-    /// What the agent sends, paced, when the NIC offers the wire (ahead of its queue pairs).
-    /// Nothing for every scheme today.
+    /// Whether the agent has paced packets to send: the host's port keeps offering it the wire.
     #[inline]
-    pub fn poll_transmit(&mut self, _now: Time) -> AgentTransmit {
-        AgentTransmit::Idle
+    pub fn wants_wire(&self) -> bool {
+        self.scheme.wants_wire()
+    }
+
+    /// What the agent sends, paced, when the NIC offers the wire (ahead of its queue pairs):
+    /// its scheme agent's (nothing for every user-visible scheme today).
+    #[inline]
+    pub fn poll_transmit(&mut self, now: Time) -> AgentTransmit {
+        self.scheme.poll_transmit(now)
     }
 
     /// When the agent next needs [`NicAgent::handle_timeout`], on the host's clock: the
-    /// earliest deadline of the schemes' NIC-wide timers. None for every scheme today, so the
-    /// engine schedules nothing.
+    /// earliest deadline of the schemes' NIC-wide timers. None for every user-visible scheme
+    /// today, so the engine schedules nothing.
     #[inline]
     pub fn poll_timeout(&self) -> Option<Time> {
         #[cfg(test)]
         if let Some(t) = self.probe.at {
             return Some(t);
         }
-        None
+        self.scheme.poll_timeout()
     }
 
     /// A NIC-wide deadline passed (`now`: the host's clock, at or after
@@ -154,7 +220,9 @@ impl NicAgent {
             self.probe.fire(now, &mut woken);
             self.wake.extend(woken);
         }
-        let _ = now;
+        if self.scheme.poll_timeout().is_some_and(|t| t <= now) {
+            self.scheme.handle_timeout(now, &mut self.wake);
+        }
     }
 
     /// The schemes' shared on-chip structures on this NIC now, for the `[output] pools` time

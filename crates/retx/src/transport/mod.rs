@@ -251,6 +251,14 @@ impl Template {
         }
     }
 
+    /// The scheme's own NIC-wide agent (a pacer), if it has one: one arm per scheme that does.
+    #[allow(clippy::match_single_binding)] // no user-visible scheme has one yet
+    pub fn agent(&self) -> agent::SchemeAgent {
+        match &self.recovery {
+            _ => agent::SchemeAgent::None,
+        }
+    }
+
     /// Connection contexts the NIC keeps on chip (0: all of them). MELO models its cache
     /// (§3.2.5); the other schemes keep every context on chip.
     pub fn qp_cache(&self) -> u32 {

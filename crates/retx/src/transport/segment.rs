@@ -29,6 +29,9 @@ pub enum SegKind {
     SynAck,
     Fin,
     FinAck,
+    /// Permission to send, from the receive side (a PULL, a credit, a grant: receiver-driven
+    /// transports); what it permits is the scheme's (`psn` names the packet or the amount).
+    Grant,
 }
 
 impl SegKind {

@@ -60,6 +60,8 @@ pub mod opcode {
     pub const SYN_ACK: u8 = VENDOR_BASE + 1;
     pub const FIN: u8 = VENDOR_BASE + 2;
     pub const FIN_ACK: u8 = VENDOR_BASE + 3;
+    /// A receiver's grant (PULL, credit): header only, its PSN names what it permits.
+    pub const GRANT: u8 = VENDOR_BASE + 4;
 }
 
 const TTL: u8 = 64;
@@ -169,6 +171,7 @@ impl Repr {
             SegKind::SynAck => (opcode::SYN_ACK, seg.psn, false, None, None, 0),
             SegKind::Fin => (opcode::FIN, seg.psn, true, None, None, 0),
             SegKind::FinAck => (opcode::FIN_ACK, seg.psn, false, None, None, 0),
+            SegKind::Grant => (opcode::GRANT, seg.psn, false, None, None, 0),
         };
         let pad = if seg.kind == SegKind::Data { ((4 - payload_len % 4) % 4) as u8 } else { 0 };
         let bth = bth::Repr {
@@ -323,8 +326,8 @@ impl Repr {
                 0
             }
             CNP if rest.len() == CNP_RESERVED_LEN => CNP_RESERVED_LEN,
-            opcode::SYN | opcode::SYN_ACK | opcode::FIN | opcode::FIN_ACK if rest.is_empty() => 0,
-            CNP | opcode::SYN | opcode::SYN_ACK | opcode::FIN | opcode::FIN_ACK => return Err(Error::Malformed),
+            opcode::SYN | opcode::SYN_ACK | opcode::FIN | opcode::FIN_ACK | opcode::GRANT if rest.is_empty() => 0,
+            CNP | opcode::SYN | opcode::SYN_ACK | opcode::FIN | opcode::FIN_ACK | opcode::GRANT => return Err(Error::Malformed),
             _ => return Err(Error::Unsupported),
         };
         let is_send = bth.opcode <= RC_SEND_ONLY;
@@ -408,7 +411,7 @@ mod tests {
         let r = Repr::from_packet(&packet(Segment::reply(SegKind::Cnp, Psn::new(3), Time::ZERO, &to), 1), &ctx());
         assert_eq!((r.bth.opcode, r.bth.becn, r.bth.psn, r.payload_len), (0x81, true, Psn::new(0), 16));
         assert_eq!(round_trip(&r).len(), 74, "as the ConnectX-4 Lx capture");
-        for (kind, op) in [(SegKind::Syn, 0xc0), (SegKind::SynAck, 0xc1), (SegKind::Fin, 0xc2), (SegKind::FinAck, 0xc3)] {
+        for (kind, op) in [(SegKind::Syn, 0xc0), (SegKind::SynAck, 0xc1), (SegKind::Fin, 0xc2), (SegKind::FinAck, 0xc3), (SegKind::Grant, 0xc4)] {
             let r = Repr::from_packet(&packet(Segment::control(kind, Psn::new(4), Time::ZERO), 0), &ctx());
             assert_eq!(r.bth.opcode, op);
             assert_eq!(round_trip(&r).len(), 58);

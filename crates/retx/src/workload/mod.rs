@@ -2,10 +2,13 @@
 //!
 //! `long-flows` and `flow-list` are given flow by flow; `poisson` draws arrivals at a target
 //! load with sizes from a CDF table ([`cdf`], [`poisson`]); `incast` starts many flows to one
-//! receiver at once.
+//! receiver at once. A flow may also wait for others to finish ([`dependencies`]).
 
 pub mod cdf;
+pub mod dependencies;
 pub mod poisson;
+
+pub use dependencies::{Dependencies, DependencyError, Wait};
 
 use crate::sim::units::Time;
 

@@ -49,7 +49,8 @@ impl<O: Observer> Simulation<O> {
     fn has_backlog(&self, p: usize) -> bool {
         let port = &self.ports[p];
         let data_waiting = if self.is_host[port.node] {
-            !port.any_data_paused() && !self.nics[self.nic_of[port.node] as usize].scheduler.is_empty()
+            let nic = &self.nics[self.nic_of[port.node] as usize];
+            !port.any_data_paused() && (!nic.scheduler.is_empty() || nic.agent.wants_wire())
         } else {
             port.has_sendable_data()
         };

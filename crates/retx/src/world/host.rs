@@ -160,8 +160,8 @@ impl<O: Observer> Simulation<O> {
     }
 
     /// After an endpoint took an input: the bytes it delivered in order count (and are
-    /// observed), a flow it judged complete leaves the run's count, and an end with nothing
-    /// more to do frees its per-packet state.
+    /// observed), an end with nothing more to do frees its per-packet state, and a flow it
+    /// judged complete leaves the run's count and tells the workload (which may start others).
     fn settle(&mut self, nic: usize, qp: usize, node: usize, before: Progress) {
         let n = &mut self.nics[nic];
         let q = &n.qps[qp];
@@ -170,12 +170,14 @@ impl<O: Observer> Simulation<O> {
         if delivered > 0 {
             self.obs.deliver(self.now, node, q.conn, delivered);
         }
-        if !before.completed && q.endpoint.completed_at().is_some() {
-            self.finite_left -= 1;
-        }
+        let (conn, completed) = (q.conn as usize, !before.completed && q.endpoint.completed_at().is_some());
         if !before.done && q.endpoint.is_done() {
             // Bounded memory: a finished end keeps only what its flow's record reads.
             n.qps[qp].endpoint.release();
+        }
+        if completed {
+            self.finite_left -= 1;
+            self.flow_finished(conn);
         }
     }
 

@@ -29,7 +29,7 @@ use crate::stats::{CcSample, Counters, FlowRecord, PoolSample, QueueSample, Samp
 use crate::nic::Qp;
 use crate::transport::endpoint::{EndRecord, Endpoint};
 use crate::transport::{self, BasePath, FlowSpec, NicAgent, Template, CONTROL_BYTES, DATA_HEADER_BYTES};
-use crate::workload::FlowDef;
+use crate::workload::{Dependencies, FlowDef};
 
 const PFC_FRAME_BYTES: u32 = 64;
 
@@ -73,6 +73,8 @@ pub struct Parts {
     pub transport: Template,
     pub mtu: u32,
     pub flows: Vec<FlowDef>,
+    /// Flows that start when others finish (the workload's; [`Dependencies::none`] if none).
+    pub dependencies: Dependencies,
     /// How every host's clock is drawn.
     pub clock: ClockPlan,
     /// Switches stamp INT hop records on data packets; receivers echo them in ACKs.
@@ -256,6 +258,8 @@ pub struct Simulation<O: Observer = Quiet> {
     template: Template,
     entropy: SourceEntropy,
     conns: Vec<Conn>,
+    /// The workload's flows that wait for others: told of every finished flow.
+    dependencies: Dependencies,
     finite_left: usize,
     endless: usize,
     /// Receiving NICs and their counters at the last sample: (nic, node, rx_bytes, rx_wire_bytes).
@@ -407,6 +411,7 @@ impl<O: Observer> Simulation<O> {
             template: p.transport,
             entropy: p.entropy,
             conns: Vec::new(),
+            dependencies: p.dependencies,
             finite_left: 0,
             endless: 0,
             sampled: Vec::new(),
@@ -586,7 +591,9 @@ impl<O: Observer> Simulation<O> {
             });
             if def.size == FlowSpec::ENDLESS { self.endless += 1 } else { self.finite_left += 1 }
             receivers.insert(def.dst);
-            self.events.push(def.start, RUN_ORIGIN, Event::FlowStart(i as u32));
+            if !self.dependencies.waits(i) {
+                self.events.push(def.start, RUN_ORIGIN, Event::FlowStart(i as u32));
+            }
         }
         self.sampled = receivers.into_iter().map(|h| (self.nic_of[h] as usize, h, 0, 0)).collect();
     }
@@ -700,6 +707,15 @@ impl<O: Observer> Simulation<O> {
         }
     }
 
+    /// Flow `f` finished: the workload starts the flows that waited for it (when, it says).
+    pub(super) fn flow_finished(&mut self, f: usize) {
+        let (conns, events) = (&mut self.conns, &mut self.events);
+        self.dependencies.finished(f, self.now, |g, at| {
+            conns[g].def.start = at;
+            events.push(at, RUN_ORIGIN, Event::FlowStart(g as u32));
+        });
+    }
+
     fn endpoint(&self, end: End) -> Option<&Endpoint> {
         (end != UNSET).then(|| &self.nics[end.nic as usize].qps[end.qp as usize].endpoint)
     }
@@ -777,7 +793,9 @@ impl<O: Observer> Simulation<O> {
                 src: name(f.def.src),
                 dst: name(f.def.dst),
                 size_bytes: if f.def.size == FlowSpec::ENDLESS { 0 } else { f.def.size },
-                start: f.def.start,
+                // A flow still waiting for others never started: it would have started
+                // after the run.
+                start: if f.ends[0] == UNSET && self.dependencies.waits(i) { end } else { f.def.start },
                 finish,
                 ideal_fct: f.ideal_fct,
                 delivered_bytes: delivered,

@@ -1,0 +1,89 @@
+//! Flows that start when others finish, through the whole engine: the workload hears of every
+//! finished flow and starts its dependants (flow-list `after` and `gap`), whatever the scheme.
+
+use retx::RunOutput;
+use retx::sim::units::Time;
+
+/// Three hosts on one switch (h0, h1, h2) at 10 Gbps; `flows` is the flow list.
+fn star(recovery: &str, duration: &str, flows: &str) -> String {
+    format!(
+        r#"
+name = "deps"
+seed = 3
+duration = "{duration}"
+[topology]
+kind = "single-switch"
+hosts = 3
+host_link = "10Gbps"
+link_delay = "1us"
+[transport]
+recovery = "{recovery}"
+cc = "none"
+[workload]
+kind = "flow-list"
+flows = [
+{flows}
+]
+"#
+    )
+}
+
+fn run(text: &str) -> RunOutput {
+    retx::run_toml(text).unwrap_or_else(|e| panic!("{e}\n{text}"))
+}
+
+const CHAIN: &str = r#"
+  { src = "h0", dst = "h1", size = "100KB" },
+  { src = "h2", dst = "h1", size = "50KB", start = "3us" },
+  { src = "h1", dst = "h2", size = "20KB", after = [0], gap = "5us" },
+  { src = "h1", dst = "h0", size = "20KB", after = [1, 2] },
+  { src = "h2", dst = "h0", size = "10KB", after = [0], start = "200us" },
+"#;
+
+#[test]
+fn a_dependant_starts_its_gap_after_the_last_of_its_prerequisites_finishes() {
+    for recovery in ["gbn", "irn", "melo", "gbone"] {
+        let out = run(&star(recovery, "10ms", CHAIN));
+        let f = &out.flows;
+        let finish = |i: usize| f[i].finish.unwrap_or_else(|| panic!("{recovery}: flow {i} unfinished: {:?}", f[i]));
+        assert!(out.unfinished().is_none());
+        assert_eq!(f[2].start, finish(0) + Time::from_us(5), "{recovery}: after flow 0, then the gap");
+        assert_eq!(f[3].start, finish(1).max(finish(2)), "{recovery}: a barrier waits for the last");
+        assert!(finish(0) + Time::from_us(5) < Time::from_us(200), "{recovery}: the case tests its own start time");
+        assert_eq!(f[4].start, Time::from_us(200), "{recovery}: not before its own start");
+        assert_eq!(f.iter().map(|r| r.delivered_bytes).sum::<u64>(), 200_000, "{recovery}: every byte once");
+        // Same seed, same results.
+        let again = run(&star(recovery, "10ms", CHAIN));
+        assert_eq!(again.flows.iter().map(|r| (r.start, r.finish)).collect::<Vec<_>>(), f.iter().map(|r| (r.start, r.finish)).collect::<Vec<_>>());
+    }
+}
+
+#[test]
+fn a_dependant_whose_prerequisite_never_finishes_never_starts_and_is_reported() {
+    // 100 KB at 10 Gbps takes 80 us: the run ends first.
+    let out = run(&star("gbn", "50us", r#"
+  { src = "h0", dst = "h1", size = "100KB" },
+  { src = "h1", dst = "h2", size = "20KB", after = [0] },
+"#));
+    assert_eq!(out.flows[1].start, out.end, "it would have started after the run");
+    assert_eq!(out.flows[1].sent_bytes, 0);
+    let left = out.unfinished().expect("two flows unfinished");
+    assert_eq!((left.count, left.never_started), (2, 1));
+}
+
+#[test]
+fn waits_are_validated_naming_the_flow() {
+    let refuse = |flows: &str| retx::run_toml(&star("gbn", "1ms", flows)).map(|_| ()).unwrap_err().to_string();
+    assert_eq!(
+        refuse(r#"{ src = "h0", dst = "h1", size = "1KB" }, { src = "h0", dst = "h1", size = "1KB", after = [2] },"#),
+        "workload.flows[1].after: waits for flow 2, which does not exist (flows are 0..1)"
+    );
+    assert_eq!(
+        refuse(r#"{ src = "h0", dst = "h1", size = "1KB", after = [1] }, { src = "h0", dst = "h1", size = "1KB", after = [0] },"#),
+        "workload.flows[0].after: flows wait for each other in a cycle (0 -> 1 -> 0), so none would ever start"
+    );
+    assert_eq!(
+        refuse(r#"{ src = "h0", dst = "h1", size = "1KB", gap = "1us" },"#),
+        "workload.flows[0].gap: is the time after the flows in `after` finish; give after = [...] or leave gap out"
+    );
+}
