@@ -15,6 +15,8 @@ pub fn transport(s: &Scenario) -> Template {
         RecoveryKind::Gbone => RecoveryParams::Gbone(r.gbone),
         RecoveryKind::Tcp => RecoveryParams::Tcp(r.tcp),
         RecoveryKind::Stride => RecoveryParams::Stride(r.stride),
+        #[cfg(test)]
+        RecoveryKind::Pull => RecoveryParams::Pull(Default::default()),
     };
     let cc = match s.transport.cc {
         CcKind::None => CcParams::None,

@@ -22,6 +22,9 @@ pub enum RecoveryKind {
     Tcp,
     /// STRIDE: handshake, an ACK per 64 KB segment, NACK + go-back-N, FIN teardown.
     Stride,
+    /// The test-only receiver-driven scheme (`transport/pull.rs`).
+    #[cfg(test)]
+    Pull,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -58,6 +58,9 @@ pub trait HostAgent {
 pub enum SchemeAgent {
     #[default]
     None,
+    /// The test-only receiver-driven scheme's grant pacer ([`super::pull`]).
+    #[cfg(test)]
+    Pull(super::pull::PullPacer),
 }
 
 impl HostAgent for SchemeAgent {
@@ -68,23 +71,31 @@ impl HostAgent for SchemeAgent {
                 let _ = now;
                 AgentTransmit::Idle
             }
+            #[cfg(test)]
+            SchemeAgent::Pull(a) => a.poll_transmit(now),
         }
     }
     #[inline]
     fn wants_wire(&self) -> bool {
         match self {
             SchemeAgent::None => false,
+            #[cfg(test)]
+            SchemeAgent::Pull(a) => a.wants_wire(),
         }
     }
     #[inline]
     fn poll_timeout(&self) -> Option<Time> {
         match self {
             SchemeAgent::None => None,
+            #[cfg(test)]
+            SchemeAgent::Pull(a) => a.poll_timeout(),
         }
     }
     fn handle_timeout(&mut self, now: Time, wake: &mut Vec<u32>) {
         match self {
             SchemeAgent::None => {}
+            #[cfg(test)]
+            SchemeAgent::Pull(a) => a.handle_timeout(now, wake),
         }
         let _ = (now, wake);
     }

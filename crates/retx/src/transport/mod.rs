@@ -13,6 +13,8 @@ pub mod hpcc;
 pub mod int;
 pub mod gbn;
 pub mod gbone;
+#[cfg(test)]
+pub mod pull;
 pub mod irn;
 pub mod melo;
 pub mod poll;
@@ -172,6 +174,8 @@ pub enum RecoveryParams {
     Gbone(gbone::GboneParams),
     Tcp(tcp::TcpParams),
     Stride(stride::StrideParams),
+    #[cfg(test)]
+    Pull(pull::PullParams),
 }
 
 /// Congestion control and its parameters: one line per scheme.
@@ -248,6 +252,8 @@ impl Template {
             RecoveryParams::Gbone(_) => "gbone",
             RecoveryParams::Tcp(_) => "tcp",
             RecoveryParams::Stride(_) => "stride",
+            #[cfg(test)]
+            RecoveryParams::Pull(_) => "pull",
         }
     }
 
@@ -255,6 +261,8 @@ impl Template {
     #[allow(clippy::match_single_binding)] // no user-visible scheme has one yet
     pub fn agent(&self) -> agent::SchemeAgent {
         match &self.recovery {
+            #[cfg(test)]
+            RecoveryParams::Pull(p) => agent::SchemeAgent::Pull(pull::PullPacer::new(p)),
             _ => agent::SchemeAgent::None,
         }
     }
@@ -295,6 +303,8 @@ impl Template {
                 sender::TxRecovery::Stride(stride::StrideSender::new(p, n, spec.mtu)),
                 receiver::RxRecovery::Stride(stride::StrideReceiver::new(p, spec.mtu)),
             ),
+            #[cfg(test)]
+            RecoveryParams::Pull(p) => (sender::TxRecovery::Pull(pull::PullSender::new(p, n)), receiver::RxRecovery::Pull(pull::PullReceiver::new(n))),
         };
         let mss = spec.mtu as u64;
         let (cc, np) = match &self.cc {

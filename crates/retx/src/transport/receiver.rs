@@ -22,6 +22,8 @@ pub enum RxRecovery {
     Melo(MeloReceiver),
     Tcp(TcpReceiver),
     Stride(StrideReceiver),
+    #[cfg(test)]
+    Pull(super::pull::PullReceiver),
 }
 
 /// Dispatches a call to whichever loss recovery a receiver has.
@@ -33,6 +35,8 @@ macro_rules! each {
             RxRecovery::Melo($x) => $e,
             RxRecovery::Tcp($x) => $e,
             RxRecovery::Stride($x) => $e,
+            #[cfg(test)]
+            RxRecovery::Pull($x) => $e,
         }
     };
 }

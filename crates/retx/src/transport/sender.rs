@@ -24,6 +24,8 @@ pub enum TxRecovery {
     Gbone(GboneSender),
     Tcp(TcpSender),
     Stride(StrideSender),
+    #[cfg(test)]
+    Pull(super::pull::PullSender),
 }
 
 /// Dispatches a call to whichever loss recovery a sender has.
@@ -36,6 +38,8 @@ macro_rules! each {
             TxRecovery::Gbone($x) => $e,
             TxRecovery::Tcp($x) => $e,
             TxRecovery::Stride($x) => $e,
+            #[cfg(test)]
+            TxRecovery::Pull($x) => $e,
         }
     };
 }
