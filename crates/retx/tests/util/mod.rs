@@ -6,8 +6,14 @@
 //! Each channel serialises packets one at a time at the link rate (data: payload + 48 header
 //! bytes; control: 60 bytes) and delivers them after a fixed propagation delay plus an optional
 //! random jitter (which reorders). The loop always advances to the earliest of: the next
-//! channel delivery, the sender's timer, the sender's pacing release. Ties at one instant are
-//! broken as: deliveries first (in send order), then the sender's timer, then transmission.
+//! channel delivery, either end's timer, either NIC agent's timer, either end's or agent's
+//! pacing release. Ties at one instant are broken as: deliveries first (in send order), then
+//! the sender's timer, the receiver's, the sending NIC agent's, the receiving one's, then
+//! transmission. The harness is symmetric as the engine is: both ends are polled for the wire
+//! (the receiver when it says it wants it, so a receiver may speak first), each side has a NIC
+//! agent whose wake list and outbox are drained after every call and whose paced sends are
+//! polled ahead of its end's, and a test may put any packet on either channel
+//! ([`Pair::inject`]).
 //!
 //! A flow that has nothing pending (no packet in flight, no timer, nothing to send) and is not
 //! finished has stalled: [`Pair::try_run`] reports it as [`Failure::Stall`].
@@ -226,7 +232,12 @@ pub struct Pair {
     pub ctrl: Vec<Wire>,
     /// Times the sender's timer was handled.
     pub timer_calls: Vec<Time>,
+    /// Times the receiver's timer was handled.
+    pub rx_timer_calls: Vec<Time>,
+    /// Pacing releases: the sender's, the receiver's, each NIC agent's (tx, rx).
     wait: Option<Time>,
+    rx_wait: Option<Time>,
+    agent_wait: [Option<Time>; 2],
     highest_sent: u64,
     cum_at_sender: u64,
     pub limit: Time,
@@ -268,7 +279,10 @@ impl Pair {
             data: Vec::new(),
             ctrl: Vec::new(),
             timer_calls: Vec::new(),
+            rx_timer_calls: Vec::new(),
             wait: None,
+            rx_wait: None,
+            agent_wait: [None; 2],
             highest_sent: 0,
             cum_at_sender: 0,
             limit: Time::from_ms(1_000),
@@ -362,9 +376,21 @@ impl Pair {
     }
 
     fn next_event_time(&mut self) -> Option<Time> {
-        self.pump_sender();
+        self.pump();
         let arrival = self.queue.peek().map(|Reverse(f)| f.at);
-        [arrival, self.sender.poll_timeout(), self.wait].into_iter().flatten().min()
+        let timers = [self.sender.poll_timeout(), self.receiver.poll_timeout(), self.tx_nic.poll_timeout(), self.rx_nic.poll_timeout()];
+        let waits = [self.wait, self.rx_wait, self.agent_wait[0], self.agent_wait[1]];
+        [arrival].into_iter().chain(timers).chain(waits).flatten().min()
+    }
+
+    /// Puts `seg` on a channel now, as if `dir`'s sending end had sent it (a receiver that
+    /// speaks first, a stray notification): logged and subject to the channel's rules.
+    pub fn inject(&mut self, dir: Dir, seg: Segment) {
+        let index = match dir {
+            Dir::Data => self.psn.unwrap(seg.psn, self.highest_sent).unwrap_or(0),
+            Dir::Ctrl => self.psn.unwrap(seg.psn, self.receiver.ctx.expected()).unwrap_or(0),
+        };
+        self.put(dir, seg, index);
     }
 
     /// Handles the earliest pending thing.
@@ -383,9 +409,91 @@ impl Pair {
         } else if self.sender.poll_timeout().is_some_and(|d| d <= self.now) {
             self.timer_calls.push(self.now);
             self.sender.handle_timeout(self.now, &mut self.tx_nic.call(0));
+            self.drain_agents();
+        } else if self.receiver.poll_timeout().is_some_and(|d| d <= self.now) {
+            self.rx_timer_calls.push(self.now);
+            self.receiver.handle_timeout(self.now, &mut self.rx_nic.call(0));
+            self.send_responses();
+        } else if self.tx_nic.poll_timeout().is_some_and(|d| d <= self.now) {
+            self.tx_nic.handle_timeout(self.now);
+            self.drain_agents();
+        } else if self.rx_nic.poll_timeout().is_some_and(|d| d <= self.now) {
+            self.rx_nic.handle_timeout(self.now);
+            self.drain_agents();
         }
-        // Otherwise the pacer released: the next pump sends.
+        // Otherwise a pacer released: the next pump sends.
         Ok(())
+    }
+
+    /// Offers the wire to both sides: each NIC agent's paced sends first, then its end (the
+    /// receiver only when it says it wants the wire).
+    fn pump(&mut self) {
+        self.drain_agents();
+        self.pump_agent(Dir::Data);
+        self.pump_sender();
+        self.pump_agent(Dir::Ctrl);
+        self.rx_wait = None;
+        while self.receiver.wants_wire() {
+            match self.receiver.poll_transmit(self.now, &mut self.rx_nic.call(0), Want::Any) {
+                Transmit::Send(c) => {
+                    let index = self.psn.unwrap(c.psn, self.receiver.ctx.expected()).unwrap_or(0);
+                    self.put(Dir::Ctrl, c, index);
+                    self.drain_agents();
+                }
+                Transmit::WaitUntil(t) => {
+                    assert!(t > self.now, "receiver WaitUntil({t:?}) not in the future at {:?}", self.now);
+                    self.rx_wait = Some(t);
+                    break;
+                }
+                Transmit::Idle => break,
+            }
+        }
+    }
+
+    /// The paced sends of the NIC agent on `side`'s host (Data: the sender's, Ctrl: the
+    /// receiver's), onto that side's channel.
+    fn pump_agent(&mut self, side: Dir) {
+        let slot = (side == Dir::Ctrl) as usize;
+        self.agent_wait[slot] = None;
+        loop {
+            let nic = if side == Dir::Data { &mut self.tx_nic } else { &mut self.rx_nic };
+            match nic.poll_transmit(self.now) {
+                retx::transport::agent::AgentTransmit::Send { seg, .. } => self.inject(side, seg),
+                retx::transport::agent::AgentTransmit::WaitUntil(t) => {
+                    self.agent_wait[slot] = Some(t);
+                    return;
+                }
+                retx::transport::agent::AgentTransmit::Idle => return,
+            }
+        }
+    }
+
+    /// What calls left with either NIC agent: its packets go out at once and the ends it woke
+    /// take a `handle_timeout` (their news), until nothing is left.
+    fn drain_agents(&mut self) {
+        loop {
+            if let Some((_, seg)) = self.tx_nic.next_sent() {
+                self.inject(Dir::Data, seg);
+            } else if let Some((_, seg)) = self.rx_nic.next_sent() {
+                self.inject(Dir::Ctrl, seg);
+            } else if self.tx_nic.next_woken().is_some() {
+                self.sender.handle_timeout(self.now, &mut self.tx_nic.call(0));
+            } else if self.rx_nic.next_woken().is_some() {
+                self.receiver.handle_timeout(self.now, &mut self.rx_nic.call(0));
+                self.send_responses();
+            } else {
+                return;
+            }
+        }
+    }
+
+    /// The receiver's queued responses, onto the control channel.
+    fn send_responses(&mut self) {
+        while let Transmit::Send(c) = self.receiver.poll_transmit(self.now, &mut self.rx_nic.call(0), Want::Responses) {
+            let reference = self.receiver.ctx.expected();
+            let index = self.psn.unwrap(c.psn, reference).expect("control PSN in range");
+            self.put(Dir::Ctrl, c, index);
+        }
     }
 
     fn pump_sender(&mut self) {
@@ -466,11 +574,7 @@ impl Pair {
         if f.to_receiver {
             let seg = self.data[f.log].seg;
             self.receiver.handle_packet(now, &seg, &mut self.rx_nic.call(0));
-            while let Transmit::Send(c) = self.receiver.poll_transmit(now, &mut self.rx_nic.call(0), Want::Responses) {
-                let reference = self.receiver.ctx.expected();
-                let index = self.psn.unwrap(c.psn, reference).expect("control PSN in range");
-                self.put(Dir::Ctrl, c, index);
-            }
+            self.send_responses();
         } else {
             let w = self.ctrl[f.log];
             if matches!(w.seg.kind, SegKind::Ack | SegKind::Sack) {
@@ -478,6 +582,7 @@ impl Pair {
             }
             self.sender.handle_packet(now, &w.seg, &mut self.tx_nic.call(0));
         }
+        self.drain_agents();
     }
 
     fn brief_data(&self) -> Vec<(u64, u64, bool, bool)> {
