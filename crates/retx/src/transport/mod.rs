@@ -304,7 +304,7 @@ impl Template {
                 receiver::RxRecovery::Stride(stride::StrideReceiver::new(p, spec.mtu)),
             ),
             #[cfg(test)]
-            RecoveryParams::Pull(p) => (sender::TxRecovery::Pull(pull::PullSender::new(p, n)), receiver::RxRecovery::Pull(pull::PullReceiver::new(n))),
+            RecoveryParams::Pull(p) => (sender::TxRecovery::Pull(pull::PullSender::new(p, n)), receiver::RxRecovery::Pull(pull::PullReceiver::new(p, n))),
         };
         let mss = spec.mtu as u64;
         let (cc, np) = match &self.cc {

@@ -28,11 +28,14 @@ pub struct PullParams {
     /// Resend the oldest unacknowledged packet after this long without progress (a lost
     /// grant or NACK).
     pub rto: Time,
+    /// Receive-pipeline latency of handling a data packet: its ACK waits this long, the
+    /// packets behind it do not (`NicAgent::delay`; default 0).
+    pub rx_latency: Time,
 }
 
 impl Default for PullParams {
     fn default() -> Self {
-        PullParams { initial_window: 8, grant_gap: Rate::gbps(10).serialization(1_048), rto: Time::from_us(500) }
+        PullParams { initial_window: 8, grant_gap: Rate::gbps(10).serialization(1_048), rto: Time::from_us(500), rx_latency: Time::ZERO }
     }
 }
 
@@ -166,16 +169,18 @@ impl SendRecovery for PullSender {
 pub struct PullReceiver {
     /// Packets received out of order: (tag, payload bytes), waiting for the hole below.
     held: Vec<Option<(u32, u32)>>,
+    latency: Time,
 }
 
 impl PullReceiver {
-    pub fn new(npkts: u64) -> Self {
-        PullReceiver { held: vec![None; npkts as usize] }
+    pub fn new(p: &PullParams, npkts: u64) -> Self {
+        PullReceiver { held: vec![None; npkts as usize], latency: p.rx_latency }
     }
 }
 
 impl ReceiveRecovery for PullReceiver {
     fn on_data(&mut self, now: Time, index: u64, seg: &Segment, rx: &mut RxCtx, nic: &mut NicCall<'_>) {
+        nic.delay(self.latency);
         if index >= rx.expected() && (index as usize) < self.held.len() {
             self.held[index as usize] = Some((seg.tag, seg.payload));
             while let Some(&Some((tag, bytes))) = self.held.get(rx.expected() as usize) {

@@ -556,4 +556,58 @@ flows = [{ src = "h0", dst = "h1", size = "1KB" }]
         assert_eq!(sim.nics[nic].agent.probe.fired, vec![Time(1_000_030_000), Time(4_000_105_000)]);
         assert!(sim.nics[nic].timer_at.is_none());
     }
+
+    /// Deliveries (true time) at the receiving host, for the latency test.
+    #[derive(Clone, Default)]
+    struct Deliveries(std::rc::Rc<std::cell::RefCell<Vec<Time>>>);
+
+    impl crate::observe::Observer for Deliveries {
+        fn deliver(&mut self, now: Time, _host: usize, _flow: u32, _bytes: u64) {
+            self.0.borrow_mut().push(now);
+        }
+    }
+
+    /// One 4-packet flow of the test-only pull scheme whose receiver takes `latency` to handle
+    /// each data packet: when each packet was delivered, and when the flow finished.
+    fn pull_flow(latency: Time) -> (Vec<Time>, Time) {
+        let text = r#"
+name = "latency"
+duration = "1ms"
+[topology]
+kind = "single-switch"
+hosts = 2
+host_link = "10Gbps"
+link_delay = "1us"
+[nic]
+mtu = 1000
+[transport]
+recovery = "pull"
+cc = "none"
+[workload]
+kind = "flow-list"
+flows = [{ src = "h0", dst = "h1", size = "4KB" }]
+"#;
+        let seen = Deliveries::default();
+        let mut sim = crate::config::build_with_observer(Scenario::from_toml(text).unwrap(), seen.clone()).unwrap();
+        let params = crate::transport::pull::PullParams { rx_latency: latency, ..Default::default() };
+        sim.template.recovery = crate::transport::RecoveryParams::Pull(params);
+        let out = sim.run(&mut |_, _| true).unwrap();
+        let delivered = seen.0.borrow().clone();
+        (delivered, out.flows[0].finish.expect("finished"))
+    }
+
+    #[test]
+    fn latency_delays_a_packets_own_response_and_not_the_packets_behind_it() {
+        let (at0, finish0) = pull_flow(Time::ZERO);
+        let latency = Time::from_us(3);
+        let (at3, finish3) = pull_flow(latency);
+        assert_eq!(at0.len(), 4);
+        // Latency is not occupancy: every packet is handled (and delivered) when it would be.
+        assert_eq!(at3, at0);
+        // Its responses wait: the queue pair is held until 3 us after its last packet, so the
+        // four ACKs leave together and the last (which completes the flow: it fits the initial
+        // window, no grant) crosses the host link behind the other three.
+        let ack = crate::sim::units::Rate::gbps(10).serialization(crate::transport::CONTROL_BYTES as u64);
+        assert_eq!(finish3, finish0 + latency + Time(3 * ack.0));
+    }
 }
