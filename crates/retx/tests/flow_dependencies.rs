@@ -32,9 +32,10 @@ fn run(text: &str) -> RunOutput {
     retx::run_toml(text).unwrap_or_else(|e| panic!("{e}\n{text}"))
 }
 
+/// In start order (a waiting flow's `start` is only its earliest), so flow ids are positions.
 const CHAIN: &str = r#"
   { src = "h0", dst = "h1", size = "100KB" },
-  { src = "h2", dst = "h1", size = "50KB", start = "3us" },
+  { src = "h2", dst = "h1", size = "50KB" },
   { src = "h1", dst = "h2", size = "20KB", after = [0], gap = "5us" },
   { src = "h1", dst = "h0", size = "20KB", after = [1, 2] },
   { src = "h2", dst = "h0", size = "10KB", after = [0], start = "200us" },
@@ -56,6 +57,19 @@ fn a_dependant_starts_its_gap_after_the_last_of_its_prerequisites_finishes() {
         let again = run(&star(recovery, "10ms", CHAIN));
         assert_eq!(again.flows.iter().map(|r| (r.start, r.finish)).collect::<Vec<_>>(), f.iter().map(|r| (r.start, r.finish)).collect::<Vec<_>>());
     }
+}
+
+#[test]
+fn after_names_flows_as_written_and_ids_follow_start_order() {
+    // Written out of start order: flow 1 (waiting, earliest start 0) gets id 0.
+    let out = run(&star("gbn", "10ms", r#"
+  { src = "h0", dst = "h1", size = "20KB", start = "10us" },
+  { src = "h2", dst = "h0", size = "10KB", after = [0] },
+"#));
+    let (waited, first) = (&out.flows[0], &out.flows[1]);
+    assert_eq!((waited.src.as_str(), first.src.as_str()), ("h2", "h0"));
+    assert_eq!(first.start, Time::from_us(10));
+    assert_eq!(waited.start, first.finish.unwrap(), "it started when list flow 0 finished");
 }
 
 #[test]

@@ -196,8 +196,8 @@ pub struct FlowCfg {
     pub gap: Option<Dur>,
 }
 
-/// A validated workload's flows (a flow list in its order, others by start time) and which of
-/// them wait for others (indices into `flows`).
+/// A validated workload's flows, sorted by start time (stable), and which of them wait for
+/// others (indices into `flows`).
 pub struct Workload {
     pub flows: Vec<FlowDef>,
     pub dependencies: Dependencies,
@@ -453,12 +453,12 @@ fn check_workload_fields(w: &WorkloadCfg) -> Result<(), ScenarioError> {
     Ok(())
 }
 
-/// The flows of a validated workload section (a flow list in its order, others sorted by
-/// start time, stable), and which wait for others. `seed` is the scenario's root seed; a `cdf` path is relative to `base_dir`.
+/// The flows of a validated workload section, sorted by start time (stable), and which wait
+/// for others. `seed` is the scenario's root seed; a `cdf` path is relative to `base_dir`.
 /// Errors only if the workload was not validated (or its CDF file changed since).
 pub fn flows(cfg: &WorkloadCfg, topo: &Topology, seed: u64, base_dir: &Path) -> Result<Workload, ScenarioError> {
     let node = |name: &str| topo.find(name).expect("validated host name");
-    let mut out: Vec<FlowDef> = match cfg.kind {
+    let out: Vec<FlowDef> = match cfg.kind {
         WorkloadKind::LongFlows => cfg
             .pairs
             .iter()
@@ -500,16 +500,22 @@ pub fn flows(cfg: &WorkloadCfg, topo: &Topology, seed: u64, base_dir: &Path) -> 
                 .collect()
         }
     };
-    // A flow list keeps its order: a flow's id is its position, as `after` and `cc_flows`
-    // name it. Generated workloads are numbered in start order.
+    // Flows are numbered in start order (stable: a flow list already in start order keeps its
+    // positions); `after` names flows by their position in the list as written.
+    let mut order: Vec<usize> = (0..out.len()).collect();
+    order.sort_by_key(|&i| out[i].start);
+    let mut id = vec![0; out.len()];
+    for (sorted, &i) in order.iter().enumerate() {
+        id[i] = sorted;
+    }
     let dependencies = match cfg.kind {
-        WorkloadKind::FlowList => Dependencies::new(out.len(), &waits(cfg.flows.list())).map_err(|e| err("workload.flows", format!("{e} (not validated)")))?,
-        _ => {
-            out.sort_by_key(|f| f.start);
-            Dependencies::none(out.len())
+        WorkloadKind::FlowList => {
+            let waits: Vec<Wait> = waits(cfg.flows.list()).into_iter().map(|w| Wait { flow: id[w.flow], after: w.after.iter().map(|&a| id[a]).collect(), ..w }).collect();
+            Dependencies::new(out.len(), &waits).map_err(|e| err("workload.flows", format!("{e} (not validated)")))?
         }
+        _ => Dependencies::none(out.len()),
     };
-    Ok(Workload { flows: out, dependencies })
+    Ok(Workload { flows: order.into_iter().map(|i| out[i]).collect(), dependencies })
 }
 
 /// The flows of an hpcc-flows workload, read from its file (node ids as in the topology).
