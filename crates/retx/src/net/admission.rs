@@ -9,6 +9,7 @@ use super::int::{IntTable, NO_INT};
 use super::packet::{Frame, Packet, PRIORITY_CONTROL};
 use super::port::Port;
 use super::switch::{Departure, Refusal, Switch, SwitchParams};
+pub use super::switch::Trim;
 use crate::transport::int::IntHop;
 use crate::transport::segment::{Ecn, SegKind};
 
@@ -21,15 +22,6 @@ pub enum Verdict {
     /// and put into egress queue `queue`, the header queue, at that priority from here on.
     Trim { queue: usize, header: u32 },
     Drop(Refusal),
-}
-
-/// Trimming instead of dropping (`[switch] trim`): a data packet the buffer or its colour rule
-/// would refuse keeps `header` bytes and goes to egress queue `queue` (NDP's header queue,
-/// served at its priority).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Trim {
-    pub queue: usize,
-    pub header: u32,
 }
 
 impl Switch {

@@ -94,6 +94,15 @@ pub struct ColourRule {
     pub drop: RedProfile,
 }
 
+/// Trimming instead of dropping (`[switch] trim`): a data packet the buffer or its colour rule
+/// would refuse keeps `header` bytes and goes to egress queue `queue` (NDP's header queue,
+/// served at its priority).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Trim {
+    pub queue: usize,
+    pub header: u32,
+}
+
 /// What every switch of a run shares: its configuration.
 #[derive(Clone, Debug)]
 pub struct SwitchParams {
@@ -110,7 +119,7 @@ pub struct SwitchParams {
     /// Colour drop profiles, the first that matches a packet applies (none: no colour drops).
     pub colour: Vec<ColourRule>,
     /// Trim data packets the buffer would refuse to a header instead of dropping them.
-    pub trim: Option<super::admission::Trim>,
+    pub trim: Option<Trim>,
 }
 
 impl SwitchParams {

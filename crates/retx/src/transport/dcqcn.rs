@@ -509,7 +509,7 @@ impl DcqcnNp {
     }
 }
 
-impl super::cc::CongestionControl for DcqcnRp {
+impl super::congestion::CongestionControl for DcqcnRp {
     fn rate(&self) -> Option<Rate> {
         Some(DcqcnRp::rate(self))
     }

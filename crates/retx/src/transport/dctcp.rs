@@ -132,7 +132,7 @@ impl Dctcp {
     }
 }
 
-impl super::cc::CongestionControl for Dctcp {
+impl super::congestion::CongestionControl for Dctcp {
     fn rate(&self) -> Option<Rate> {
         Some(Dctcp::rate(self))
     }

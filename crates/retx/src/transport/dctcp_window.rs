@@ -113,7 +113,7 @@ impl DctcpWindow {
     }
 }
 
-impl super::cc::CongestionControl for DctcpWindow {
+impl super::congestion::CongestionControl for DctcpWindow {
     fn window(&self) -> Option<u64> {
         Some(DctcpWindow::window(self))
     }

@@ -276,7 +276,7 @@ impl Hpcc {
     }
 }
 
-impl super::cc::CongestionControl for Hpcc {
+impl super::congestion::CongestionControl for Hpcc {
     fn rate(&self) -> Option<Rate> {
         Some(Hpcc::rate(self))
     }

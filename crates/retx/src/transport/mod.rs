@@ -4,6 +4,7 @@
 
 pub mod agent;
 pub mod cc;
+pub mod congestion;
 pub mod dcqcn;
 pub mod dctcp;
 pub mod dctcp_window;

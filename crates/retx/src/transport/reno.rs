@@ -351,7 +351,7 @@ pub(crate) mod tests {
     }
 }
 
-impl super::cc::CongestionControl for Reno {
+impl super::congestion::CongestionControl for Reno {
     fn window(&self) -> Option<u64> {
         Some(Reno::window(self))
     }

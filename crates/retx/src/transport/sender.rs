@@ -1,6 +1,7 @@
 //! The requester side of a queue pair: loss recovery, congestion control and pacing.
 
-use super::cc::{Cc, CongestionControl};
+use super::cc::Cc;
+use super::congestion::CongestionControl;
 use super::feedback::{AckSample, Flight};
 use super::poll::{Transmit, Want};
 use super::gbn::GbnSender;

@@ -506,7 +506,7 @@ impl StrideCc {
     }
 }
 
-impl super::cc::CongestionControl for StrideCc {
+impl super::congestion::CongestionControl for StrideCc {
     fn rate(&self) -> Option<Rate> {
         Some(StrideCc::rate(self))
     }

@@ -204,7 +204,7 @@ impl Timely {
     }
 }
 
-impl super::cc::CongestionControl for Timely {
+impl super::congestion::CongestionControl for Timely {
     fn rate(&self) -> Option<Rate> {
         Some(Timely::rate(self))
     }

@@ -150,7 +150,7 @@ impl Vegas {
     }
 }
 
-impl super::cc::CongestionControl for Vegas {
+impl super::congestion::CongestionControl for Vegas {
     fn window(&self) -> Option<u64> {
         Some(Vegas::window(self))
     }
