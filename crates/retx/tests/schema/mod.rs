@@ -434,7 +434,7 @@ high = "5Gbps"
 interval = "20us"
 [workload]
 kind = "flow-list"
-flows = [{ src = "h0", dst = "h3", size = "30KB" }, { src = "h1", dst = "h2", size = "10KB", start = "5us", class = 1, colour = 1 }]
+flows = [{ src = "h0", dst = "h3", size = "30KB" }, { src = "h1", dst = "h2", size = "10KB", start = "5us", class = 1, colour = 1 }, { src = "h2", dst = "h0", size = "10KB", after = [0, 1], gap = "2us" }]
 [output]
 sample_interval = "10us"
 queues = ["leaf0->h0"]
