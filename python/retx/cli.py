@@ -283,7 +283,8 @@ def _load_one(file: Path) -> Scenario:
 def _format_summary(summary: dict[str, Any]) -> str:
     # Warnings went to stderr before the run and a deadlock has a line of its own; storms are
     # counted here (the ports are in summary.json).
-    shown = {key: value for key, value in summary.items() if key not in ("warnings", "pfc_deadlock")}
+    # FCT statistics and provenance are in summary.json; the flow table follows.
+    shown = {key: value for key, value in summary.items() if key not in ("warnings", "pfc_deadlock", "fct", "provenance")}
     if "pfc_storms" in shown:
         shown["pfc_storms"] = len(shown["pfc_storms"])
     width = max((len(key) for key in shown), default=0)

@@ -60,6 +60,9 @@ FCT_TXT_FILE = "fct.txt"
 class Results:
     flows: pl.DataFrame
     timeseries: pl.DataFrame
+    # Exactly what summary.json holds: the run's counters and report, "fct" (FCT and slowdown
+    # statistics over finished flows, `retx.metrics.fct_stats`) and "provenance" (built once,
+    # in `__post_init__`, from the core's summary, the flows and the provenance record).
     summary: dict[str, Any]
     resolved: str
     # On-chip bytes of every loss recovery scheme for a NIC sized like this run's hosts (host
@@ -82,6 +85,10 @@ class Results:
     # The libpcap file `[output] pcap` asks for, and its name relative to the output folder.
     pcap: Optional[bytes] = None
     pcap_file: Optional[str] = None
+
+    def __post_init__(self) -> None:
+        core = {key: value for key, value in self.summary.items() if key not in ("fct", "provenance")}
+        object.__setattr__(self, "summary", {**core, "fct": fct_stats(self.flows), "provenance": self.provenance})
 
     @classmethod
     def from_native(cls, raw: Mapping[str, Any], provenance: Optional[dict[str, Any]] = None) -> Results:
@@ -112,8 +119,8 @@ class Results:
 
     def fct_stats(self) -> dict[str, Any]:
         """FCT and slowdown p50/p95/p99, overall and by flow size, over finished flows only
-        (`retx.metrics.fct_stats`); summary.json holds it under "fct"."""
-        return fct_stats(self.flows)
+        (`retx.metrics.fct_stats`); `summary["fct"]` and summary.json hold the same."""
+        return self.summary["fct"]
 
     def save(self, out_dir: str | Path) -> Path:
         """Write the tables, summary.json (the run's summary plus "fct" statistics and
@@ -132,8 +139,7 @@ class Results:
         record = self.provenance
         write_parquet(self.flows, out_dir / FLOWS_FILE, record)
         write_parquet(self.timeseries, out_dir / TIMESERIES_FILE, record)
-        summary = {**self.summary, "fct": self.fct_stats(), "provenance": record}
-        (out_dir / SUMMARY_FILE).write_text(json.dumps(_json_safe(summary), indent=2) + "\n")
+        (out_dir / SUMMARY_FILE).write_text(json.dumps(_json_safe(self.summary), indent=2) + "\n")
         (out_dir / SCENARIO_FILE).write_text(self.resolved)
         write_parquet(self.memory, out_dir / MEMORY_FILE, record)
         if self.queues is not None:
@@ -156,7 +162,7 @@ class Results:
     def load(cls, out_dir: str | Path) -> Results:
         out_dir = Path(out_dir)
         summary = json.loads((out_dir / SUMMARY_FILE).read_text())
-        summary.pop("fct", None)  # recomputed from the flows on demand
+        summary.pop("fct", None)  # recomputed from the flows (the same numbers)
         record = summary.pop("provenance", None)
         return cls(
             flows=pl.read_parquet(out_dir / FLOWS_FILE),

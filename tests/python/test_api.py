@@ -87,6 +87,22 @@ def test_results_save_and_load_round_trip(tmp_path: Path) -> None:
     assert loaded.resolved == results.resolved
 
 
+def test_the_python_summary_is_summary_json(tmp_path: Path) -> None:
+    """One summary: `Results.summary` is exactly what summary.json holds (its "fct"
+    statistics and provenance included), before and after a save and load."""
+    import json
+
+    from retx.results import _json_safe
+
+    results = retx.run(small(), progress=False)
+    assert results.summary["fct"]["flows_finished"] == results.fct_stats()["flows_finished"] > 0
+    assert results.summary["provenance"]["scenario_hash"]
+    results.save(tmp_path / "out")
+    on_disk = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert on_disk == _json_safe(results.summary)
+    assert _json_safe(retx.Results.load(tmp_path / "out").summary) == on_disk
+
+
 def test_resolved_fills_defaults_and_validates() -> None:
     resolved = retx.Scenario.from_str(SMALL_SCENARIO).resolved()
     again = retx.Scenario.from_str(resolved)
