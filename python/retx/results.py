@@ -5,11 +5,17 @@ from __future__ import annotations
 import html
 import json
 import math
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
 import polars as pl
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 from retx import _native
 from retx.metrics import fct_stats, finished_flows
@@ -142,17 +148,24 @@ class Results:
         (out_dir / SUMMARY_FILE).write_text(json.dumps(_json_safe(self.summary), indent=2) + "\n")
         (out_dir / SCENARIO_FILE).write_text(self.resolved)
         write_parquet(self.memory, out_dir / MEMORY_FILE, record)
-        if self.queues is not None:
-            write_parquet(self.queues, out_dir / QUEUES_FILE, record)
-        if self.cc is not None:
-            write_parquet(self.cc, out_dir / CC_FILE, record)
-        if self.pools is not None:
-            write_parquet(self.pools, out_dir / POOLS_FILE, record)
+        # A series file only when the scenario watches something for it (`[output] queues`,
+        # `cc_flows`, `pools`); `load` reads a missing one as an empty table.
+        watched = self.watched()
+        for key, table, name in (("queues", self.queues, QUEUES_FILE), ("cc_flows", self.cc, CC_FILE),
+                                 ("pools", self.pools, POOLS_FILE)):
+            if table is not None and key in watched:
+                write_parquet(table, out_dir / name, record)
         if self.fct_txt is not None:
             _write_file(self.fct_txt_target(out_dir), self.fct_txt.encode())
         if self.pcap is not None:
             _write_file(self.pcap_target(out_dir), self.pcap)
         return out_dir
+
+    def watched(self) -> set[str]:
+        """The `[output]` lists of the resolved scenario that name something: "queues",
+        "cc_flows", "pools"."""
+        output = tomllib.loads(self.resolved).get("output", {})
+        return {key for key in ("queues", "cc_flows", "pools") if output.get(key)}
 
     def pcap_target(self, out_dir: str | Path) -> Path:
         """Where `save` writes the pcap: `[output] pcap.file` inside the output folder."""
