@@ -96,7 +96,7 @@ def run(
     if results.pcap is not None:
         print(f"wrote {results.pcap_target(out_dir)}")
     if not quiet:
-        print(_format_summary(results.summary))
+        print(_format_summary(results.summary, results.recovery))
         print()
         shown = [c for c in FLOW_COLUMNS_SHOWN if c in results.flows.columns]
         print(format_table(results.flows.select(shown), max_rows=FLOW_ROWS_SHOWN))
@@ -280,12 +280,26 @@ def _load_one(file: Path) -> Scenario:
     return scenario
 
 
-def _format_summary(summary: dict[str, Any]) -> str:
-    # Warnings went to stderr before the run and a deadlock has a line of its own; storms are
-    # counted here (the ports are in summary.json).
-    # FCT statistics and provenance are in summary.json; the flow table follows.
-    shown = {key: value for key, value in summary.items() if key not in ("warnings", "pfc_deadlock", "fct", "provenance")}
+# Shown whatever their value: what a run is, how long it took, and the delivery check.
+SUMMARY_ALWAYS = ("name", "seed", "sim_time_us", "wall_seconds", "events", "events_per_sec", "packet_hops",
+                  "flows", "flows_completed", "bad_deliveries")
+
+
+def _format_summary(summary: dict[str, Any], recovery: str = "") -> str:
+    """The run's summary on stdout: what is always shown, the counters that are not zero, and
+    those of the run's own loss recovery scheme (`melo_*` for MELO) even at zero. Warnings went
+    to stderr before the run and a deadlock has a line of its own; storms are counted here (the
+    ports, FCT statistics and provenance are in summary.json)."""
+    hidden = ("warnings", "pfc_deadlock", "fct", "provenance")
+    shown = {key: value for key, value in summary.items() if key not in hidden}
     if "pfc_storms" in shown:
         shown["pfc_storms"] = len(shown["pfc_storms"])
+
+    def worth_showing(key: str, value: Any) -> bool:
+        if key in SUMMARY_ALWAYS or (recovery and key.startswith(f"{recovery}_")):
+            return True
+        return value not in (0, 0.0, None, "", [], {})
+
+    shown = {key: value for key, value in shown.items() if worth_showing(key, value)}
     width = max((len(key) for key in shown), default=0)
     return "\n".join(f"{key.ljust(width)}  {format_value(value)}" for key, value in shown.items())

@@ -161,6 +161,11 @@ class Results:
             _write_file(self.pcap_target(out_dir), self.pcap)
         return out_dir
 
+    @property
+    def recovery(self) -> str:
+        """The run's loss recovery scheme, as the resolved scenario names it ("gbn", "melo")."""
+        return str(tomllib.loads(self.resolved).get("transport", {}).get("recovery", ""))
+
     def watched(self) -> set[str]:
         """The `[output]` lists of the resolved scenario that name something: "queues",
         "cc_flows", "pools"."""

@@ -81,3 +81,17 @@ def test_validate_prints_resolved_scenario(example: str) -> None:
 def test_console_script_is_installed() -> None:
     script = Path(sys.executable).parent / "retx"
     assert script.exists(), "run `make build` to install the retx console script"
+
+
+def test_the_printed_summary_shows_what_is_not_zero_or_is_the_schemes_own() -> None:
+    from retx.cli import _format_summary
+
+    summary = {"name": "x", "seed": 1, "events": 10, "flows": 2, "flows_completed": 2, "bad_deliveries": 0,
+               "drops_loss": 3, "drops_buffer": 0, "background_sent": 0, "melo_blocks_in_use_at_end": 0,
+               "stride_dram_peak": 0, "unfinished_flows": None, "fct": {"flows_finished": 2},
+               "provenance": {"git_commit": None}, "pfc_storms": []}
+    keys = [line.split()[0] for line in _format_summary(summary, "melo").splitlines()]
+    # Always: what the run is and the delivery check; then what is not zero; then MELO's own at 0.
+    assert keys == ["name", "seed", "events", "flows", "flows_completed", "bad_deliveries", "drops_loss",
+                    "melo_blocks_in_use_at_end"]
+    assert "melo_blocks_in_use_at_end" not in _format_summary(summary, "gbn")
