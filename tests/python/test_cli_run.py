@@ -76,6 +76,9 @@ def test_validate_prints_resolved_scenario(example: str) -> None:
     resolved = tomllib.loads(result.stdout)
     # Defaults are filled in: sections the examples leave out appear in the output.
     assert {"nic", "output", "recovery"} <= set(resolved)
+    # Clean: no warning, unless the example says it exists to show one.
+    shows_a_warning = "shows a warning" in (EXAMPLES / example).read_text()
+    assert ("warning" in result.stderr) == shows_a_warning, result.stderr
 
 
 def test_console_script_is_installed() -> None:
@@ -95,3 +98,13 @@ def test_the_printed_summary_shows_what_is_not_zero_or_is_the_schemes_own() -> N
     assert keys == ["name", "seed", "events", "flows", "flows_completed", "bad_deliveries", "drops_loss",
                     "melo_blocks_in_use_at_end"]
     assert "melo_blocks_in_use_at_end" not in _format_summary(summary, "gbn")
+
+
+@pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.glob("*.toml")))
+def test_every_example_runs_clean(example: str, tmp_path: Path) -> None:
+    """Every example runs without a warning (before or after the run: PFC that cannot be
+    lossless, unfinished flows) unless its text says it exists to show one."""
+    result = run_cli("run", str(EXAMPLES / example), "--out", str(tmp_path / "out"), "--quiet")
+    assert result.returncode == 0, result.stderr
+    shows_a_warning = "shows a warning" in (EXAMPLES / example).read_text()
+    assert ("warning" in result.stderr) == shows_a_warning, result.stderr
