@@ -43,7 +43,9 @@ def test_run_folder_carries_provenance(small_scenario_file: Path, tmp_path: Path
     assert record["scenario_hash"] == scenario_hash((out / "scenario.toml").read_text())
     started = datetime.fromisoformat(record["started_utc"])
     assert started.utcoffset().total_seconds() == 0 and started >= before
-    for table in ["flows", "timeseries", "memory", "queues"]:
+    # Nothing watched: no queues, cc or pools file (issue 33: outputs only when asked).
+    assert not (out / "queues.parquet").exists()
+    for table in ["flows", "timeseries", "memory"]:
         stored = read_parquet_provenance(out / f"{table}.parquet")
         assert stored == {key: str(value) for key, value in record.items() if value is not None}
 
