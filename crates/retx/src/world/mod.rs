@@ -793,9 +793,9 @@ impl<O: Observer> Simulation<O> {
                 src: name(f.def.src),
                 dst: name(f.def.dst),
                 size_bytes: if f.def.size == FlowSpec::ENDLESS { 0 } else { f.def.size },
-                // A flow still waiting for others never started: it would have started
-                // after the run.
-                start: if f.ends[0] == UNSET && self.dependencies.waits(i) { end } else { f.def.start },
+                // A flow that never started would have started at or after the run's end
+                // (one still waiting for others has only its earliest start).
+                start: if f.ends[0] == UNSET { f.def.start.max(end) } else { f.def.start },
                 finish,
                 ideal_fct: f.ideal_fct,
                 delivered_bytes: delivered,
