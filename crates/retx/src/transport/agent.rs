@@ -52,52 +52,55 @@ pub trait HostAgent {
     fn handle_timeout(&mut self, _now: Time, _wake: &mut Vec<u32>) {}
 }
 
-/// The scheme's own NIC-wide agent, if it has one: one line per scheme that does (endpoints
-/// reach theirs through [`NicCall`] as `nic.scheme`). Dispatch is static.
-#[derive(Clone, Debug, Default)]
+/// No NIC-wide agent of its own (every user-visible scheme today): never sends, no timer.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoAgent;
+
+impl HostAgent for NoAgent {}
+
+/// The scheme's own NIC-wide agent, if it has one: one line per scheme that does, and its arm
+/// in `each_agent!` (endpoints reach theirs through [`NicCall`] as `nic.scheme`). Dispatch is
+/// static, as for `Cc`.
+#[derive(Clone, Debug)]
 pub enum SchemeAgent {
-    #[default]
-    None,
+    None(NoAgent),
     /// The test-only receiver-driven scheme's grant pacer ([`super::pull`]).
     #[cfg(test)]
     Pull(super::pull::PullPacer),
 }
 
+impl Default for SchemeAgent {
+    fn default() -> Self {
+        SchemeAgent::None(NoAgent)
+    }
+}
+
+/// Hands a call to whichever agent a [`SchemeAgent`] holds.
+macro_rules! each_agent {
+    ($agent:expr, $a:ident => $e:expr) => {
+        match $agent {
+            SchemeAgent::None($a) => $e,
+            #[cfg(test)]
+            SchemeAgent::Pull($a) => $e,
+        }
+    };
+}
+
 impl HostAgent for SchemeAgent {
     #[inline]
     fn poll_transmit(&mut self, now: Time) -> AgentTransmit {
-        match self {
-            SchemeAgent::None => {
-                let _ = now;
-                AgentTransmit::Idle
-            }
-            #[cfg(test)]
-            SchemeAgent::Pull(a) => a.poll_transmit(now),
-        }
+        each_agent!(self, a => a.poll_transmit(now))
     }
     #[inline]
     fn wants_wire(&self) -> bool {
-        match self {
-            SchemeAgent::None => false,
-            #[cfg(test)]
-            SchemeAgent::Pull(a) => a.wants_wire(),
-        }
+        each_agent!(self, a => a.wants_wire())
     }
     #[inline]
     fn poll_timeout(&self) -> Option<Time> {
-        match self {
-            SchemeAgent::None => None,
-            #[cfg(test)]
-            SchemeAgent::Pull(a) => a.poll_timeout(),
-        }
+        each_agent!(self, a => a.poll_timeout())
     }
     fn handle_timeout(&mut self, now: Time, wake: &mut Vec<u32>) {
-        match self {
-            SchemeAgent::None => {}
-            #[cfg(test)]
-            SchemeAgent::Pull(a) => a.handle_timeout(now, wake),
-        }
-        let _ = (now, wake);
+        each_agent!(self, a => a.handle_timeout(now, wake))
     }
 }
 

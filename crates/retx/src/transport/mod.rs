@@ -264,7 +264,7 @@ impl Template {
         match &self.recovery {
             #[cfg(test)]
             RecoveryParams::Pull(p) => agent::SchemeAgent::Pull(pull::PullPacer::new(p)),
-            _ => agent::SchemeAgent::None,
+            _ => agent::SchemeAgent::default(),
         }
     }
 
