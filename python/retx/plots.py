@@ -6,8 +6,9 @@ save it as a PNG.
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Literal, Mapping, Optional, Sequence, Union
 
 import polars as pl
 from matplotlib.axes import Axes
@@ -20,6 +21,10 @@ from retx.metrics import finished_flows, slowdown_by_size
 
 # More receivers than this are plotted as one summed line.
 MAX_LINES = 8
+
+# Flows to plot: one table (one run's, drawn as before), or several to compare: {label: flows},
+# a list (labelled 1, 2, ...), or one table split by a column (`by=`, e.g. a sweep's variant).
+FlowTables = Union[pl.DataFrame, Mapping[str, pl.DataFrame], Sequence[pl.DataFrame]]
 
 
 def plot_throughput(timeseries: pl.DataFrame, path: Optional[str | Path] = None, title: str = "") -> Figure:
@@ -43,9 +48,10 @@ def plot_lines(
     table: pl.DataFrame,
     x: str,
     y: str,
-    series: str,
+    series: Optional[str],
     path: Optional[str | Path] = None,
     *,
+    interval: Optional[tuple[str, str]] = None,
     log_x: bool = False,
     xlabel: str = "",
     ylabel: str = "",
@@ -53,55 +59,118 @@ def plot_lines(
     reference: Optional[pl.DataFrame] = None,
     reference_label: str = "paper",
 ) -> Figure:
-    """One line per value of `series`; `reference` rows (same columns) are drawn as markers
-    in the matching line's colour, e.g. numbers read off a paper."""
+    """One line per value of `series` (or one unlabelled line when None), with error bars when
+    `interval` names the columns of their (low, high) ends (null: none); `reference` rows (same
+    columns) are drawn as markers in the matching line's colour, e.g. numbers read off a paper."""
     figure, axes = _new_figure()
     colours: dict[object, Any] = {}  # a matplotlib colour: a name or an RGB(A) tuple
-    for (name,), rows in table.sort(x).group_by(series, maintain_order=True):
-        (line,) = axes.plot(rows[x], rows[y], marker="o", markersize=4, label=str(name))
+    for name, rows in _split(table.sort(x), series):
+        label = None if series is None else str(name)
+        if interval is None:
+            (line,) = axes.plot(rows[x], rows[y], marker="o", markersize=4, label=label)
+        else:
+            bars = axes.errorbar(rows[x], rows[y], yerr=_error_bars(rows, y, interval), marker="o", markersize=4,
+                                 capsize=3, label=label)
+            line = bars.lines[0]
         colours[name] = line.get_color()
     if reference is not None:
-        for (name,), rows in reference.group_by(series, maintain_order=True):
-            axes.scatter(rows[x], rows[y], marker="X", s=70, zorder=3,
-                         color=colours.get(name, "black"), label=f"{name} ({reference_label})")
+        for name, rows in _split(reference, series):
+            axes.scatter(rows[x], rows[y], marker="X", s=70, zorder=3, color=colours.get(name, "black"),
+                         label=reference_label if series is None else f"{name} ({reference_label})")
     if log_x:
         axes.set_xscale("log")
     axes.set_xlabel(xlabel or x)
     axes.set_ylabel(ylabel or y)
-    return _finish(figure, axes, path, title, legend=True)
+    return _finish(figure, axes, path, title, legend=series is not None or reference is not None)
 
 
-def plot_fct_cdf(flows: pl.DataFrame, path: Optional[str | Path] = None, title: str = "") -> Figure:
-    """Empirical CDF of the FCT slowdown of finished flows (log x)."""
+def plot_bars(
+    table: pl.DataFrame,
+    x: str,
+    y: str,
+    series: Optional[str],
+    path: Optional[str | Path] = None,
+    *,
+    interval: Optional[tuple[str, str]] = None,
+    xlabel: str = "",
+    ylabel: str = "",
+    title: str = "",
+) -> Figure:
+    """Grouped bars, for a categorical `x`: a group per value of `x` (in table order), in it a
+    bar per value of `series` (a colour each; when None, one bar, a colour per `x` value), with
+    error bars when `interval` names the columns of their (low, high) ends (null: none)."""
     figure, axes = _new_figure()
-    slowdowns = finished_flows(flows)["slowdown"].sort()
-    n = slowdowns.len()
-    if n:
-        axes.step(slowdowns, [(i + 1) / n for i in range(n)], where="post")
+    categories = table[x].unique(maintain_order=True).to_list()
+    place = {value: i for i, value in enumerate(categories)}
+    groups = _split(table, series)
+    width = 0.8 / max(len(groups), 1)
+    for k, (name, rows) in enumerate(groups):
+        # Bar k of each group, the groups' bars side by side around the category's tick.
+        at = [place[value] - 0.4 + width * (k + 0.5) for value in rows[x]]
+        # Without series, a colour per category: the order other plots give their lines.
+        colour = [f"C{place[value] % 10}" for value in rows[x]] if series is None else None
+        axes.bar(at, _floats(rows[y]), width, label=None if series is None else str(name), color=colour,
+                 yerr=None if interval is None else _error_bars(rows, y, interval), capsize=3)
+    axes.set_axisbelow(True)  # the grid behind the bars
+    axes.set_xticks(range(len(categories)), [str(value) for value in categories])
+    axes.set_xlabel(xlabel or x)
+    axes.set_ylabel(ylabel or y)
+    return _finish(figure, axes, path, title, legend=series is not None, grid="y")
+
+
+def plot_fct_cdf(flows: FlowTables, path: Optional[str | Path] = None, title: str = "",
+                 by: Optional[str] = None) -> Figure:
+    """Empirical CDF of the FCT slowdown of finished flows (log x); several flow tables (see
+    FlowTables) draw a line each, labelled with their count of finished flows."""
+    figure, axes = _new_figure()
+    tables = _labelled(flows, by)
+    counts = []
+    for label, table in tables:
+        slowdowns = finished_flows(table)["slowdown"].sort()
+        n = slowdowns.len()
+        axes.step(slowdowns, [(i + 1) / n for i in range(n)], where="post",
+                  label=None if label is None else f"{label} (n = {n})")
+        counts.append(n)
+    if sum(counts):
         axes.set_xscale("log")
         # Plain numbers (2, 3, 20) rather than 2x10^0 on the ticks a log axis labels.
         plain = FuncFormatter(lambda value, _pos: f"{value:g}")
         axes.xaxis.set_major_formatter(plain)
-        if slowdowns[-1] / slowdowns[0] < 10:
+        low, high = axes.dataLim.intervalx
+        if high / low < 10:
             axes.xaxis.set_minor_formatter(plain)
     axes.set_xlabel("FCT slowdown (FCT / ideal FCT)")
-    axes.set_ylabel(f"fraction of finished flows (n = {n})")
+    several = tables[0][0] is not None
+    axes.set_ylabel("fraction of finished flows" + ("" if several else f" (n = {counts[0]})"))
     axes.set_ylim(0, 1.02)
-    return _finish(figure, axes, path, title, legend=False)
+    return _finish(figure, axes, path, title, legend=several)
 
 
-def plot_slowdown_by_size(flows: pl.DataFrame, path: Optional[str | Path] = None, title: str = "",
-                          groups: int = 20) -> Figure:
+def plot_slowdown_by_size(flows: FlowTables, path: Optional[str | Path] = None, title: str = "",
+                          groups: int = 20, by: Optional[str] = None) -> Figure:
     """Median, p95 and p99 slowdown of finished flows by flow size: `groups` groups of
-    near-equal count (`retx.metrics.slowdown_by_size`), at each group's mean size."""
+    near-equal count (`retx.metrics.slowdown_by_size`), at each group's mean size. Several
+    flow tables (see FlowTables) draw each one's median (solid) and p99 (dashed) in a colour
+    of its own; p95 is left out to keep the lines apart."""
     figure, axes = _new_figure()
-    table = slowdown_by_size(flows, groups)
-    for column, label in [("slowdown_median", "p50"), ("slowdown_p95", "p95"), ("slowdown_p99", "p99")]:
-        axes.plot(table["size_mean"], table[column], marker="o", markersize=4, label=label)
+    tables = _labelled(flows, by)
+    if tables[0][0] is None:
+        table = slowdown_by_size(tables[0][1], groups)
+        for column, quantile in [("slowdown_median", "p50"), ("slowdown_p95", "p95"), ("slowdown_p99", "p99")]:
+            axes.plot(table["size_mean"], table[column], marker="o", markersize=4, label=quantile)
+        legend = table.height > 0
+    else:
+        for name, flows_of in tables:
+            table = slowdown_by_size(flows_of, groups)
+            (line,) = axes.plot(table["size_mean"], table["slowdown_median"], marker="o", markersize=4,
+                                label=f"{name} p50")
+            axes.plot(table["size_mean"], table["slowdown_p99"], marker="o", markersize=4, linestyle="--",
+                      color=line.get_color(), label=f"{name} p99")
+        legend = True
     axes.set_xscale("log")
     axes.set_xlabel("flow size (bytes, group mean)")
     axes.set_ylabel("FCT slowdown")
-    return _finish(figure, axes, path, title, legend=table.height > 0)
+    return _finish(figure, axes, path, title, legend=legend)
 
 
 def plot_queues(queues: pl.DataFrame, path: Optional[str | Path] = None, title: str = "") -> Figure:
@@ -156,18 +225,56 @@ def plot_pools(pools: pl.DataFrame, path: Optional[str | Path] = None, title: st
     return _finish(figure, axes, path, title, legend=pools.height > 0)
 
 
+def _labelled(flows: FlowTables, by: Optional[str]) -> list[tuple[Optional[str], pl.DataFrame]]:
+    """The flow tables to draw with their labels; one table alone (no `by`) has label None and
+    is drawn as a single run's."""
+    if isinstance(flows, pl.DataFrame):
+        if by is None:
+            return [(None, flows)]
+        return [(str(name), table) for name, table in _split(flows, by)]
+    if by is not None:
+        raise ValueError("by= splits one flows table; several tables are labelled already")
+    tables: list[tuple[Optional[str], pl.DataFrame]]
+    if isinstance(flows, Mapping):
+        tables = [(str(label), table) for label, table in flows.items()]
+    else:
+        tables = [(str(i), table) for i, table in enumerate(flows, 1)]
+    if not tables:
+        raise ValueError("no flow tables to plot")
+    return tables
+
+
+def _split(table: pl.DataFrame, column: Optional[str]) -> list[tuple[Any, pl.DataFrame]]:
+    """(value, rows) per value of `column` in order of appearance; the whole table when None."""
+    if column is None:
+        return [(None, table)]
+    return [(name, rows) for (name,), rows in table.group_by(column, maintain_order=True)]
+
+
+def _error_bars(rows: pl.DataFrame, y: str, interval: tuple[str, str]) -> Any:
+    """matplotlib's yerr, the distances from y down and up to an interval's ends."""
+    low, high = interval
+    return [_floats(rows[y] - rows[low]), _floats(rows[high] - rows[y])]
+
+
+def _floats(column: pl.Series) -> Any:
+    # Null (e.g. no interval from one seed) as NaN, which matplotlib leaves undrawn.
+    return column.cast(pl.Float64).fill_null(math.nan).to_numpy()
+
+
 def _new_figure() -> tuple[Figure, Axes]:
     figure = Figure(figsize=(7, 4.5), layout="constrained")
     FigureCanvasAgg(figure)
     return figure, figure.add_subplot()
 
 
-def _finish(figure: Figure, axes: Axes, path: Optional[str | Path], title: str, legend: bool) -> Figure:
+def _finish(figure: Figure, axes: Axes, path: Optional[str | Path], title: str, legend: bool,
+            grid: Literal["both", "x", "y"] = "both") -> Figure:
     if title:
         axes.set_title(title)
     if legend:
         axes.legend()
-    axes.grid(True, which="both", alpha=0.3)
+    axes.grid(True, which="both", axis=grid, alpha=0.3)
     if path is not None:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
