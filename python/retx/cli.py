@@ -33,7 +33,7 @@ POOLS_PLOT = "pools.png"
 FLOW_ROWS_SHOWN = 10
 FLOW_COLUMNS_SHOWN = [
     "flow_id", "src", "dst", "size_bytes", "fct_us", "slowdown", "goodput_gbps",
-    "retx_bytes", "naks", "timeouts", "completed",
+    "retx_bytes", "notifications", "timeouts", "completed",
 ]
 
 app = typer.Typer(

@@ -12,7 +12,7 @@ fn main() {
             std::process::exit(2);
         }
     };
-    println!("{:>5} {:>6} {:>6} {:>12} {:>10} {:>10} {:>9} {:>10} {:>8} {:>6} {:>6}", "flow", "src", "dst", "size", "fct_us", "ideal_us", "slowdown", "gbps", "retx_MB", "naks", "rto");
+    println!("{:>5} {:>6} {:>6} {:>12} {:>10} {:>10} {:>9} {:>10} {:>8} {:>6} {:>6}", "flow", "src", "dst", "size", "fct_us", "ideal_us", "slowdown", "gbps", "retx_MB", "notes", "rto");
     for f in &out.flows {
         println!(
             "{:>5} {:>6} {:>6} {:>12} {:>10.1} {:>10.1} {:>9.2} {:>10.3} {:>8.3} {:>6} {:>6}",
@@ -25,7 +25,7 @@ fn main() {
             f.slowdown().unwrap_or(f64::NAN),
             f.goodput_bps / 1e9,
             f.retx_bytes as f64 / 1e6,
-            f.naks,
+            f.notifications.total(),
             f.timeouts
         );
     }

@@ -67,7 +67,7 @@ fn check_clean(sections: &str, c: &Case) -> Result<(), TestCaseError> {
     prop_assert_eq!(s.retx_pkts, 0, "{}: retransmissions", first);
     prop_assert_eq!(s.retx_bytes, 0);
     prop_assert_eq!(s.timeouts, 0, "{}: timeouts", first);
-    prop_assert_eq!(s.naks, 0, "{}: loss notifications received", first);
+    prop_assert_eq!(s.notifications.total(), 0, "{}: loss notifications received", first);
     prop_assert_eq!(p.receiver.ctx.naks_sent, 0, "{}: loss notifications sent", first);
     prop_assert_eq!(s.sent_bytes, c.size);
     prop_assert_eq!(s.sent_pkts, c.npkts());
@@ -219,7 +219,7 @@ proptest! {
         let (_, _, beyond) = p.receiver.reorder_stats();
         prop_assert_eq!(beyond, 0);
         // One RACK per out-of-order arrival, all of them received.
-        prop_assert_eq!(p.sender.stats.naks, p.receiver.ctx.naks_sent);
+        prop_assert_eq!(p.sender.stats.notifications.racks, p.receiver.ctx.naks_sent);
         prop_assert_eq!(p.ctrl_of(SegKind::Rack).len() as u64, p.receiver.ctx.naks_sent);
     }
 

@@ -60,7 +60,7 @@ fn lost_packet_is_naked_when_the_next_one_arrives_and_the_sender_goes_back() {
 
     assert_eq!(p.sender.stats.sent_pkts, 32);
     assert_eq!(p.sender.stats.retx_pkts, 12);
-    assert_eq!(p.sender.stats.naks, 1);
+    assert_eq!(p.sender.stats.notifications.naks, 1);
     assert_eq!(p.sender.stats.timeouts, 0);
     assert!(p.timer_calls.is_empty());
     assert_delivered_once_in_order(&p, N);
@@ -117,7 +117,7 @@ fn per_psn_policy_repeats_a_lost_nak_only_after_the_nak_interval() {
     let mut expect: Vec<_> = back_to_back(0, 0..N, false).collect();
     expect.extend(back_to_back(back, 5..N, true));
     assert_eq!(sends(&p), expect);
-    assert_eq!(p.sender.stats.naks, 1);
+    assert_eq!(p.sender.stats.notifications.naks, 1);
     assert_eq!(p.sender.stats.timeouts, 0);
     assert_eq!(done, t(ctrl_arrival(data_arrival(back + 14 * SER))));
     assert_delivered_once_in_order(&p, N);

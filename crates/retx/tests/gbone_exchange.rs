@@ -86,7 +86,7 @@ fn each_rack_queues_exactly_the_newly_missing_packets_which_go_before_new_data()
     expect.extend((14..=16).map(|k| (data_arrival((k + 1) * SER), 6, k)));
     assert_eq!(racks(&p), expect);
     assert_eq!(rx(&p).notifications, 13);
-    assert_eq!(p.sender.stats.naks, 13);
+    assert_eq!(p.sender.stats.notifications.racks, 13);
     assert_eq!(p.sender.stats.retx_pkts, 2);
     assert!(p.timer_calls.is_empty());
     // The ACKs naming 6 (resent 2 drains 3..=5) and 17 (resent 6 drains 7..=16).

@@ -24,9 +24,9 @@ fn digest(out: &RunOutput) -> String {
     for f in &out.flows {
         writeln!(
             s,
-            "flow {} {}->{} size={} start={} finish={:?} ideal={} delivered={} sent={} retx={} naks={} rto={} cnps={} stored={} copied={} rxdrop={} drops={} goodput={:?}",
+            "flow {} {}->{} size={} start={} finish={:?} ideal={} delivered={} sent={} retx={} notifications={} rto={} cnps={} stored={} copied={} rxdrop={} drops={} goodput={:?}",
             f.flow_id, f.src, f.dst, f.size_bytes, f.start.0, f.finish.map(|t| t.0), f.ideal_fct.0, f.delivered_bytes, f.sent_bytes,
-            f.retx_bytes, f.naks, f.timeouts, f.cnps, f.reorder_stored_bytes, f.reorder_copied_bytes, f.rx_dropped, f.drops, f.goodput_bps
+            f.retx_bytes, f.notifications.total(), f.timeouts, f.cnps, f.reorder_stored_bytes, f.reorder_copied_bytes, f.rx_dropped, f.drops, f.goodput_bps
         )
         .unwrap();
     }

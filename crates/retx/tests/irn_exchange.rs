@@ -50,7 +50,7 @@ fn each_out_of_order_arrival_is_sacked_and_only_the_lost_packet_is_resent() {
 
     assert_eq!(sends(&p), resend_5_at_17_ser());
     assert_eq!(p.sender.stats.retx_pkts, 1);
-    assert_eq!(p.sender.stats.naks, 11);
+    assert_eq!(p.sender.stats.notifications.sacks, 11);
     assert_eq!(p.sender.stats.timeouts, 0);
     assert_eq!(done, t(ctrl_arrival(data_arrival(resent + 3 * SER))));
     assert_delivered_once_in_order(&p, N);

@@ -91,7 +91,7 @@ fn one_loss_one_nack_one_retransmission_and_the_reorder_buffer_drains() {
     expect.extend(back_to_back(18 * SER, 17..N, false));
     assert_eq!(sends(&p), expect);
     assert_eq!(p.sender.stats.retx_pkts, 1);
-    assert_eq!(p.sender.stats.naks, 1);
+    assert_eq!(p.sender.stats.notifications.nacks, 1);
     assert!(p.timer_calls.is_empty());
 
     // The hole filled: exactly 6..=16 (RCV.HIGH - 1 = 16) came out of the reorder buffer.

@@ -233,9 +233,9 @@ fn bursty_loss_gives_go_back_n_fewer_episodes_than_bernoulli_of_the_same_rate() 
     let (f_ge, f_be) = (&out_ge.flows[0], &out_be.flows[0]);
     println!(
         "same mean loss {pi:.4}: GE lost {lost_ge} in {runs_ge} runs, {} NAKs, {:.2} Gbps; Bernoulli lost {lost_be} in {runs_be} runs, {} NAKs, {:.2} Gbps",
-        f_ge.naks,
+        f_ge.notifications.naks,
         f_ge.goodput_bps / 1e9,
-        f_be.naks,
+        f_be.notifications.naks,
         f_be.goodput_bps / 1e9
     );
     // Both lose about pi of the packets on the wire (loose: 30 %), ...
@@ -246,7 +246,7 @@ fn bursty_loss_gives_go_back_n_fewer_episodes_than_bernoulli_of_the_same_rate() 
     // ... but in runs of 1/r = 5 versus about 1, so GE has at least 3x fewer loss episodes,
     // fewer go-back NAKs and more goodput.
     assert!(runs_ge * 3 < runs_be, "runs: GE {runs_ge}, Bernoulli {runs_be}");
-    assert!(f_ge.naks * 2 < f_be.naks, "NAKs: GE {}, Bernoulli {}", f_ge.naks, f_be.naks);
+    assert!(f_ge.notifications.naks * 2 < f_be.notifications.naks, "NAKs: GE {}, Bernoulli {}", f_ge.notifications.naks, f_be.notifications.naks);
     assert!(f_ge.goodput_bps > f_be.goodput_bps, "goodput: GE {}, Bernoulli {}", f_ge.goodput_bps, f_be.goodput_bps);
 }
 
@@ -450,14 +450,14 @@ flows = [{{ src = "h0", dst = "h2", size = "2MB" }}, {{ src = "h1", dst = "h3", 
                 f[1].fct().map_or(f64::NAN, |t| t.as_us_f64()),
                 f[0].retx_bytes,
                 f[1].retx_bytes,
-                f[0].naks,
-                f[1].naks,
+                f[0].notifications.total(),
+                f[1].notifications.total(),
                 f[0].timeouts,
                 f[1].timeouts,
                 out.counters.drops_buffer
             );
             assert_all_delivered(&out, &[2_000_000, 2_000_000]);
-            let naks: u64 = f.iter().map(|x| x.naks).sum();
+            let naks: u64 = f.iter().map(|x| x.notifications.total()).sum();
             let retx: u64 = f.iter().map(|x| x.retx_bytes).sum();
             if policy == "ecmp" {
                 assert_eq!((naks, retx), (0, 0), "{recovery}: in order on one path each");

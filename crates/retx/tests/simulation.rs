@@ -161,7 +161,7 @@ fn incast_with_pfc_pauses_instead_of_dropping() {
         assert!(out.counters.pfc_pauses > 0, "{recovery}: {:?}", out.counters);
         assert_eq!(out.counters.drops_buffer, 0, "{recovery}");
         assert_eq!(out.counters.drops_loss, 0);
-        assert!(out.flows.iter().all(|f| f.retx_bytes == 0 && f.timeouts == 0 && f.naks == 0), "{recovery}");
+        assert!(out.flows.iter().all(|f| f.retx_bytes == 0 && f.timeouts == 0 && f.notifications.total() == 0), "{recovery}");
         assert_all_finished(&out, &[100_000; 8]);
         assert_conserved(&out);
     }
@@ -226,7 +226,7 @@ fn melo_flows_both_ways_recover_from_loss_everywhere_and_return_every_block() {
         let out = run(&hw_leaf_spine(seed, "melo", ""));
         assert!(out.counters.drops_loss > 0, "seed {seed}");
         assert!(out.flows.iter().map(|f| f.retx_bytes).sum::<u64>() > 0, "seed {seed}");
-        assert!(out.flows.iter().map(|f| f.naks).sum::<u64>() > 0, "seed {seed}: MELO NACKs");
+        assert!(out.flows.iter().map(|f| f.notifications.nacks).sum::<u64>() > 0, "seed {seed}: MELO NACKs");
         assert!(out.flows.iter().map(|f| f.reorder_copied_bytes).sum::<u64>() > 0, "seed {seed}");
         assert_all_finished(&out, &[200_000; 8]);
         assert_eq!((out.scheme_figure("melo_blocks_in_use_at_end").unwrap() as u64), 0, "seed {seed}: blocks still allocated at the end");
@@ -258,7 +258,7 @@ fn gbone_flows_both_ways_recover_from_loss_everywhere() {
         let out = run(&hw_leaf_spine(seed, "gbone", ""));
         assert!(out.counters.drops_loss > 0, "seed {seed}");
         assert!(out.flows.iter().map(|f| f.retx_bytes).sum::<u64>() > 0, "seed {seed}");
-        assert!(out.flows.iter().map(|f| f.naks).sum::<u64>() > 0, "seed {seed}: RACKs");
+        assert!(out.flows.iter().map(|f| f.notifications.racks).sum::<u64>() > 0, "seed {seed}: RACKs");
         assert_all_finished(&out, &[200_000; 8]);
         // Go-Back-ONE never touches the MELO pools.
         assert_eq!((out.scheme_figure("melo_rx_pool_peak").unwrap(), out.scheme_figure("melo_tx_pool_peak").unwrap(), (out.scheme_figure("melo_blocks_in_use_at_end").unwrap() as u64)), (0.0, 0.0, 0));

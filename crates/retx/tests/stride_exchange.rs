@@ -127,7 +127,7 @@ fn a_nack_names_the_missing_packet_and_the_sender_goes_back_to_it() {
     let mut expect: Vec<_> = (0..8).map(|k| (leave(k), k, false)).collect();
     expect.extend((2..8).map(|k| (back + (k - 2) * PSER, k, true)));
     assert_eq!(data_sends(&p), expect);
-    assert_eq!(p.sender.stats.naks, 1);
+    assert_eq!(p.sender.stats.notifications.naks, 1);
     assert_eq!(p.sender.stats.timeouts, 0);
 }
 

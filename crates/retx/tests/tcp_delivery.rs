@@ -82,7 +82,7 @@ fn one_loss_is_repaired_by_one_fast_retransmit() {
     let sends = p.sends_of(5);
     assert_eq!(sends.len(), 2);
     assert!(sends[1].seg.retransmit);
-    assert_eq!((p.sender.stats.naks, p.sender.stats.timeouts, p.sender.stats.retx_pkts), (1, 0, 1));
+    assert_eq!((p.sender.stats.notifications.fast_retransmits, p.sender.stats.timeouts, p.sender.stats.retx_pkts), (1, 0, 1));
     // It went out right after the third duplicate ACK (for 6, 7, 8) reached the sender (the
     // first ACK naming 5 is the in-order one, for 4).
     let dup3 = p.ctrl_of(SegKind::Ack).into_iter().filter(|w| w.index == 5).nth(3).expect("three duplicates").arrived.unwrap();

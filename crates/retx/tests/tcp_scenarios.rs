@@ -135,7 +135,7 @@ fn vegas_keeps_the_queue_between_alpha_and_beta_per_flow() {
 #[test]
 fn reno_completes_through_random_loss_and_buffer_overflow() {
     let (out, _, _) = two_to_one("[transport]\nrecovery = \"tcp\"\ncc = \"reno\"\n[[loss]]\nat = \"switch:sw0\"\nrate = 0.002\n");
-    let fast: u64 = out.flows.iter().map(|f| f.naks).sum();
+    let fast: u64 = out.flows.iter().map(|f| f.notifications.fast_retransmits).sum();
     let rto: u64 = out.flows.iter().map(|f| f.timeouts).sum();
     assert!(out.counters.drops_loss > 10);
     assert!(fast > 0 && fast >= 2 * rto, "fast retransmits {fast}, timeouts {rto}");

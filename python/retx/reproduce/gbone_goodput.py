@@ -61,7 +61,7 @@ def run(out_dir: Path, quick: bool) -> pl.DataFrame:
             "steady_pct_of_link": number(steady["rx_gbps"].mean()) / LINK_GBPS * 100.0,
             "steady_wire_pct_of_link": number(steady["rx_wire_gbps"].mean()) / LINK_GBPS * 100.0,
             "retx_bytes": flow["retx_bytes"],
-            "notifications": flow["naks"],
+            "notifications": flow["notifications"],
             "timeouts": flow["timeouts"],
         })
     table = pl.DataFrame(rows)

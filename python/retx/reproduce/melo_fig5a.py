@@ -90,7 +90,7 @@ def run(out_dir: Path, quick: bool) -> pl.DataFrame:
             "pct_of_line_rate": flow["goodput_gbps"] / LINE_RATE_GBPS * 100.0,
             "pct_of_max_goodput": flow["goodput_gbps"] / MAX_GOODPUT_GBPS * 100.0,
             "retx_bytes": flow["retx_bytes"],
-            "naks": flow["naks"],
+            "notifications": flow["notifications"],
             "timeouts": flow["timeouts"],
         })
     table = pl.DataFrame(rows)

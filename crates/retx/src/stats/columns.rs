@@ -196,7 +196,44 @@ static FLOW_COLUMNS: &[Column<(), FlowRecord>] = &[
     col("delivered_bytes", "B", "payload bytes delivered in order", Get::I64(|_, r| r.delivered_bytes as i64)),
     col("sent_bytes", "B", "payload bytes sent, retransmissions included", Get::I64(|_, r| r.sent_bytes as i64)),
     col("retx_bytes", "B", "payload bytes retransmitted", Get::I64(|_, r| r.retx_bytes as i64)),
-    col("naks", "", "NAKs the sender received", Get::I64(|_, r| r.naks as i64)),
+    // One column per kind of loss notification: each says whose it is, and a test
+    // (`notification_columns_name_their_schemes`) checks that only those schemes count there.
+    col(
+        "notifications",
+        "",
+        "loss notifications of every kind the sender received and acted on: naks + nacks + sacks + racks + fast_retransmits",
+        Get::I64(|_, r| r.notifications.total() as i64),
+    ),
+    col(
+        "naks",
+        "",
+        "go-back-N NAKs (PSN sequence error, one per gap) the sender received; go-back-N and STRIDE only",
+        Get::I64(|_, r| r.notifications.naks as i64),
+    ),
+    col(
+        "nacks",
+        "",
+        "NACKs (cumulative ACK and up to three holes) the sender received; MELO only",
+        Get::I64(|_, r| r.notifications.nacks as i64),
+    ),
+    col(
+        "sacks",
+        "",
+        "NACKs each SACKing one out-of-order packet the sender received; IRN only",
+        Get::I64(|_, r| r.notifications.sacks as i64),
+    ),
+    col(
+        "racks",
+        "",
+        "RACKs each naming one out-of-order packet the sender received; Go-Back-ONE only",
+        Get::I64(|_, r| r.notifications.racks as i64),
+    ),
+    col(
+        "fast_retransmits",
+        "",
+        "fast retransmits on a third duplicate ACK; TCP only",
+        Get::I64(|_, r| r.notifications.fast_retransmits as i64),
+    ),
     col("timeouts", "", "retransmission timeouts at the sender", Get::I64(|_, r| r.timeouts as i64)),
     col("cnps", "", "congestion notification packets the sender received", Get::I64(|_, r| r.cnps as i64)),
     col(
@@ -314,6 +351,52 @@ mod tests {
             names.sort_unstable();
             names.dedup();
             assert_eq!(names.len(), specs.len(), "{table} repeats a column name");
+        }
+    }
+
+    /// Each kind of loss notification has its own column, and its description names the
+    /// schemes that send it: a lossy run of every scheme counts in exactly the columns that
+    /// name it, so no column's meaning depends on the scheme without saying so.
+    #[test]
+    fn notification_columns_name_their_schemes() {
+        const KINDS: [&str; 5] = ["naks", "nacks", "sacks", "racks", "fast_retransmits"];
+        // Scheme (config name), the words its column descriptions use for it.
+        let schemes = [("gbn", "go-back-N and"), ("stride", "STRIDE"), ("melo", "MELO"), ("irn", "IRN"), ("gbone", "Go-Back-ONE"), ("tcp", "TCP")];
+        for (recovery, word) in schemes {
+            let out = crate::run_toml(&format!(
+                r#"
+                name = "notifications"
+                duration = "50ms"
+                [topology]
+                kind = "single-switch"
+                hosts = 2
+                [transport]
+                recovery = "{recovery}"
+                cc = "{cc}"
+                [[loss]]
+                at = "everywhere"
+                rate = 0.02
+                [workload]
+                kind = "flow-list"
+                flows = [{{ src = "h0", dst = "h1", size = "300KB" }}]
+                "#,
+                cc = if recovery == "stride" { "stride" } else { "none" },
+            ))
+            .unwrap();
+            let flows = FLOWS.fill(&(), &out.flows);
+            let count = |name: &str| match &flows.iter().find(|(s, _)| s.name == name).unwrap().1 {
+                Data::I64(v) => v.iter().sum::<i64>(),
+                _ => unreachable!(),
+            };
+            assert!(out.flows.iter().all(|f| f.finish.is_some()), "{recovery}: unfinished");
+            let mut total = 0;
+            for kind in KINDS {
+                let named = FLOW_COLUMNS.iter().find(|c| c.name == kind).unwrap().description.contains(word);
+                let n = count(kind);
+                assert_eq!(n > 0, named, "{recovery}: {kind} = {n}, yet its description {} it", if named { "names" } else { "does not name" });
+                total += n;
+            }
+            assert_eq!(count("notifications"), total, "{recovery}");
         }
     }
 

@@ -3,6 +3,7 @@
 pub mod columns;
 
 use crate::sim::units::Time;
+pub use crate::transport::notifications::Notifications;
 
 /// One row of the flow table.
 #[derive(Clone, Debug, PartialEq)]
@@ -19,7 +20,7 @@ pub struct FlowRecord {
     pub delivered_bytes: u64,
     pub sent_bytes: u64,
     pub retx_bytes: u64,
-    pub naks: u64,
+    pub notifications: Notifications,
     pub timeouts: u64,
     pub cnps: u64,
     /// Receiver reorder buffer: bytes stored out of order and bytes later copied out.

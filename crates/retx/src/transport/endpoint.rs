@@ -58,7 +58,7 @@ impl EndRecord {
                 sent_bytes: a.sent_bytes + b.sent_bytes,
                 retx_pkts: a.retx_pkts + b.retx_pkts,
                 retx_bytes: a.retx_bytes + b.retx_bytes,
-                naks: a.naks + b.naks,
+                notifications: a.notifications.merge(b.notifications),
                 timeouts: a.timeouts + b.timeouts,
                 cnps: a.cnps + b.cnps,
             },

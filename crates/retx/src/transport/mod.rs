@@ -18,6 +18,7 @@ pub mod gbone;
 pub mod pull;
 pub mod irn;
 pub mod melo;
+pub mod notifications;
 pub mod poll;
 pub mod psn;
 pub mod rate_window;

@@ -272,7 +272,7 @@ flows = [{}]
         let resent: u64 = out.flows.iter().map(|f| f.retx_bytes).sum::<u64>() / 1_000;
         assert_eq!(resent, c.packets_trimmed);
         assert_eq!(out.flows.iter().map(|f| f.timeouts).sum::<u64>(), 0);
-        assert_eq!(out.flows.iter().map(|f| f.naks).sum::<u64>(), c.packets_trimmed);
+        assert_eq!(out.flows.iter().map(|f| f.notifications.naks).sum::<u64>(), c.packets_trimmed);
         // Data rode the flows' priority; trimmed headers, grants, ACKs and NACKs the control queue.
         for &(queue, kind, trimmed) in &queued {
             let want = if kind == SegKind::Data && !trimmed { 2 } else { 0 };

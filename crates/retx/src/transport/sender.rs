@@ -8,6 +8,7 @@ use super::gbn::GbnSender;
 use super::gbone::GboneSender;
 use super::irn::IrnSender;
 use super::melo::MeloSender;
+use super::notifications::Notifications;
 use super::stride::StrideSender;
 use super::tcp::TcpSender;
 use super::psn::{PsnReader, PsnSpace};
@@ -102,9 +103,8 @@ pub struct SenderStats {
     pub sent_bytes: u64,
     pub retx_pkts: u64,
     pub retx_bytes: u64,
-    /// NAKs (go-back-N) or NACKs (selective) received; TCP: fast retransmits (third duplicate
-    /// ACK).
-    pub naks: u64,
+    /// Loss notifications received and acted on, by kind.
+    pub notifications: Notifications,
     pub timeouts: u64,
     pub cnps: u64,
 }
@@ -261,7 +261,7 @@ impl Sender {
         } else {
             let loss = self.recovery.on_feedback(now, seg, at, nic);
             if loss {
-                self.stats.naks += 1;
+                self.stats.notifications.count(seg.kind);
                 self.cc.on_loss(now, &flight);
             }
             if seg.kind.is_connection() {

@@ -801,7 +801,7 @@ impl<O: Observer> Simulation<O> {
                 delivered_bytes: delivered,
                 sent_bytes: stats.sent_bytes,
                 retx_bytes: stats.retx_bytes,
-                naks: stats.naks,
+                notifications: stats.notifications,
                 timeouts: stats.timeouts,
                 cnps: stats.cnps,
                 reorder_stored_bytes: stored,
