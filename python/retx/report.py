@@ -1,6 +1,12 @@
 """One self-contained HTML page for a run folder (`retx run`) or a sweep folder (`retx sweep`):
 provenance, the scenario, the summary tables and the plots, embedded (PNG as base64), so the
 file can be mailed or attached as is. `retx report DIR` writes DIR/report.html.
+
+A sweep's page is titled by its base scenario and grid and compares its variants (the points
+of the grid, each labelled by its values, e.g. "transport.cc=hpcc"): per-run metrics as the
+mean over seeds with a Student t interval, drawn against the swept parameters (a numeric one as
+lines, else grouped bars); the slowdown CDF; and slowdown by size bucket, seeds pooled, with a
+bootstrap interval. `sweep_figures(DIR)` hands back those figures.
 """
 
 from __future__ import annotations
@@ -10,15 +16,25 @@ import html
 import io
 import json
 import math
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
 
-from retx.plots import plot_lines
+from retx.metrics import SIZE_BUCKETS, finished_flows, run_metrics
+from retx.plots import plot_bars, plot_fct_cdf, plot_lines
 from retx.provenance import read_parquet_provenance
 from retx.results import FLOWS_FILE, SCENARIO_FILE, SUMMARY_FILE
+from retx.sweep import SWEEP_TABLE, t_975
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
 
 REPORT_FILE = "report.html"
 RUNS_FILE = "runs.parquet"
@@ -38,6 +54,7 @@ th { background: #f3f3f3; } td.text { text-align: left; }
 pre { background: #f7f7f7; padding: 0.8em; overflow-x: auto; font-size: 0.85em; }
 img { max-width: 100%; display: block; margin: 0.5em 0; }
 .failed { color: #b00; }
+.figures { display: grid; grid-template-columns: 1fr 1fr; gap: 0.5em; }
 """
 
 
@@ -84,47 +101,248 @@ def _run(folder: Path) -> tuple[str, str]:
     return f"retx run: {summary.get('name', folder.name)}", "\n".join(parts)
 
 
+@dataclass
+class _Sweep:
+    """A sweep folder read for its report: what was swept, and each variant (a point of the
+    grid, its seeds pooled) with its numbers."""
+
+    name: str  # the base scenario's name
+    grid: dict[str, list[Any]]  # swept key -> values, as asked for
+    seeds: list[int]
+    params: list[str]  # the swept keys that tell variants apart (runs.parquet's columns)
+    runs: pl.DataFrame  # runs.parquet, with `variant`
+    flows: pl.DataFrame  # every finished run's flows, with `variant`
+    metrics: pl.DataFrame  # per variant: `runs`, and per METRICS column <c>_mean, <c>_ci95
+    buckets: pl.DataFrame  # per variant and size bucket: `flows`, and per BUCKET_QUANTILES <c>, <c>_low, <c>_high
+
+
+# Per-run numbers compared across variants: run_metrics' and the bytes a run retransmitted.
+METRICS = {"mean_fct_us": "mean FCT (us)", "slowdown_p50": "slowdown p50", "slowdown_p99": "slowdown p99",
+           "goodput_gbps": "goodput (Gbps, mean over flows)", "retx_bytes": "retransmitted bytes per run"}
+PLOTTED_METRICS = ["mean_fct_us", "slowdown_p99", "goodput_gbps", "retx_bytes"]
+# Slowdown quantiles per size bucket: column -> quantile.
+BUCKET_QUANTILES = {"slowdown_median": 0.5, "slowdown_p99": 0.99}
+# Bootstrap of a bucket's quantiles: resamples, their seed (a report is reproducible), the
+# fewest flows worth resampling, and how many resampled values to hold at once (memory).
+BOOTSTRAP_RESAMPLES = 1000
+BOOTSTRAP_SEED = 0
+BOOTSTRAP_MIN_FLOWS = 10
+BOOTSTRAP_VALUES = 4_000_000
+# runs.parquet's columns besides the swept keys.
+RUN_COLUMNS = ("seed", "hash", "status", "error", "wall_seconds")
+# A numeric parameter spanning this ratio or more is drawn on a log x axis (loss rates, say).
+LOG_X_RATIO = 100
+
+
+def sweep_figures(folder: str | Path) -> dict[str, Figure]:
+    """The figures of a sweep folder's report, by title (for a notebook, or to check them)."""
+    return _figures(_read_sweep(Path(folder)))
+
+
 def _sweep(folder: Path) -> tuple[str, str]:
-    runs = pl.read_parquet(folder / RUNS_FILE)
+    sweep = _read_sweep(folder)
     summary_path = folder / SWEEP_SUMMARY_FILE
-    summary = pl.read_parquet(summary_path) if summary_path.exists() else pl.DataFrame()
-    record = read_parquet_provenance(summary_path) if summary_path.exists() else {}
-    params = [c for c in runs.columns if c not in ("seed", "hash", "status", "error", "wall_seconds")]
-    done = runs.filter(pl.col("status") == "done").height
-    parts = [_section("Provenance", _key_values(record)),
-             _section("Points", f"<p>{done} of {runs.height} runs done over {len(params)} "
-                                f"parameter(s): {html.escape(', '.join(params))}.</p>")]
-    failed = runs.filter(pl.col("status") != "done")
+    record = read_parquet_provenance(summary_path if summary_path.exists() else folder / RUNS_FILE)
+    done = sweep.runs.filter(pl.col("status") == "done").height
+    about = {"base scenario": f"{sweep.name} (its text, with the grid: at the end)",
+             **{key: ", ".join(_value_text(v) for v in values) for key, values in sweep.grid.items()},
+             "seeds": ", ".join(str(seed) for seed in sweep.seeds),
+             "runs": f"{done} of {sweep.runs.height} done"}
+    parts = [_section("Sweep", _key_values(about)), _section("Provenance", _key_values(record))]
+    failed = sweep.runs.filter(pl.col("status") != "done")
     if failed.height:
-        parts.append(_section("Failed runs", "<div class=\"failed\">" + _table(failed) + "</div>"))
-    if summary.height:
-        parts.append(_section("Summary: mean and 95 % confidence interval across seeds", _table(summary)))
-        figure = _sweep_figure(summary, params)
-        if figure is not None:
-            parts.append(_section("Mean FCT by point", _image_figure(figure)))
-    parts.append(_section("Runs", _table(runs)))
-    sweep = folder / SWEEP_FILE
-    if sweep.exists():
-        parts.append(_section("Sweep (scenario and grid)", f"<pre>{html.escape(sweep.read_text())}</pre>"))
-    return f"retx sweep: {folder.name}", "\n".join(parts)
+        parts.append(_section("Failed runs", "<div class=\"failed\">" + _table(failed.drop("variant")) + "</div>"))
+    figures = _figures(sweep)
+    if figures:
+        parts += [_metrics_section(sweep, figures),
+                  _section("Slowdown CDF", "<p>The finished flows of all of a variant's seeds, pooled.</p>"
+                           + _images({"slowdown CDF": figures["slowdown CDF"]})),
+                  _buckets_section(sweep, figures)]
+    parts.append(_section("Runs", _table(sweep.runs.drop("variant"))))
+    sweep_file = folder / SWEEP_FILE
+    if sweep_file.exists():
+        parts.append(_section("Sweep (scenario and grid)", f"<pre>{html.escape(sweep_file.read_text())}</pre>"))
+    return _sweep_title(sweep), "\n".join(parts)
 
 
-def _sweep_figure(summary: pl.DataFrame, params: list[str]) -> Optional[Figure]:
-    """Mean FCT with its confidence interval per point: x the first parameter, one line per
-    value of the others."""
-    if not params or "mean_fct_us_mean" not in summary.columns:
-        return None
-    x, rest = params[0], params[1:]
-    table = summary.with_columns(
-        point=pl.concat_str([pl.col(p).cast(pl.String) for p in rest], separator=", ") if rest else pl.lit("all"),
-        x_label=pl.col(x).cast(pl.String),
-    )
-    figure = plot_lines(table, "x_label", "mean_fct_us_mean", "point", xlabel=x, ylabel="mean FCT (us)")
-    axes = figure.axes[0]
-    for (name,), rows in table.group_by("point", maintain_order=True):
-        axes.errorbar(rows["x_label"], rows["mean_fct_us_mean"], yerr=rows["mean_fct_us_ci95"].fill_null(0.0),
-                      fmt="none", capsize=3, color="black", alpha=0.6)
-    return figure
+def _metrics_section(sweep: _Sweep, figures: dict[str, Figure]) -> str:
+    labels = list(METRICS.values())
+    cells = {label: [_plus_minus(m, ci) for m, ci in sweep.metrics.select(f"{c}_mean", f"{c}_ci95").iter_rows()]
+             for c, label in METRICS.items()}
+    return _section("Metrics by variant", (
+        "<p>Each run (one seed) gives one number per metric, over its finished flows. Shown: the mean "
+        "over a variant's seeds &plusmn; the half-width of its 95 % confidence interval (Student t "
+        "across seeds, as in summary.parquet; none from one seed).</p>"
+        + _table(_with_cells(sweep.metrics, ["variant", "runs"], cells), tuple(labels))
+        + _images({title: f for title, f in figures.items() if title in labels})))
+
+
+def _buckets_section(sweep: _Sweep, figures: dict[str, Figure]) -> str:
+    cells = {_quantile_label(c): [_in_interval(*row) for row in sweep.buckets.select(c, f"{c}_low", f"{c}_high").iter_rows()]
+             for c in BUCKET_QUANTILES}
+    return _section("Slowdown by flow size", (
+        "<p>Median and p99 slowdown of the finished flows in each size bucket, all of a variant's seeds "
+        "pooled, with a 95 % confidence interval [low, high]: a percentile bootstrap over those flows "
+        f"({BOOTSTRAP_RESAMPLES} resamples; none under {BOOTSTRAP_MIN_FLOWS} flows). Flows of one run "
+        "share the network, so this interval leaves out how runs differ, which the intervals across "
+        "seeds above measure.</p>"
+        + _table(_with_cells(sweep.buckets, ["variant", "bucket", "flows"], cells), tuple(cells))
+        + _images({title: f for title, f in figures.items() if title.startswith("by size")})))
+
+
+def _read_sweep(folder: Path) -> _Sweep:
+    runs = pl.read_parquet(folder / RUNS_FILE)
+    swept = [c for c in runs.columns if c not in RUN_COLUMNS]
+    # Keys given one value are the same in every variant (the title names them).
+    params = [p for p in swept if runs[p].n_unique() > 1] or swept
+    sweep_file = folder / SWEEP_FILE
+    declared = tomllib.loads(sweep_file.read_text()) if sweep_file.exists() else {}
+    table = declared.get(SWEEP_TABLE, {})
+    grid = table.get("set") or {p: runs[p].unique(maintain_order=True).to_list() for p in swept}
+    seeds = table.get("seeds") or runs["seed"].unique(maintain_order=True).to_list()
+    name = str(declared.get("name", folder.name))
+    runs = runs.with_columns(variant=_variant(params, name))
+    flows_path = folder / FLOWS_FILE
+    flows = pl.read_parquet(flows_path) if flows_path.exists() else pl.DataFrame()
+    if flows.height:
+        flows = flows.join(runs.select("hash", "variant"), on="hash", how="left", maintain_order="left")
+    per_run = _per_run(runs, flows)
+    metrics = _mean_ci(per_run, ["variant", *params], list(METRICS)) if per_run.height else pl.DataFrame()
+    return _Sweep(name, grid, seeds, params, runs, flows, metrics, _buckets(flows))
+
+
+def _sweep_title(sweep: _Sweep) -> str:
+    """Names the base scenario and the grid: "retx sweep of demo: transport.cc \u2208 {dcqcn, hpcc} \u00d7 2 seeds"."""
+    axes = [f"{key} \u2208 {{{', '.join(_value_text(v) for v in values)}}}" for key, values in sweep.grid.items()]
+    seeds = f"{len(sweep.seeds)} seed{'s' if len(sweep.seeds) != 1 else ''}"
+    return f"retx sweep of {sweep.name}: " + " \u00d7 ".join([*axes, seeds])
+
+
+def _variant(params: list[str], name: str) -> pl.Expr:
+    """A variant's label: its values of `params` ("transport.cc=hpcc, nic.mtu=1024"); `name`
+    (the base scenario's) when only seeds were swept."""
+    if not params:
+        return pl.lit(name)
+    return pl.concat_str([pl.lit(f"{p}=") + pl.col(p).cast(pl.String) for p in params], separator=", ")
+
+
+def _per_run(runs: pl.DataFrame, flows: pl.DataFrame) -> pl.DataFrame:
+    """One row per finished run: its row of runs.parquet and its METRICS."""
+    if not flows.height:
+        return pl.DataFrame()
+    numbers = [{"hash": run_hash, **run_metrics(rows), "retx_bytes": float(rows["retx_bytes"].sum())}
+               for (run_hash,), rows in flows.group_by("hash", maintain_order=True)]
+    return runs.filter(pl.col("status") == "done").join(pl.DataFrame(numbers), on="hash", maintain_order="left")
+
+
+def _mean_ci(per_run: pl.DataFrame, keys: list[str], columns: list[str]) -> pl.DataFrame:
+    """Per value of `keys`, over its runs: `runs`, and per column `<c>_mean` and `<c>_ci95`,
+    the half-width of the 95 % confidence interval of the mean, t(0.975, n-1) * sd / sqrt(n)
+    (summary.parquet's; null for n < 2). NaN values (no finished flow) are left out."""
+    aggregations = [pl.len().alias("runs")]
+    for c in columns:
+        value = pl.col(c).cast(pl.Float64).fill_nan(None)
+        aggregations += [value.mean().alias(f"{c}_mean"), value.std(ddof=1).alias(f"_{c}_sd"),
+                         value.count().alias(f"_{c}_n")]
+    table = per_run.group_by(keys, maintain_order=True).agg(aggregations)
+    t = {n: t_975(n - 1) for n in range(2, per_run.height + 1)}
+    return table.with_columns([
+        (pl.col(f"_{c}_n").replace_strict(t, default=None, return_dtype=pl.Float64)
+         * pl.col(f"_{c}_sd") / pl.col(f"_{c}_n").cast(pl.Float64).sqrt()).alias(f"{c}_ci95")
+        for c in columns
+    ]).select(pl.exclude("^_.*$"))
+
+
+def _buckets(flows: pl.DataFrame) -> pl.DataFrame:
+    """Per variant and SIZE_BUCKETS bucket, over the finished flows of its seeds pooled:
+    `flows`, and per BUCKET_QUANTILES the quantile and its bootstrap interval (`_bootstrap`)."""
+    done = finished_flows(flows) if flows.height else flows
+    if not done.height:
+        return pl.DataFrame()
+    labels = [label for label, _, _ in SIZE_BUCKETS]
+    bucket = pl.lit(labels[0])
+    for label, size, _ in SIZE_BUCKETS[1:]:  # contiguous: a size is in the last bucket it reaches
+        bucket = pl.when(pl.col("size_bytes") >= size).then(pl.lit(label)).otherwise(bucket)
+    rows = []
+    grouped = done.with_columns(bucket=bucket.cast(pl.Enum(labels))).sort("bucket", maintain_order=True)
+    for (variant, name), group in grouped.group_by("variant", "bucket", maintain_order=True):
+        slowdowns = group["slowdown"].to_numpy()
+        row: dict[str, Any] = {"variant": variant, "bucket": name, "flows": len(slowdowns)}
+        intervals = _bootstrap(slowdowns, list(BUCKET_QUANTILES.values()))
+        for (column, q), (low, high) in zip(BUCKET_QUANTILES.items(), intervals):
+            row.update({column: float(np.quantile(slowdowns, q)), f"{column}_low": low, f"{column}_high": high})
+        rows.append(row)
+    return pl.DataFrame(rows)
+
+
+def _bootstrap(values: np.ndarray, quantiles: list[float]) -> list[tuple[Optional[float], Optional[float]]]:
+    """The 95 % percentile-bootstrap interval of each of `quantiles` of `values` (linear
+    interpolation, as retx.metrics): BOOTSTRAP_RESAMPLES resamples with replacement, each
+    quantile's 2.5th and 97.5th percentile over them; (None, None) under BOOTSTRAP_MIN_FLOWS
+    values, too few to resample."""
+    if len(values) < BOOTSTRAP_MIN_FLOWS:
+        return [(None, None)] * len(quantiles)
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    at_once = max(1, BOOTSTRAP_VALUES // len(values))
+    estimates = np.concatenate([
+        np.quantile(rng.choice(values, size=(min(at_once, BOOTSTRAP_RESAMPLES - start), len(values))), quantiles, axis=1)
+        for start in range(0, BOOTSTRAP_RESAMPLES, at_once)], axis=1)
+    low, high = np.quantile(estimates, [0.025, 0.975], axis=1)
+    return [(float(a), float(b)) for a, b in zip(low, high)]
+
+
+def _figures(sweep: _Sweep) -> dict[str, Figure]:
+    """Variants compared: each plotted metric against the swept parameters, the slowdown CDF,
+    and slowdown by size bucket; none when no run finished a flow."""
+    if not sweep.metrics.height or not sweep.buckets.height:
+        return {}
+    figures = {METRICS[c]: _parameter_figure(sweep.metrics, sweep.params, c) for c in PLOTTED_METRICS}
+    figures["slowdown CDF"] = plot_fct_cdf(sweep.flows, by="variant")
+    buckets = sweep.buckets.with_columns(pl.col("bucket").cast(pl.String))
+    for c in BUCKET_QUANTILES:
+        figures[f"by size: {_quantile_label(c)}"] = plot_bars(
+            buckets, "bucket", c, "variant", interval=(f"{c}_low", f"{c}_high"), xlabel="flow size",
+            ylabel=f"{_quantile_label(c)} (seeds pooled; 95 % CI, bootstrap)")
+    return figures
+
+
+def _parameter_figure(metrics: pl.DataFrame, params: list[str], column: str) -> Figure:
+    """One metric by variant, mean over seeds with its CI: against the first numeric parameter
+    as lines (one per combination of the others), else as bars grouped by the first parameter
+    (a bar per combination of the others)."""
+    numeric = [p for p in params if metrics.schema[p].is_numeric()]
+    x = numeric[0] if numeric else (params[0] if params else "variant")
+    others = [p for p in params if p != x]
+    mean, ci = pl.col(f"{column}_mean"), pl.col(f"{column}_ci95")
+    table = metrics.with_columns(low=mean - ci, high=mean + ci, others=_variant(others, ""))
+    series = "others" if others else None
+    ylabel = f"{METRICS[column]} (mean over seeds, 95 % CI)"
+    if numeric:
+        low, high = metrics.select(pl.col(x).min().alias("low"), pl.col(x).max().alias("high")).row(0)
+        log_x = low > 0 and high >= LOG_X_RATIO * low
+        return plot_lines(table, x, f"{column}_mean", series, interval=("low", "high"), log_x=log_x, ylabel=ylabel)
+    return plot_bars(table, x, f"{column}_mean", series, interval=("low", "high"), ylabel=ylabel)
+
+
+def _with_cells(table: pl.DataFrame, keys: list[str], cells: dict[str, list[str]]) -> pl.DataFrame:
+    """`keys` of `table`, then columns of text cells."""
+    return table.select(keys).with_columns(pl.Series(label, values, dtype=pl.String) for label, values in cells.items())
+
+
+def _plus_minus(mean: Optional[float], ci: Optional[float]) -> str:
+    return _format(mean) if ci is None or not math.isfinite(ci) else f"{_format(mean)} \u00b1 {_format(ci)}"
+
+
+def _in_interval(value: float, low: Optional[float], high: Optional[float]) -> str:
+    return _format(value) if low is None or high is None else f"{_format(value)} [{_format(low)}, {_format(high)}]"
+
+
+def _quantile_label(column: str) -> str:
+    return column.replace("_", " ")
+
+
+def _value_text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, default=str)
 
 
 def _section(title: str, body: str) -> str:
@@ -150,9 +368,11 @@ def _fct_tables(fct: dict[str, Any]) -> str:
     return f"<p>{basis}</p><table>{head}{body}</table>"
 
 
-def _table(frame: pl.DataFrame) -> str:
+def _table(frame: pl.DataFrame, numbers: tuple[str, ...] = ()) -> str:
+    """An HTML table; numbers right-aligned, as are the `numbers` columns (numbers as text)."""
     head = "".join(f"<th>{html.escape(c)}</th>" for c in frame.columns)
-    opens = ["<td>" if dtype.is_numeric() else '<td class="text">' for dtype in frame.dtypes]
+    opens = ["<td>" if dtype.is_numeric() or name in numbers else '<td class="text">'
+             for name, dtype in frame.schema.items()]
     body = "".join(
         "<tr>" + "".join(f"{o}{html.escape(_format(v))}</td>" for v, o in zip(row, opens)) + "</tr>"
         for row in frame.iter_rows()
@@ -177,8 +397,13 @@ def _image_file(path: Path) -> str:
     return f"<p>{html.escape(path.name)}</p><img alt=\"{html.escape(path.name)}\" src=\"data:image/png;base64,{data}\">"
 
 
-def _image_figure(figure: Figure) -> str:
+def _images(figures: dict[str, Figure]) -> str:
+    """Figures side by side, two to a row, each embedded as a PNG."""
+    return "<div class=\"figures\">" + "".join(_image_figure(f, title) for title, f in figures.items()) + "</div>"
+
+
+def _image_figure(figure: Figure, alt: str) -> str:
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=110)
     data = base64.b64encode(buffer.getvalue()).decode("ascii")
-    return f"<img alt=\"figure\" src=\"data:image/png;base64,{data}\">"
+    return f"<img alt=\"{html.escape(alt)}\" src=\"data:image/png;base64,{data}\">"
