@@ -17,6 +17,8 @@ pub fn transport(s: &Scenario) -> Template {
         RecoveryKind::Stride => RecoveryParams::Stride(r.stride),
         #[cfg(test)]
         RecoveryKind::Pull => RecoveryParams::Pull(Default::default()),
+        #[cfg(test)]
+        RecoveryKind::Tutorial => RecoveryParams::Tutorial(Default::default()),
     };
     let cc = match s.transport.cc {
         CcKind::None => CcParams::None,
@@ -28,6 +30,8 @@ pub fn transport(s: &Scenario) -> Template {
         CcKind::DctcpWindow => CcParams::DctcpWindow(s.cc.dctcp_window),
         CcKind::Vegas => CcParams::Vegas(s.cc.vegas),
         CcKind::Stride => CcParams::Stride(s.cc.stride),
+        #[cfg(test)]
+        CcKind::TutorialAimd => CcParams::TutorialAimd(Default::default()),
     };
     let qp_swap = SwapCost { per_context: s.nic.qp_swap_time.0, per_block: s.nic.qp_swap_per_block.0 };
     // The INT header's room on data packets and responses: INT's records, or with TIMELY the

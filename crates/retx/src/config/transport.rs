@@ -25,6 +25,9 @@ pub enum RecoveryKind {
     /// The test-only receiver-driven scheme (`transport/pull.rs`).
     #[cfg(test)]
     Pull,
+    /// The tutorial's go-back-N with a fixed timeout (`transport/tutorial.rs`).
+    #[cfg(test)]
+    Tutorial,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -41,6 +44,9 @@ pub enum CcKind {
     Vegas,
     /// STRIDE's Algorithm 1: rate from the single-trip time, in shifts and additions.
     Stride,
+    /// The tutorial's AIMD window (`transport/tutorial_aimd.rs`).
+    #[cfg(test)]
+    TutorialAimd,
 }
 
 impl CcKind {

@@ -40,6 +40,8 @@ pub enum Cc {
     Vegas(Vegas),
     /// STRIDE's Algorithm 1 on the single-trip time.
     Stride(StrideCc),
+    #[cfg(test)]
+    TutorialAimd(super::tutorial_aimd::Aimd),
 }
 
 /// Hands a call to whichever controller a [`Cc`] holds.
@@ -55,6 +57,8 @@ macro_rules! dispatch {
             Cc::DctcpWindow($c) => $e,
             Cc::Vegas($c) => $e,
             Cc::Stride($c) => $e,
+            #[cfg(test)]
+            Cc::TutorialAimd($c) => $e,
         }
     };
 }

@@ -16,6 +16,10 @@ pub mod gbn;
 pub mod gbone;
 #[cfg(test)]
 pub mod pull;
+#[cfg(test)]
+pub mod tutorial;
+#[cfg(test)]
+pub mod tutorial_aimd;
 pub mod irn;
 pub mod melo;
 pub mod notifications;
@@ -178,6 +182,8 @@ pub enum RecoveryParams {
     Stride(stride::StrideParams),
     #[cfg(test)]
     Pull(pull::PullParams),
+    #[cfg(test)]
+    Tutorial(tutorial::TutorialParams),
 }
 
 /// Congestion control and its parameters: one line per scheme.
@@ -193,6 +199,8 @@ pub enum CcParams {
     DctcpWindow(dctcp_window::DctcpWindowParams),
     Vegas(vegas::VegasParams),
     Stride(stride_cc::StrideCcParams),
+    #[cfg(test)]
+    TutorialAimd(tutorial_aimd::AimdParams),
 }
 
 /// The run's reference path, as the HPCC ns-3 model gives every QP with `GLOBAL_T 1`: the
@@ -256,6 +264,8 @@ impl Template {
             RecoveryParams::Stride(_) => "stride",
             #[cfg(test)]
             RecoveryParams::Pull(_) => "pull",
+            #[cfg(test)]
+            RecoveryParams::Tutorial(_) => "tutorial",
         }
     }
 
@@ -307,6 +317,8 @@ impl Template {
             ),
             #[cfg(test)]
             RecoveryParams::Pull(p) => (sender::TxRecovery::Pull(pull::PullSender::new(p, n)), receiver::RxRecovery::Pull(pull::PullReceiver::new(p, n))),
+            #[cfg(test)]
+            RecoveryParams::Tutorial(p) => (sender::TxRecovery::Tutorial(tutorial::TutorialSender::new(p, n)), receiver::RxRecovery::Tutorial(Default::default())),
         };
         let mss = spec.mtu as u64;
         let (cc, np) = match &self.cc {
@@ -323,6 +335,8 @@ impl Template {
             CcParams::DctcpWindow(p) => (cc::Cc::DctcpWindow(dctcp_window::DctcpWindow::new(p, mss, path.bdp_bytes)), None),
             CcParams::Vegas(p) => (cc::Cc::Vegas(vegas::Vegas::new(p, mss, path.bdp_bytes)), None),
             CcParams::Stride(p) => (cc::Cc::Stride(stride_cc::StrideCc::new(*p, line)), None),
+            #[cfg(test)]
+            CcParams::TutorialAimd(p) => (cc::Cc::TutorialAimd(tutorial_aimd::Aimd::new(p, mss)), None),
         };
         (sender::Sender::new(spec, tx, cc, line), receiver::Receiver::new(spec, rx, np))
     }

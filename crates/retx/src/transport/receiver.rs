@@ -24,6 +24,8 @@ pub enum RxRecovery {
     Stride(StrideReceiver),
     #[cfg(test)]
     Pull(super::pull::PullReceiver),
+    #[cfg(test)]
+    Tutorial(super::tutorial::TutorialReceiver),
 }
 
 /// Dispatches a call to whichever loss recovery a receiver has.
@@ -37,6 +39,8 @@ macro_rules! each {
             RxRecovery::Stride($x) => $e,
             #[cfg(test)]
             RxRecovery::Pull($x) => $e,
+            #[cfg(test)]
+            RxRecovery::Tutorial($x) => $e,
         }
     };
 }

@@ -28,6 +28,8 @@ pub enum TxRecovery {
     Stride(StrideSender),
     #[cfg(test)]
     Pull(super::pull::PullSender),
+    #[cfg(test)]
+    Tutorial(super::tutorial::TutorialSender),
 }
 
 /// Dispatches a call to whichever loss recovery a sender has.
@@ -42,6 +44,8 @@ macro_rules! each {
             TxRecovery::Stride($x) => $e,
             #[cfg(test)]
             TxRecovery::Pull($x) => $e,
+            #[cfg(test)]
+            TxRecovery::Tutorial($x) => $e,
         }
     };
 }
