@@ -69,13 +69,16 @@ fn a_lossless_capture_has_exactly_the_simulated_packets() {
         assert_eq!(seen.len(), 2, "PSN {i}");
         assert!(seen[0].0 < seen[1].0, "sent before received");
         let payload = if i < 9 { 1024 } else { 10_000 - 9 * 1024 };
+        // The first packet's RETH says where the whole message goes (16 B more).
+        let reth = if i == 0 { Some(retx::wire::reth::Repr { virtual_address: 0, rkey: 3, dma_len: 10_000 }) } else { None };
         for (_, r, len) in &seen {
             assert_eq!(r.payload_len, payload);
-            assert_eq!(*len, 58 + payload + r.bth.pad as usize);
+            assert_eq!(r.reth, reth);
+            assert_eq!(*len, 58 + 16 * reth.is_some() as usize + payload + r.bth.pad as usize);
             let want = match i {
-                0 => opcode::RC_SEND_FIRST,
-                9 => opcode::RC_SEND_LAST,
-                _ => opcode::RC_SEND_MIDDLE,
+                0 => opcode::RC_RDMA_WRITE_FIRST,
+                9 => opcode::RC_RDMA_WRITE_LAST,
+                _ => opcode::RC_RDMA_WRITE_MIDDLE,
             };
             assert_eq!((r.bth.opcode, r.bth.ack_req), (want, i == 9));
             assert_eq!(r.bth.dest_qp, 3, "flow 0's responder");

@@ -152,8 +152,8 @@ proptest! {
     /// ICRC masks it) and BTH byte 4 (FECN/BECN, masked by the ICRC; its reserved bit 0 is
     /// ignored).
     #[test]
-    fn packets_round_trip_as_frames(pkt in any_packet(), src in 0u32..70_000, dst in 0u32..70_000, initial in any_psn(), msn in 0u32..2, flip in any::<prop::sample::Index>()) {
-        let ctx = frame::Context { src_host: src, dst_host: dst, initial_psn: initial, msn };
+    fn packets_round_trip_as_frames(pkt in any_packet(), src in 0u32..70_000, dst in 0u32..70_000, initial in any_psn(), msn in 0u32..2, message_len in any::<u32>(), flip in any::<prop::sample::Index>()) {
+        let ctx = frame::Context { src_host: src, dst_host: dst, initial_psn: initial, msn, message_len };
         let r = frame::Repr::from_packet(&pkt, &ctx);
         let mut buf = vec![0u8; r.buffer_len()];
         prop_assert_eq!(r.emit(&mut buf), Ok(buf.len()));

@@ -35,6 +35,8 @@ const NOT_A_HOST: u32 = u32::MAX;
 struct FlowView {
     initial: Psn,
     packets: u64,
+    /// The RETH's DMA length: the flow's bytes, saturated at 2^32 - 1.
+    bytes: u32,
 }
 
 /// The pcap writer.
@@ -114,12 +116,13 @@ impl PcapWriter {
             self.skipped += 1;
             return;
         }
-        let flow = self.flows.get(pkt.flow as usize).copied().unwrap_or(FlowView { initial: Psn::new(0), packets: u64::MAX });
+        let flow = self.flows.get(pkt.flow as usize).copied().unwrap_or(FlowView { initial: Psn::new(0), packets: u64::MAX, bytes: u32::MAX });
         let ctx = Context {
             src_host: self.host_index.get(pkt.src as usize).copied().unwrap_or(NOT_A_HOST),
             dst_host: self.host_index.get(pkt.dst as usize).copied().unwrap_or(NOT_A_HOST),
             initial_psn: flow.initial,
             msn: Self::msn(&flow, pkt.seg.kind, pkt.seg.psn),
+            message_len: flow.bytes,
         };
         let repr = Repr::from_packet(pkt, &ctx);
         let len = repr.buffer_len();
@@ -158,9 +161,10 @@ impl Observer for PcapWriter {
     fn flow_start(&mut self, _now: Time, flow: u32, spec: &FlowSpec) {
         let f = flow as usize;
         if self.flows.len() <= f {
-            self.flows.resize(f + 1, FlowView { initial: Psn::new(0), packets: u64::MAX });
+            self.flows.resize(f + 1, FlowView { initial: Psn::new(0), packets: u64::MAX, bytes: u32::MAX });
         }
-        self.flows[f] = FlowView { initial: Psn::new(spec.initial_psn), packets: spec.npkts() };
+        let bytes = u32::try_from(spec.size).unwrap_or(u32::MAX);
+        self.flows[f] = FlowView { initial: Psn::new(spec.initial_psn), packets: spec.npkts(), bytes };
     }
 }
 

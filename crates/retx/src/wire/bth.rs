@@ -20,10 +20,10 @@ pub const DEFAULT_PKEY: u16 = 0xffff;
 
 /// OpCodes this crate emits (IBTA Vol. 1, Table 38; RoCEv2 Annex A17 for the CNP).
 pub mod opcode {
-    pub const RC_SEND_FIRST: u8 = 0x00;
-    pub const RC_SEND_MIDDLE: u8 = 0x01;
-    pub const RC_SEND_LAST: u8 = 0x02;
-    pub const RC_SEND_ONLY: u8 = 0x04;
+    pub const RC_RDMA_WRITE_FIRST: u8 = 0x06;
+    pub const RC_RDMA_WRITE_MIDDLE: u8 = 0x07;
+    pub const RC_RDMA_WRITE_LAST: u8 = 0x08;
+    pub const RC_RDMA_WRITE_ONLY: u8 = 0x0a;
     pub const RC_ACKNOWLEDGE: u8 = 0x11;
     /// RoCEv2 Congestion Notification Packet.
     pub const CNP: u8 = 0x81;

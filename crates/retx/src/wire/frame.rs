@@ -5,7 +5,7 @@
 //!
 //! | simulated packet | OpCode | BTH PSN | after the BTH |
 //! |---|---|---|---|
-//! | data, first / middle / last / only packet of the message | RC SEND First 0x00 / Middle 0x01 / Last 0x02 / Only 0x04; AckReq on Last and Only | its PSN | payload (zeros), pad to 4 B |
+//! | data, first / middle / last / only packet of the message | RC RDMA WRITE First 0x06 / Middle 0x07 / Last 0x08 / Only 0x0A; AckReq on Last and Only | its PSN | RETH on First and Only (below), payload (zeros), pad to 4 B |
 //! | ACK | RC Acknowledge 0x11 | expected PSN - 1 (the last one acknowledged) | AETH ACK, credit count 31 (none); MSN |
 //! | NAK (go-back-N) | RC Acknowledge 0x11 | expected PSN | AETH NAK, PSN sequence error; MSN |
 //! | IRN SACK (NACK) | RC Acknowledge 0x11 | expected PSN | AETH NAK, PSN sequence error; MSN; ext SACK (kind 1): the PSN received out of order |
@@ -14,8 +14,12 @@
 //! | CNP | RoCEv2 CNP 0x81, BECN set, PSN 0 | 0 | 16 reserved bytes |
 //! | STRIDE SYN / SYN-ACK / FIN / FIN-ACK | manufacturer-specific 0xC0 / 0xC1 / 0xC2 / 0xC3 (AckReq on SYN and FIN) | its PSN | nothing |
 //!
-//! SEND rather than RDMA WRITE because the simulation has no remote buffer: a WRITE's First
-//! and Only packets would need a RETH (virtual address, R_Key, length) made up for the trace.
+//! RDMA WRITE, as bulk RDMA benchmarks (`ib_write_bw`) and the testbeds of DCQCN and HPCC
+//! move data, rather than SEND: Wireshark reassembles a multi-packet SEND message as
+//! RPC-over-RDMA (its `rpcordma` dissector claims every SEND First..Last sequence), which
+//! mislabels the trace. The simulation has no remote buffer, so the RETH is made up: virtual
+//! address 0, R_Key the responder's queue pair number, DMA length the flow's size (saturated at
+//! 2^32 - 1 B, also for an endless flow).
 //! A packet is the first of its message when its PSN is the flow's initial PSN, the last when
 //! the simulation marks it so (`Segment::last`). The MSN of a response counts the messages
 //! the responder has completed: a flow is one message, so it is 0 until the response
@@ -31,14 +35,15 @@
 //! codepoint (ECT(0) on data, CE once marked). An ECN echo on a response (`Segment::ece`)
 //! sets the BTH's BECN bit. P_Key 0xffff, transport version 0.
 //!
-//! Lengths: headers are RoCEv2's (58 B with the ICRC, no FCS) and data carries exactly the
-//! simulated payload, so a data frame is 58 B + payload + pad; the simulation's own size
+//! Lengths: headers are RoCEv2's (58 B with the ICRC, no FCS, plus the 16 B RETH on a
+//! message's first packet) and data carries exactly the simulated payload, so a data frame is
+//! 58 B + payload + pad (74 B + payload + pad for the first); the simulation's own size
 //! model charges 48 B of header per data packet and 60 B per response (the HPCC ns-3 model's),
 //! so frames are 10 to 13 B longer than the simulated data packet and 2 B (ACK, NAK) to 30 B
 //! (MELO NACK with 3 holes) longer than a simulated response (STRIDE and INT runs size their
 //! packets differently). INT records are not written.
 
-use super::{aeth, bth, ethernet, ext, icrc, ipv4, udp, Error, Result};
+use super::{aeth, bth, ethernet, ext, icrc, ipv4, reth, udp, Error, Result};
 use crate::net::packet::Packet;
 use crate::transport::psn::{Psn, PSN_MASK};
 use crate::transport::segment::{Ecn, Ext, SegKind};
@@ -94,6 +99,8 @@ pub struct Context {
     pub initial_psn: Psn,
     /// The AETH MSN of a response.
     pub msn: u32,
+    /// The RETH DMA length of a message's first data packet: the flow's bytes.
+    pub message_len: u32,
 }
 
 /// A whole frame's headers; the payload is `payload_len` zero bytes (for a CNP its 16
@@ -104,6 +111,8 @@ pub struct Repr {
     pub ip: ipv4::Repr,
     pub udp: udp::Repr,
     pub bth: bth::Repr,
+    /// On the first data packet of a message (RDMA WRITE First or Only).
+    pub reth: Option<reth::Repr>,
     pub aeth: Option<aeth::Repr>,
     pub ext: Option<ext::Repr>,
     pub payload_len: usize,
@@ -124,15 +133,20 @@ impl Repr {
         let seg = &pkt.seg;
         let nak = |msn| Some(aeth::Repr { syndrome: aeth::Syndrome::Nak(aeth::NakCode::PsnSequenceError), msn });
         let single = |kind, psn| Some(ext::Repr::single(kind, psn));
+        let dest_qp = qpn(pkt.flow, pkt.dir ^ 1);
+        let mut reth = None;
         // (opcode, PSN, AckReq, AETH, extension, payload bytes)
         let (opcode, psn, ack_req, aeth, ext, payload_len) = match seg.kind {
             SegKind::Data => {
                 let first = seg.psn == ctx.initial_psn;
+                if first {
+                    reth = Some(reth::Repr { virtual_address: 0, rkey: dest_qp, dma_len: ctx.message_len });
+                }
                 let op = match (first, seg.last) {
-                    (true, true) => RC_SEND_ONLY,
-                    (true, false) => RC_SEND_FIRST,
-                    (false, true) => RC_SEND_LAST,
-                    (false, false) => RC_SEND_MIDDLE,
+                    (true, true) => RC_RDMA_WRITE_ONLY,
+                    (true, false) => RC_RDMA_WRITE_FIRST,
+                    (false, true) => RC_RDMA_WRITE_LAST,
+                    (false, false) => RC_RDMA_WRITE_MIDDLE,
                 };
                 (op, seg.psn, seg.last, None, None, seg.payload as usize)
             }
@@ -182,11 +196,12 @@ impl Repr {
             pkey: bth::DEFAULT_PKEY,
             fecn: false,
             becn: seg.kind == SegKind::Cnp || seg.ece,
-            dest_qp: qpn(pkt.flow, pkt.dir ^ 1),
+            dest_qp,
             ack_req,
             psn,
         };
         let udp_payload = bth::HEADER_LEN
+            + reth.map_or(0, |r| r.buffer_len())
             + aeth.map_or(0, |a| a.buffer_len())
             + ext.map_or(0, |e| e.buffer_len())
             + payload_len
@@ -207,6 +222,7 @@ impl Repr {
             },
             udp: udp::Repr { src_port: FIRST_UDP_PORT.wrapping_add(pkt.flow as u16), dst_port: udp::ROCEV2_PORT, payload_len: udp_payload },
             bth,
+            reth,
             aeth,
             ext,
             payload_len,
@@ -225,6 +241,7 @@ impl Repr {
     pub fn emit(&self, buf: &mut [u8]) -> Result<usize> {
         let len = self.buffer_len();
         let inner = self.bth.buffer_len()
+            + self.reth.map_or(0, |r| r.buffer_len())
             + self.aeth.map_or(0, |a| a.buffer_len())
             + self.ext.map_or(0, |e| e.buffer_len())
             + self.payload_len
@@ -246,6 +263,10 @@ impl Repr {
         let mut bth = bth::Header::new_unchecked(udp.payload_mut());
         self.bth.emit(&mut bth);
         let mut rest = bth.payload_mut();
+        if let Some(r) = &self.reth {
+            r.emit(&mut reth::Header::new_unchecked(&mut *rest));
+            rest = &mut rest[reth::HEADER_LEN..];
+        }
         if let Some(a) = &self.aeth {
             a.emit(&mut aeth::Header::new_unchecked(&mut *rest));
             rest = &mut rest[aeth::HEADER_LEN..];
@@ -298,9 +319,13 @@ impl Repr {
         let bth_header = bth::Header::new_checked(body)?;
         let bth = bth::Repr::parse(&bth_header)?;
         let mut rest = bth_header.payload();
-        let (mut aeth, mut ext) = (None, None);
+        let (mut reth, mut aeth, mut ext) = (None, None, None);
         let payload_len = match bth.opcode {
-            RC_SEND_FIRST | RC_SEND_MIDDLE | RC_SEND_LAST | RC_SEND_ONLY => {
+            RC_RDMA_WRITE_FIRST | RC_RDMA_WRITE_MIDDLE | RC_RDMA_WRITE_LAST | RC_RDMA_WRITE_ONLY => {
+                if matches!(bth.opcode, RC_RDMA_WRITE_FIRST | RC_RDMA_WRITE_ONLY) {
+                    reth = Some(reth::Repr::parse(&reth::Header::new_checked(rest)?)?);
+                    rest = &rest[reth::HEADER_LEN..];
+                }
                 let pad = bth.pad as usize;
                 if rest.len() < pad || rest.len() % 4 != 0 {
                     return Err(Error::Malformed);
@@ -330,11 +355,11 @@ impl Repr {
             CNP | opcode::SYN | opcode::SYN_ACK | opcode::FIN | opcode::FIN_ACK | opcode::GRANT => return Err(Error::Malformed),
             _ => return Err(Error::Unsupported),
         };
-        let is_send = bth.opcode <= RC_SEND_ONLY;
-        if !is_send && bth.pad != 0 {
+        let is_data = matches!(bth.opcode, RC_RDMA_WRITE_FIRST..=RC_RDMA_WRITE_ONLY);
+        if !is_data && bth.pad != 0 {
             return Err(Error::Malformed);
         }
-        Ok(Repr { eth, ip, udp, bth, aeth, ext, payload_len })
+        Ok(Repr { eth, ip, udp, bth, reth, aeth, ext, payload_len })
     }
 }
 
@@ -351,7 +376,7 @@ mod tests {
     }
 
     fn ctx() -> Context {
-        Context { src_host: 1, dst_host: 258, initial_psn: Psn::new(100), msn: 0 }
+        Context { src_host: 1, dst_host: 258, initial_psn: Psn::new(100), msn: 0, message_len: 10_000 }
     }
 
     fn round_trip(r: &Repr) -> Vec<u8> {
@@ -362,21 +387,27 @@ mod tests {
     }
 
     #[test]
-    fn a_data_packet_is_a_send_with_its_payload_and_pad() {
+    fn a_data_packet_is_an_rdma_write_with_its_payload_and_pad() {
         let seg = Segment { last: true, ..Segment::data(Psn::new(103), 1021, 0, Time::ZERO) };
         let r = Repr::from_packet(&packet(seg, 0), &ctx());
-        assert_eq!((r.bth.opcode, r.bth.psn, r.bth.ack_req, r.bth.pad, r.bth.dest_qp), (bth::opcode::RC_SEND_LAST, Psn::new(103), true, 3, 13));
+        assert_eq!((r.bth.opcode, r.bth.psn, r.bth.ack_req, r.bth.pad, r.bth.dest_qp), (bth::opcode::RC_RDMA_WRITE_LAST, Psn::new(103), true, 3, 13));
+        assert_eq!(r.reth, None, "only a message's first packet says where it goes");
         assert_eq!(r.buffer_len(), 58 + 1021 + 3);
         let buf = round_trip(&r);
         assert_eq!(&buf[26..34], &[10, 0, 0, 2, 10, 0, 1, 3]); // hosts 1 -> 258
         assert_eq!(&buf[..12], &[2, 0, 10, 0, 1, 3, 2, 0, 10, 0, 0, 2]);
         assert_eq!(buf[15] & 3, 0b10, "ECT(0)");
         let first = Repr::from_packet(&packet(Segment::data(Psn::new(100), 1024, 0, Time::ZERO), 0), &ctx());
-        assert_eq!((first.bth.opcode, first.bth.ack_req), (bth::opcode::RC_SEND_FIRST, false));
+        assert_eq!((first.bth.opcode, first.bth.ack_req), (bth::opcode::RC_RDMA_WRITE_FIRST, false));
+        assert_eq!(first.reth, Some(reth::Repr { virtual_address: 0, rkey: 13, dma_len: 10_000 }));
+        let buf = round_trip(&first);
+        assert_eq!(buf.len(), 58 + 16 + 1024);
+        assert_eq!(&buf[54..70], &[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 13, 0, 0, 0x27, 0x10], "RETH after the BTH");
         let only = Repr::from_packet(&packet(Segment { last: true, ..Segment::data(Psn::new(100), 8, 0, Time::ZERO) }, 0), &ctx());
-        assert_eq!(only.bth.opcode, bth::opcode::RC_SEND_ONLY);
+        assert_eq!(only.bth.opcode, bth::opcode::RC_RDMA_WRITE_ONLY);
+        assert_eq!(round_trip(&only).len(), 58 + 16 + 8);
         let middle = Repr::from_packet(&packet(Segment::data(Psn::new(101), 1024, 0, Time::ZERO), 0), &ctx());
-        assert_eq!(middle.bth.opcode, bth::opcode::RC_SEND_MIDDLE);
+        assert_eq!((middle.bth.opcode, middle.reth), (bth::opcode::RC_RDMA_WRITE_MIDDLE, None));
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! Real byte formats of what the simulator moves as typed structs: RoCEv2 frames (Ethernet II,
-//! IPv4, UDP to port 4791, the InfiniBand BTH, AETH and ICRC), for pcap export and fuzzing.
+//! IPv4, UDP to port 4791, the InfiniBand BTH, RETH, AETH and ICRC), for pcap export and fuzzing.
 //! Nothing on the simulation's hot path uses this module; [`crate::observe`]'s pcap writer does.
 //!
 //! The contract is smoltcp's (`src/wire/mod.rs` there): every header has
@@ -25,6 +25,7 @@ pub mod ext;
 pub mod frame;
 pub mod icrc;
 pub mod ipv4;
+pub mod reth;
 pub mod udp;
 
 use std::fmt;
