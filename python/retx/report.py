@@ -43,7 +43,7 @@ SWEEP_FILE = "sweep.toml"
 # Flows listed in a run's report; the rest are in flows.parquet.
 FLOW_ROWS = 20
 FLOW_COLUMNS = ["flow_id", "src", "dst", "size_bytes", "fct_us", "slowdown", "goodput_gbps",
-                "retx_bytes", "naks", "timeouts", "completed"]
+                "retx_bytes", "notifications", "timeouts", "completed"]
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 72em; color: #222; }

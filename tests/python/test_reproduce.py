@@ -29,7 +29,7 @@ from retx.reproduce import (REPRODUCTIONS, cc_compare, gbone_fct, gbone_goodput,
 from retx.table import format_table
 
 COLUMNS = ["loss_rate", "scheme", "goodput_gbps", "pct_of_line_rate", "pct_of_max_goodput",
-           "retx_bytes", "naks", "timeouts"]
+           "retx_bytes", "notifications", "timeouts"]
 
 # 40 Gbps x 1024 B payload / (1024 B + 48 B of Ethernet/IPv4/UDP/BTH headers).
 MAX_GOODPUT_GBPS = 40.0 * 1024 / 1072
