@@ -12,7 +12,7 @@ import pytest
 from conftest import EXAMPLES, run_cli
 
 FLOW_COLUMNS = {
-    "flow_id", "src", "dst", "size_bytes", "start_us", "finish_us", "fct_us", "ideal_fct_us",
+    "flow_id", "src", "dst", "size_bytes", "start_us", "finish_us", "received_us", "fct_us", "ideal_fct_us",
     "slowdown", "goodput_gbps", "delivered_bytes", "sent_bytes", "retx_bytes", "notifications",
     "naks", "nacks", "sacks", "racks", "fast_retransmits", "timeouts", "completed",
 }

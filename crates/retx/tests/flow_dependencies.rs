@@ -101,3 +101,32 @@ fn waits_are_validated_naming_the_flow() {
         "workload.flows[0].gap: is the time after the flows in `after` finish; give after = [...] or leave gap out"
     );
 }
+
+#[test]
+fn a_dependant_on_received_starts_when_the_last_byte_is_delivered_before_its_ack_returns() {
+    for recovery in ["gbn", "irn", "melo", "gbone", "tcp", "stride"] {
+        let cc = if recovery == "stride" { "stride" } else { "none" };
+        let text = star(recovery, "10ms", r#"
+  { src = "h0", dst = "h1", size = "100KB" },
+  { src = "h1", dst = "h2", size = "20KB", after = [0], on = "received", gap = "2us" },
+  { src = "h2", dst = "h0", size = "20KB", after = [0], on = "sent" },
+"#)
+        .replace("cc = \"none\"", &format!("cc = \"{cc}\""));
+        let out = run(&text);
+        let f = &out.flows;
+        let (received, sent) = (f[0].received.expect("received"), f[0].finish.expect("finished"));
+        // The ACK of the last packet crosses two 1 us links and the switch after delivery.
+        assert!(received + Time::from_us(2) <= sent, "{recovery}: received {received:?}, sent {sent:?}");
+        assert_eq!(f[1].start, received + Time::from_us(2), "{recovery}: on received, plus the gap");
+        assert_eq!(f[2].start, sent, "{recovery}: on sent");
+        assert!(f.iter().all(|r| r.received.is_some_and(|t| t <= r.finish.unwrap())), "{recovery}: every flow received before its sender finished");
+    }
+}
+
+#[test]
+fn on_without_after_is_refused_naming_the_field() {
+    let Err(e) = retx::run_toml(&star("gbn", "1ms", r#"{ src = "h0", dst = "h1", size = "1KB", on = "received" }"#)) else { panic!("accepted") };
+    assert_eq!(e.field, "workload.flows[0].on");
+    let Err(e) = retx::run_toml(&star("gbn", "1ms", r#"{ src = "h0", dst = "h1", size = "1KB" }, { src = "h0", dst = "h1", size = "1KB", after = [0], on = "acked" }"#)) else { panic!("accepted") };
+    assert_eq!(e.field, "workload.flows[1].on", "{e}");
+}

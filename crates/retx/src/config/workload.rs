@@ -10,7 +10,7 @@ use crate::sim::units::Time;
 use crate::transport::FlowSpec;
 use crate::workload::cdf::FlowSizeCdf;
 use crate::workload::poisson::{self, Arrivals, Source};
-use crate::workload::{Dependencies, DependencyError, FlowDef, Wait};
+use crate::workload::{Dependencies, DependencyError, Done, FlowDef, Wait};
 use std::path::Path;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -186,11 +186,16 @@ pub struct FlowCfg {
     /// The colour (drop precedence) of its data packets, 0..=2 (default 0, green).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub colour: Option<u8>,
-    /// Flows (their positions in this list, from 0) that must all finish before this one
+    /// Flows (their positions in this list, from 0) that must all be done before this one
     /// starts (a barrier, as htsim's triggers and a collective's steps); then `gap`, and not
     /// before `start`. Default none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub after: Vec<u64>,
+    /// Which end of the flows in `after` counts: "sent" (every byte acknowledged, the flow's
+    /// completion; htsim's send_done_trigger) or "received" (every byte delivered in order;
+    /// recv_done_trigger). Default "sent".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on: Option<Done>,
     /// Time from the last of `after` finishing to this flow's start (compute time). Default 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gap: Option<Dur>,
@@ -212,6 +217,7 @@ fn waits(list: &[FlowCfg]) -> Vec<Wait> {
             flow: i,
             // Validation refuses a position out of range before this matters.
             after: f.after.iter().map(|&a| if a < list.len() as u64 { a as usize } else { usize::MAX }).collect(),
+            on: f.on.unwrap_or_default(),
             gap: f.gap.map_or(Time::ZERO, |d| d.0),
             not_before: f.start.0,
         })
@@ -391,6 +397,9 @@ pub fn check(w: &mut WorkloadCfg, topo: &Topology, duration: Time, seed: u64, ba
                 }
                 if f.gap.is_some() && f.after.is_empty() {
                     return Err(err(format!("workload.flows[{i}].gap"), "is the time after the flows in `after` finish; give after = [...] or leave gap out"));
+                }
+                if f.on.is_some() && f.after.is_empty() {
+                    return Err(err(format!("workload.flows[{i}].on"), "says which end of the flows in `after` counts; give after = [...] or leave on out"));
                 }
             }
             if let Err(e @ (DependencyError::Cycle { flow, .. } | DependencyError::Dangling { flow, .. })) = Dependencies::new(list.len(), &waits(list)) {

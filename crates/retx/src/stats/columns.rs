@@ -175,6 +175,12 @@ static FLOW_COLUMNS: &[Column<(), FlowRecord>] = &[
         Get::F64(|_, r| nan_or(r.finish.map(|t| t.as_us_f64()))),
     ),
     col(
+        "received_us",
+        "us",
+        "when the receiver had delivered every byte in order (htsim's recv done); NaN if it did not",
+        Get::F64(|_, r| nan_or(r.received.map(|t| t.as_us_f64()))),
+    ),
+    col(
         "fct_us",
         "us",
         "flow completion time, finish - start; NaN if unfinished",

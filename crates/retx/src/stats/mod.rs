@@ -16,6 +16,9 @@ pub struct FlowRecord {
     pub start: Time,
     /// When the sender saw every byte acknowledged.
     pub finish: Option<Time>,
+    /// When the receiver had delivered every byte in order (before `finish`: the last ACK is
+    /// still on its way).
+    pub received: Option<Time>,
     pub ideal_fct: Time,
     pub delivered_bytes: u64,
     pub sent_bytes: u64,

@@ -1,44 +1,87 @@
-//! Flows that start when others finish: a flow may wait for a set of flows (barrier
-//! semantics, as htsim's connection-matrix triggers and the steps of a collective), then a gap
-//! (compute time) before it starts. This is workload state, not transport state: the engine
-//! tells [`Dependencies::finished`] about every finished flow, and the workload answers with the
-//! flows that may start now and when; nothing in the engine knows why a flow waited.
+//! Flows that start when others are done: htsim's connection-matrix triggers, a flow list's
+//! `after`, and the steps of a collective. A *trigger* starts its target flows when it fires;
+//! flows *signal* triggers when they are done sending (every byte acknowledged: htsim's
+//! `send_done_trigger`) or receiving (every byte delivered in order: `recv_done_trigger`). A
+//! one-shot trigger fires all its targets at its first signal (later signals do nothing), a
+//! multi-shot one starts its next target at each signal, a barrier of `n` fires all its targets
+//! at its `n`-th signal (htsim's `sim/trigger.cpp`). A started flow waits its `gap` (compute
+//! time) and starts no earlier than its own start time.
+//!
+//! This is workload state, not transport state: the engine reports each flow's two ends
+//! ([`Dependencies::done`]) and the workload answers with the flows that may start now and
+//! when; nothing in the engine knows why a flow waited.
 
 use crate::sim::units::Time;
 
-/// Which flows wait for which, by flow index (the order of the run's flow list).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Dependencies {
-    /// Per flow: prerequisites not yet finished (0: it starts at its own start time).
-    waiting: Vec<u32>,
-    /// Per flow: the time from its last prerequisite's finish to its start.
-    gap: Vec<Time>,
-    /// Per flow: its earliest start (a dependant starts no earlier than its own start time).
-    not_before: Vec<Time>,
-    /// Flow `f`'s dependants are `dependants[first[f]..first[f + 1]]` (empty without edges).
-    first: Vec<u32>,
-    dependants: Vec<u32>,
-    /// Per flow: it has finished (a flow counts once, whichever end judged it complete).
-    done: Vec<bool>,
+/// Which end of a flow a signal waits for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Done {
+    /// The sender saw every byte acknowledged (the flow's completion time).
+    #[default]
+    Sent,
+    /// The receiver delivered every byte in order.
+    Received,
 }
 
-/// One flow's wait: `flow` starts `gap` after every flow in `after` has finished (and not before
-/// `not_before`, its own start time).
+/// How a trigger fires.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TriggerKind {
+    /// All targets at the first signal.
+    OneShot,
+    /// The next target (in the order given) at each signal.
+    MultiShot,
+    /// All targets at the `n`-th signal.
+    Barrier(u32),
+}
+
+/// A trigger and the flows it starts, by flow index.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Wait {
+pub struct Trigger {
+    pub kind: TriggerKind,
+    pub targets: Vec<usize>,
+}
+
+/// Flow `flow` signals trigger `trigger` when its `on` end is done.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Signal {
     pub flow: usize,
-    pub after: Vec<usize>,
+    pub on: Done,
+    pub trigger: usize,
+}
+
+/// How long a started flow waits, and its earliest start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Delay {
+    pub flow: usize,
     pub gap: Time,
     pub not_before: Time,
 }
 
-/// Why a set of waits cannot run: the flow it names (by index) and what is wrong.
+/// One flow's barrier wait (a flow list's `after`): `flow` starts `gap` after every flow in
+/// `after` is done (`on`), and not before `not_before`, its own start time.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Wait {
+    pub flow: usize,
+    pub after: Vec<usize>,
+    pub on: Done,
+    pub gap: Time,
+    pub not_before: Time,
+}
+
+/// Why a set of triggers cannot run: what it names and what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DependencyError {
-    /// `flow` waits for a flow index that does not exist (there are `flows`).
+    /// `flow` names a flow index that does not exist (there are `flows`).
     Dangling { flow: usize, after: usize, flows: usize },
-    /// `flow` waits for itself, directly or through others: the cycle, starting at `flow`.
+    /// `flow` waits for itself, through others: the cycle of flows, starting at `flow`.
     Cycle { flow: usize, cycle: Vec<usize> },
+    /// A signal or target names a trigger that does not exist.
+    NoTrigger { trigger: usize, triggers: usize },
+    /// `flow` is a target of two triggers.
+    TwoTriggers { flow: usize, first: usize, second: usize },
+    /// A barrier needs more signals than flows give it, so it would never fire.
+    NeverFires { trigger: usize, needs: u32, signals: u32 },
 }
 
 impl std::fmt::Display for DependencyError {
@@ -49,61 +92,170 @@ impl std::fmt::Display for DependencyError {
                 let path: Vec<String> = cycle.iter().chain(cycle.first()).map(|i| i.to_string()).collect();
                 write!(f, "flows wait for each other in a cycle ({}), so none would ever start", path.join(" -> "))
             }
+            DependencyError::NoTrigger { trigger, triggers } => write!(f, "names trigger {trigger}, which does not exist ({triggers} triggers)"),
+            DependencyError::TwoTriggers { flow, first, second } => write!(f, "flow {flow} is started by two triggers ({first} and {second}); a flow has one"),
+            DependencyError::NeverFires { trigger, needs, signals } => write!(f, "trigger {trigger} is a barrier of {needs} but only {signals} signals reach it, so it would never fire"),
         }
     }
+}
+
+const NONE: u32 = u32::MAX;
+
+/// Compressed lists: item `i`'s entries are `items[first[i]..first[i + 1]]`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Lists {
+    first: Vec<u32>,
+    items: Vec<u32>,
+}
+
+impl Lists {
+    /// From (owner, entry) pairs, entries kept in the order given per owner.
+    fn new(owners: usize, pairs: &[(u32, u32)]) -> Lists {
+        let mut first = vec![0u32; owners + 1];
+        for &(o, _) in pairs {
+            first[o as usize + 1] += 1;
+        }
+        for i in 0..owners {
+            first[i + 1] += first[i];
+        }
+        let mut at = first.clone();
+        let mut items = vec![0u32; pairs.len()];
+        for &(o, e) in pairs {
+            items[at[o as usize] as usize] = e;
+            at[o as usize] += 1;
+        }
+        Lists { first, items }
+    }
+
+    fn of(&self, i: usize) -> &[u32] {
+        if self.first.is_empty() {
+            return &[];
+        }
+        &self.items[self.first[i] as usize..self.first[i + 1] as usize]
+    }
+}
+
+/// Which flows wait for which, by flow index (the order of the run's flow list).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Dependencies {
+    /// Per flow: the trigger that starts it ([`NONE`]: it starts at its own start time).
+    started_by: Vec<u32>,
+    /// Per flow: the time from its trigger firing to its start, and its earliest start.
+    gap: Vec<Time>,
+    not_before: Vec<Time>,
+    kind: Vec<TriggerKind>,
+    /// Per trigger: signals still needed (barrier), next target (multi-shot), 0 once fired
+    /// (one-shot: 1 before).
+    state: Vec<u32>,
+    targets: Lists,
+    /// Per flow and [`Done`] (index `2 * flow + on`): the triggers it signals.
+    signals: Lists,
+    /// Per flow and [`Done`]: already reported (each end counts once).
+    reported: Vec<bool>,
+}
+
+fn slot(flow: usize, on: Done) -> usize {
+    2 * flow + (on == Done::Received) as usize
 }
 
 impl Dependencies {
     /// `flows` flows, none waiting: every flow starts at its own time.
     pub fn none(flows: usize) -> Dependencies {
-        Dependencies { waiting: vec![0; flows], gap: Vec::new(), not_before: Vec::new(), first: Vec::new(), dependants: Vec::new(), done: vec![false; flows] }
+        Dependencies { started_by: vec![NONE; flows], reported: vec![false; 2 * flows], ..Default::default() }
     }
 
-    /// `flows` flows, some waiting as `waits` say. Refuses a wait for a flow that does not
-    /// exist and waits in a cycle (which would never start), naming the first flow concerned.
+    /// A barrier per wait (a flow list's `after`); a prerequisite named twice counts once.
     pub fn new(flows: usize, waits: &[Wait]) -> Result<Dependencies, DependencyError> {
+        let (mut triggers, mut signals, mut delays) = (Vec::new(), Vec::new(), Vec::new());
+        for w in waits {
+            if let Some(&a) = w.after.iter().find(|&&a| a >= flows) {
+                return Err(DependencyError::Dangling { flow: w.flow, after: a, flows });
+            }
+            let mut after = w.after.clone();
+            after.sort_unstable();
+            after.dedup();
+            let t = triggers.len();
+            triggers.push(Trigger { kind: TriggerKind::Barrier(after.len() as u32), targets: vec![w.flow] });
+            signals.extend(after.iter().map(|&a| Signal { flow: a, on: w.on, trigger: t }));
+            delays.push(Delay { flow: w.flow, gap: w.gap, not_before: w.not_before });
+        }
+        Dependencies::with_triggers(flows, &triggers, &signals, &delays)
+    }
+
+    /// `flows` flows started by `triggers`, which `signals` fire; `delays` give the started
+    /// flows' gaps and earliest starts (default none). Refuses what names a flow or trigger
+    /// that does not exist, a flow two triggers start, a barrier that would never fire, and
+    /// flows that wait for themselves, naming the first concerned.
+    pub fn with_triggers(flows: usize, triggers: &[Trigger], signals: &[Signal], delays: &[Delay]) -> Result<Dependencies, DependencyError> {
         let mut d = Dependencies::none(flows);
-        if waits.is_empty() {
+        if triggers.is_empty() && signals.is_empty() {
             return Ok(d);
+        }
+        let no_trigger = |trigger| DependencyError::NoTrigger { trigger, triggers: triggers.len() };
+        let mut target_pairs = Vec::new();
+        let mut received = vec![0u32; triggers.len()];
+        for (t, trig) in triggers.iter().enumerate() {
+            for &f in &trig.targets {
+                if f >= flows {
+                    return Err(DependencyError::Dangling { flow: f, after: f, flows });
+                }
+                if d.started_by[f] != NONE {
+                    return Err(DependencyError::TwoTriggers { flow: f, first: d.started_by[f] as usize, second: t });
+                }
+                d.started_by[f] = t as u32;
+                target_pairs.push((t as u32, f as u32));
+            }
+        }
+        let mut signal_pairs = Vec::new();
+        for s in signals {
+            if s.flow >= flows {
+                return Err(DependencyError::Dangling { flow: s.flow, after: s.flow, flows });
+            }
+            if s.trigger >= triggers.len() {
+                return Err(no_trigger(s.trigger));
+            }
+            received[s.trigger] += 1;
+            signal_pairs.push((slot(s.flow, s.on) as u32, s.trigger as u32));
+        }
+        for (t, trig) in triggers.iter().enumerate() {
+            if let TriggerKind::Barrier(n) = trig.kind {
+                if received[t] < n {
+                    return Err(DependencyError::NeverFires { trigger: t, needs: n, signals: received[t] });
+                }
+            }
         }
         d.gap = vec![Time::ZERO; flows];
         d.not_before = vec![Time::ZERO; flows];
-        let mut edges: Vec<(u32, u32)> = Vec::new(); // (prerequisite, dependant)
-        for w in waits {
-            for &a in &w.after {
-                if a >= flows {
-                    return Err(DependencyError::Dangling { flow: w.flow, after: a, flows });
-                }
-                edges.push((a as u32, w.flow as u32));
+        for x in delays {
+            if x.flow >= flows {
+                return Err(DependencyError::Dangling { flow: x.flow, after: x.flow, flows });
             }
-            d.gap[w.flow] = w.gap;
-            d.not_before[w.flow] = w.not_before;
+            d.gap[x.flow] = x.gap;
+            d.not_before[x.flow] = x.not_before;
         }
-        // A prerequisite named twice counts once.
-        edges.sort_unstable();
-        edges.dedup();
-        for &(_, b) in &edges {
-            d.waiting[b as usize] += 1;
-        }
-        d.first = vec![0; flows + 1];
-        for &(a, _) in &edges {
-            d.first[a as usize + 1] += 1;
-        }
-        for f in 0..flows {
-            d.first[f + 1] += d.first[f];
-        }
-        d.dependants = edges.iter().map(|&(_, b)| b).collect();
+        d.kind = triggers.iter().map(|t| t.kind).collect();
+        d.state = triggers
+            .iter()
+            .map(|t| match t.kind {
+                TriggerKind::OneShot => 1,
+                TriggerKind::MultiShot => 0,
+                TriggerKind::Barrier(n) => n,
+            })
+            .collect();
+        d.targets = Lists::new(triggers.len(), &target_pairs);
+        d.signals = Lists::new(2 * flows, &signal_pairs);
         if let Some(cycle) = d.find_cycle() {
             return Err(DependencyError::Cycle { flow: cycle[0], cycle });
         }
         Ok(d)
     }
 
-    fn dependants_of(&self, f: usize) -> &[u32] {
-        if self.first.is_empty() {
-            return &[];
-        }
-        &self.dependants[self.first[f] as usize..self.first[f + 1] as usize]
+    /// The flows `f` may start, through the triggers either of its ends signals.
+    fn dependants(&self, f: usize) -> impl Iterator<Item = usize> + '_ {
+        [Done::Sent, Done::Received]
+            .into_iter()
+            .flat_map(move |on| self.signals.of(slot(f, on)).iter())
+            .flat_map(move |&t| self.targets.of(t as usize).iter().map(|&g| g as usize))
     }
 
     /// A cycle of waits, if any, starting at its smallest flow index (iterative depth-first
@@ -112,32 +264,30 @@ impl Dependencies {
         const NEW: u8 = 0;
         const OPEN: u8 = 1;
         const CLOSED: u8 = 2;
-        let n = self.waiting.len();
+        let n = self.started_by.len();
         let mut state = vec![NEW; n];
-        let mut stack: Vec<(usize, usize)> = Vec::new(); // (flow, next dependant to visit)
+        let mut stack: Vec<(usize, Vec<usize>)> = Vec::new(); // (flow, dependants left to visit)
         for root in 0..n {
             if state[root] != NEW {
                 continue;
             }
             state[root] = OPEN;
-            stack.push((root, 0));
-            while let Some(&mut (f, ref mut next)) = stack.last_mut() {
-                let deps = self.dependants_of(f);
-                if *next == deps.len() {
-                    state[f] = CLOSED;
+            stack.push((root, self.dependants(root).collect()));
+            while let Some((f, left)) = stack.last_mut() {
+                let Some(g) = left.pop() else {
+                    state[*f] = CLOSED;
                     stack.pop();
                     continue;
-                }
-                let g = deps[*next] as usize;
-                *next += 1;
+                };
                 match state[g] {
                     NEW => {
                         state[g] = OPEN;
-                        stack.push((g, 0));
+                        let next = self.dependants(g).collect();
+                        stack.push((g, next));
                     }
                     OPEN => {
-                        let at = stack.iter().position(|&(h, _)| h == g).expect("an open flow is on the stack");
-                        let mut cycle: Vec<usize> = stack[at..].iter().map(|&(h, _)| h).collect();
+                        let at = stack.iter().position(|(h, _)| *h == g).expect("an open flow is on the stack");
+                        let mut cycle: Vec<usize> = stack[at..].iter().map(|(h, _)| *h).collect();
                         let min = (0..cycle.len()).min_by_key(|&i| cycle[i]).expect("a cycle has a flow");
                         cycle.rotate_left(min);
                         return Some(cycle);
@@ -149,22 +299,40 @@ impl Dependencies {
         None
     }
 
-    /// Flow `f` waits for others before it may start.
+    /// Flow `f` waits for a trigger before it may start.
     pub fn waits(&self, f: usize) -> bool {
-        self.waiting[f] > 0
+        self.started_by[f] != NONE
     }
 
-    /// Flow `f` finished at `now`: every dependant whose last prerequisite this was starts
-    /// `gap` later (not before its own start time): `start(flow, at)` for each, in index
-    /// order. A flow reported twice counts once.
-    pub fn finished(&mut self, f: usize, now: Time, mut start: impl FnMut(usize, Time)) {
-        if std::mem::replace(&mut self.done[f], true) {
-            return;
+    /// Flow `f`'s `on` end is done at `now`: the triggers it signals fire as their kind says,
+    /// and each flow they start starts its `gap` later (not before its own start time):
+    /// `start(flow, at)` for each, in the triggers' order. An end reported twice counts once.
+    pub fn done(&mut self, f: usize, on: Done, now: Time, mut start: impl FnMut(usize, Time)) {
+        let s = slot(f, on);
+        match self.reported.get_mut(s) {
+            Some(reported) if !*reported => *reported = true,
+            _ => return,
         }
-        for i in 0..self.dependants_of(f).len() {
-            let g = self.dependants_of(f)[i] as usize;
-            self.waiting[g] -= 1;
-            if self.waiting[g] == 0 {
+        for i in 0..self.signals.of(s).len() {
+            let t = self.signals.of(s)[i] as usize;
+            let targets = self.targets.of(t);
+            let fire: &[u32] = match self.kind[t] {
+                TriggerKind::OneShot if self.state[t] == 1 => {
+                    self.state[t] = 0;
+                    targets
+                }
+                TriggerKind::MultiShot if (self.state[t] as usize) < targets.len() => {
+                    self.state[t] += 1;
+                    &targets[self.state[t] as usize - 1..self.state[t] as usize]
+                }
+                TriggerKind::Barrier(_) if self.state[t] > 0 => {
+                    self.state[t] -= 1;
+                    if self.state[t] == 0 { targets } else { &[] }
+                }
+                _ => &[],
+            };
+            for &g in fire {
+                let g = g as usize;
                 start(g, (now + self.gap[g]).max(self.not_before[g]));
             }
         }
@@ -176,13 +344,17 @@ mod tests {
     use super::*;
 
     fn wait(flow: usize, after: &[usize], gap_us: u64) -> Wait {
-        Wait { flow, after: after.to_vec(), gap: Time::from_us(gap_us), not_before: Time::ZERO }
+        Wait { flow, after: after.to_vec(), on: Done::Sent, gap: Time::from_us(gap_us), not_before: Time::ZERO }
+    }
+
+    fn report(d: &mut Dependencies, f: usize, on: Done, now_us: u64) -> Vec<(usize, u64)> {
+        let mut started = Vec::new();
+        d.done(f, on, Time::from_us(now_us), |g, at| started.push((g, at.0 / 1_000_000)));
+        started
     }
 
     fn finish(d: &mut Dependencies, f: usize, now_us: u64) -> Vec<(usize, u64)> {
-        let mut started = Vec::new();
-        d.finished(f, Time::from_us(now_us), |g, at| started.push((g, at.0 / 1_000_000)));
-        started
+        report(d, f, Done::Sent, now_us)
     }
 
     #[test]
@@ -192,6 +364,7 @@ mod tests {
         assert_eq!((0..5).map(|f| d.waits(f)).collect::<Vec<_>>(), [false, false, true, true, false]);
         assert_eq!(finish(&mut d, 1, 10), []);
         assert_eq!(finish(&mut d, 1, 12), [], "a second report of the same flow counts once");
+        assert_eq!(report(&mut d, 0, Done::Received, 15), [], "the waits are for sending");
         assert_eq!(finish(&mut d, 0, 20), [(2, 25)], "the last prerequisite, plus the gap");
         assert_eq!(finish(&mut d, 2, 30), [(3, 30)]);
         assert_eq!(finish(&mut d, 4, 40), []);
@@ -199,20 +372,49 @@ mod tests {
 
     #[test]
     fn a_dependant_starts_no_earlier_than_its_own_start_time() {
-        let mut d = Dependencies::new(2, &[Wait { flow: 1, after: vec![0], gap: Time::from_us(1), not_before: Time::from_us(50) }]).unwrap();
+        let w = |not_before| Wait { flow: 1, after: vec![0], on: Done::Sent, gap: Time::from_us(1), not_before: Time::from_us(not_before) };
+        let mut d = Dependencies::new(2, &[w(50)]).unwrap();
         assert_eq!(finish(&mut d, 0, 10), [(1, 50)]);
-        let mut d = Dependencies::new(2, &[Wait { flow: 1, after: vec![0], gap: Time::from_us(1), not_before: Time::from_us(5) }]).unwrap();
+        let mut d = Dependencies::new(2, &[w(5)]).unwrap();
         assert_eq!(finish(&mut d, 0, 10), [(1, 11)]);
     }
 
     #[test]
     fn several_dependants_start_in_index_order() {
-        let mut d = Dependencies::new(4, &[wait(3, &[0], 0), wait(1, &[0], 0), wait(2, &[0], 2)]).unwrap();
+        let mut d = Dependencies::new(4, &[wait(1, &[0], 0), wait(2, &[0], 2), wait(3, &[0], 0)]).unwrap();
         assert_eq!(finish(&mut d, 0, 1), [(1, 1), (2, 3), (3, 1)]);
     }
 
     #[test]
-    fn dangling_waits_and_cycles_are_refused_naming_the_flow() {
+    fn triggers_fire_as_htsim_s_one_shot_multi_shot_and_barrier() {
+        // 0 one-shot -> {1, 2}; 1 multi-shot -> [3, 4] in that order; 2 barrier of 2 -> 5.
+        let triggers = [
+            Trigger { kind: TriggerKind::OneShot, targets: vec![1, 2] },
+            Trigger { kind: TriggerKind::MultiShot, targets: vec![4, 3] },
+            Trigger { kind: TriggerKind::Barrier(2), targets: vec![5] },
+        ];
+        let signals = [
+            Signal { flow: 0, on: Done::Received, trigger: 0 },
+            Signal { flow: 6, on: Done::Sent, trigger: 0 },
+            Signal { flow: 1, on: Done::Sent, trigger: 1 },
+            Signal { flow: 2, on: Done::Received, trigger: 1 },
+            Signal { flow: 6, on: Done::Received, trigger: 1 },
+            Signal { flow: 3, on: Done::Sent, trigger: 2 },
+            Signal { flow: 4, on: Done::Sent, trigger: 2 },
+        ];
+        let mut d = Dependencies::with_triggers(7, &triggers, &signals, &[Delay { flow: 3, gap: Time::from_us(2), not_before: Time::ZERO }]).unwrap();
+        assert_eq!(report(&mut d, 0, Done::Sent, 1), [], "0 signals when received");
+        assert_eq!(report(&mut d, 0, Done::Received, 2), [(1, 2), (2, 2)]);
+        assert_eq!(report(&mut d, 6, Done::Sent, 3), [], "a one-shot fires once");
+        assert_eq!(report(&mut d, 2, Done::Received, 4), [(4, 4)], "the multi-shot's first target");
+        assert_eq!(report(&mut d, 1, Done::Sent, 5), [(3, 7)], "its second, after its gap");
+        assert_eq!(report(&mut d, 6, Done::Received, 6), [], "none left");
+        assert_eq!(report(&mut d, 4, Done::Sent, 8), [], "one of two");
+        assert_eq!(report(&mut d, 3, Done::Sent, 9), [(5, 9)]);
+    }
+
+    #[test]
+    fn bad_waits_and_triggers_are_refused_naming_what_is_wrong() {
         assert_eq!(Dependencies::new(3, &[wait(1, &[3], 0)]), Err(DependencyError::Dangling { flow: 1, after: 3, flows: 3 }));
         let e = Dependencies::new(4, &[wait(1, &[3], 0), wait(3, &[2], 0), wait(2, &[1], 0), wait(0, &[1], 0)]).unwrap_err();
         assert_eq!(e, DependencyError::Cycle { flow: 1, cycle: vec![1, 2, 3] });
@@ -220,6 +422,13 @@ mod tests {
         assert_eq!(Dependencies::new(2, &[wait(1, &[1], 0)]).unwrap_err(), DependencyError::Cycle { flow: 1, cycle: vec![1] });
         // A diamond is not a cycle.
         assert!(Dependencies::new(4, &[wait(1, &[0], 0), wait(2, &[0], 0), wait(3, &[1, 2], 0)]).is_ok());
+        let one = |targets: Vec<usize>| Trigger { kind: TriggerKind::OneShot, targets };
+        let sig = |flow, trigger| Signal { flow, on: Done::Sent, trigger };
+        assert_eq!(Dependencies::with_triggers(3, &[one(vec![1])], &[sig(0, 1)], &[]), Err(DependencyError::NoTrigger { trigger: 1, triggers: 1 }));
+        assert_eq!(Dependencies::with_triggers(3, &[one(vec![1]), one(vec![1])], &[], &[]), Err(DependencyError::TwoTriggers { flow: 1, first: 0, second: 1 }));
+        let barrier = Trigger { kind: TriggerKind::Barrier(3), targets: vec![2] };
+        let e = Dependencies::with_triggers(3, &[barrier], &[sig(0, 0), sig(1, 0)], &[]).unwrap_err();
+        assert_eq!(e.to_string(), "trigger 0 is a barrier of 3 but only 2 signals reach it, so it would never fire");
     }
 
     #[test]

@@ -8,7 +8,7 @@ pub mod cdf;
 pub mod dependencies;
 pub mod poisson;
 
-pub use dependencies::{Dependencies, DependencyError, Wait};
+pub use dependencies::{Delay, Dependencies, DependencyError, Done, Signal, Trigger, TriggerKind, Wait};
 
 use crate::sim::units::Time;
 

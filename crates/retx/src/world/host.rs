@@ -171,9 +171,13 @@ impl<O: Observer> Simulation<O> {
             self.obs.deliver(self.now, node, q.conn, delivered);
         }
         let (conn, completed) = (q.conn as usize, !before.completed && q.endpoint.completed_at().is_some());
+        let received = !before.done && q.endpoint.is_done() && matches!(q.endpoint, Endpoint::Responder(_));
         if !before.done && q.endpoint.is_done() {
             // Bounded memory: a finished end keeps only what its flow's record reads.
             n.qps[qp].endpoint.release();
+        }
+        if received {
+            self.flow_received(conn);
         }
         if completed {
             self.finite_left -= 1;

@@ -29,7 +29,7 @@ use crate::stats::{CcSample, Counters, FlowRecord, PoolSample, QueueSample, Samp
 use crate::nic::Qp;
 use crate::transport::endpoint::{EndRecord, Endpoint};
 use crate::transport::{self, BasePath, FlowSpec, NicAgent, Template, CONTROL_BYTES, DATA_HEADER_BYTES};
-use crate::workload::{Dependencies, FlowDef};
+use crate::workload::{Dependencies, Done, FlowDef};
 
 const PFC_FRAME_BYTES: u32 = 64;
 
@@ -137,6 +137,8 @@ struct Conn {
     ideal_fct: Time,
     /// Its packets the network dropped.
     drops: u64,
+    /// When its receiver had delivered every byte.
+    received: Option<Time>,
 }
 
 /// Everything one run produces.
@@ -588,6 +590,7 @@ impl<O: Observer> Simulation<O> {
                 ends: [UNSET; 2],
                 ideal_fct,
                 drops: 0,
+                received: None,
             });
             if def.size == FlowSpec::ENDLESS { self.endless += 1 } else { self.finite_left += 1 }
             receivers.insert(def.dst);
@@ -707,10 +710,22 @@ impl<O: Observer> Simulation<O> {
         }
     }
 
-    /// Flow `f` finished: the workload starts the flows that waited for it (when, it says).
+    /// Flow `f` finished (its sender saw every byte acknowledged): the workload starts the
+    /// flows that waited for that (when, it says).
     pub(super) fn flow_finished(&mut self, f: usize) {
+        self.flow_done(f, Done::Sent);
+    }
+
+    /// Flow `f`'s receiver delivered every byte: recorded, and the workload starts the flows
+    /// that waited for that.
+    pub(super) fn flow_received(&mut self, f: usize) {
+        self.conns[f].received = Some(self.now);
+        self.flow_done(f, Done::Received);
+    }
+
+    fn flow_done(&mut self, f: usize, on: Done) {
         let (conns, events) = (&mut self.conns, &mut self.events);
-        self.dependencies.finished(f, self.now, |g, at| {
+        self.dependencies.done(f, on, self.now, |g, at| {
             conns[g].def.start = at;
             events.push(at, RUN_ORIGIN, Event::FlowStart(g as u32));
         });
@@ -797,6 +812,7 @@ impl<O: Observer> Simulation<O> {
                 // (one still waiting for others has only its earliest start).
                 start: if f.ends[0] == UNSET { f.def.start.max(end) } else { f.def.start },
                 finish,
+                received: f.received,
                 ideal_fct: f.ideal_fct,
                 delivered_bytes: delivered,
                 sent_bytes: stats.sent_bytes,
