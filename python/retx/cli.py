@@ -190,15 +190,30 @@ def validate(file: Path = typer.Argument(..., help="Scenario TOML file, or an HP
     _print_warnings(scenario)
 
 
-@app.command(name="reproduce")
+# The help lists every reproduction with its announced wall time, from the registry (a
+# "\b" line keeps click from rewrapping the list into one paragraph).
+REPRODUCE_HELP = f"""Reproduce a figure from a paper: run the grid, print the table, write table and plot.
+
+Without a name, lists the reproductions. Typical wall time on 2 cores, full grid and --quick:
+
+\b
+{reproduce.listing()}
+"""
+
+
+@app.command(name="reproduce", help=REPRODUCE_HELP)
 def reproduce_command(
-    name: str = typer.Argument(..., help=f"One of: {', '.join(reproduce.REPRODUCTIONS)}."),
+    name: Optional[str] = typer.Argument(None, show_default=False,
+                                         help="A reproduction listed above; without one, the list is printed."),
     out: Optional[Path] = typer.Option(None, "--out", show_default=False,
                                        help="Output folder [default: results/<name>]."),
     quick: bool = typer.Option(False, "--quick",
-                               help="A coarser, shorter grid: faster, how much depends on the figure."),
+                               help="A coarser, shorter grid: faster, by as much as the list above says."),
 ) -> None:
-    """Reproduce a figure from a paper: run the grid, print the table, write table and plot."""
+    if name is None:
+        print("Typical wall time on 2 cores, full grid and --quick:\n")
+        print(reproduce.listing())
+        return
     default_dir = Path("results") / (f"{name}-quick" if quick else name)
     reproduce.run(name, out or default_dir, quick)
 

@@ -133,6 +133,49 @@ def test_registry_names_its_modules() -> None:
     }
 
 
+# --- Announced wall times ---------------------------------------------------------------------
+
+# The quick runs this file's fixtures make, by reproduction. The other six quick grids run in
+# test files of their own (test_cc_compare.py, test_hpcc_micro.py, test_ns3_crosscheck.py,
+# test_stride_*.py; all but ns3-crosscheck again in test_golden_reproductions.py), which do not
+# yet hold them to their announcement.
+TIMED_HERE = {"melo-fig5a": "fig5a", "melo-fig5b": "fig5b", "melo-fig6a": "fig6a", "melo-fig6b": "fig6b",
+              "gbone-fct": "fct", "gbone-goodput": "wan"}
+
+
+@pytest.mark.parametrize("name", sorted(TIMED_HERE))
+def test_quick_run_takes_about_the_announced_time(name: str, request: pytest.FixtureRequest) -> None:
+    """Catches a --quick wall time in `retx reproduce --help` that has gone stale: the run this
+    file already made, timed by `reproduce.run` (provenance.json's wall_seconds), against the
+    registry's announcement, within the generous factors `stale_wall_time` explains."""
+    ran: Ran = request.getfixturevalue(TIMED_HERE[name])
+    wall = json.loads((ran.out_dir / "provenance.json").read_text())["wall_seconds"]
+    assert reproduce.stale_wall_time(name, True, wall) is None, reproduce.stale_wall_time(name, True, wall)
+
+
+def test_every_reproduction_announces_its_wall_times() -> None:
+    for name, entry in reproduce.CATALOGUE.items():
+        assert entry.module is REPRODUCTIONS[name] and entry.about
+        assert 0 < entry.quick_seconds <= entry.full_seconds, name
+
+
+def test_a_stale_announcement_is_caught() -> None:
+    """Catches factors that let an announcement drift without failing (cc-compare --quick is
+    announced at 10 s, its full grid at 600 s; melo-fig5a --quick at 1 s, held to 2 s)."""
+    assert reproduce.CATALOGUE["cc-compare"].quick_seconds == 10
+    assert reproduce.stale_wall_time("cc-compare", True, 6.7) is None
+    assert reproduce.stale_wall_time("cc-compare", True, 39.0) is None  # a loaded machine
+    assert "over 4x the 10 s announced" in str(reproduce.stale_wall_time("cc-compare", True, 41.0))
+    assert reproduce.stale_wall_time("cc-compare", True, 1.0) is None
+    assert reproduce.stale_wall_time("ns3-crosscheck", True, 2.0) is None  # announced at 20 s
+    assert "under 1/10 of the 20 s" in str(reproduce.stale_wall_time("ns3-crosscheck", True, 1.9))
+    assert "under 1/10 of the 600 s" in str(reproduce.stale_wall_time("cc-compare", False, 59.0))
+    assert reproduce.stale_wall_time("melo-fig5a", True, 7.9) is None
+    assert "held to 2 s" in str(reproduce.stale_wall_time("melo-fig5a", True, 8.1))
+    with pytest.raises(reproduce.UnknownReproduction):
+        reproduce.stale_wall_time("no-such-figure", True, 1.0)
+
+
 def test_quick_grid_scenarios_are_valid() -> None:
     grid = melo_fig5a.scenarios(quick=True)
     assert len(grid) == len(melo_fig5a.QUICK_LOSS_RATES) * len(melo_fig5a.SCHEMES)

@@ -3,12 +3,18 @@
 Each module exposes `run(out_dir: Path, quick: bool) -> polars.DataFrame`: it runs its grid,
 writes table.parquet, table.csv and plot.png under out_dir and prints the table next to the
 paper's numbers. `run` here runs one by name and records where its numbers came from.
+
+Each entry also announces what the reproduction costs: its typical wall time on 2 cores, full
+grid and `--quick`, which `retx reproduce --help` lists and docs/REPRODUCTIONS.md repeats. The
+tests that run a quick grid hold the announcement to the time they measure
+(`stale_wall_time`), so it cannot drift far from the truth unnoticed.
 """
 
 import hashlib
 import inspect
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
@@ -20,20 +26,94 @@ from retx.reproduce import (cc_compare, gbone_fct, gbone_goodput, hpcc_micro, me
                             melo_fig6b, ns3_crosscheck, stride_fattree, stride_segment,
                             stride_testbed)
 
-REPRODUCTIONS: dict[str, ModuleType] = {
-    "melo-fig5a": melo_fig5a,
-    "melo-fig5b": melo_fig5b,
-    "melo-fig6a": melo_fig6a,
-    "melo-fig6b": melo_fig6b,
-    "gbone-fct": gbone_fct,
-    "gbone-goodput": gbone_goodput,
-    "ns3-crosscheck": ns3_crosscheck,
-    "hpcc-micro": hpcc_micro,
-    "cc-compare": cc_compare,
-    "stride-fattree": stride_fattree,
-    "stride-segment": stride_segment,
-    "stride-testbed": stride_testbed,
+
+@dataclass(frozen=True)
+class Reproduction:
+    """A registered reproduction: its module, one line on what it reproduces, and its typical
+    wall time in seconds on 2 cores (what `reproduce.run` records as `wall_seconds`), full grid
+    and `--quick`."""
+
+    module: ModuleType
+    about: str
+    full_seconds: float
+    quick_seconds: float
+
+
+# The wall times were measured with `retx reproduce NAME [--quick]` on the 2-core development
+# machine at commit 86f4c4f (2026-11-26; the quick grids twice, the second time a few commits
+# later) while other work shared it (load average 0.5 to 4.7: these are typical, not best,
+# times). Every one was measured, none estimated; ns3-crosscheck and hpcc-micro have no smaller
+# grid, so their --quick costs what the full run does. docs/REPRODUCTIONS.md has the measured
+# seconds. A change that makes a grid much slower or faster must update its line here and there:
+# a test that times the quick grid fails otherwise (`stale_wall_time`).
+CATALOGUE: dict[str, Reproduction] = {
+    "melo-fig5a": Reproduction(melo_fig5a, "MELO Fig. 5a: one flow's goodput vs. loss rate", 12, 1),
+    "melo-fig5b": Reproduction(melo_fig5b, "MELO Fig. 5b: p99 FCT under load, lossy spine", 30, 2),
+    "melo-fig6a": Reproduction(melo_fig6a, "MELO Fig. 6a: CPU cost of reorder copying", 1, 1),
+    "melo-fig6b": Reproduction(melo_fig6b, "MELO Fig. 6b: bits pool usage vs. connections", 2, 1),
+    "gbone-fct": Reproduction(gbone_fct, "Go-Back-ONE Figs. 9-10: FCT slowdown over a lossy WAN", 10, 2),
+    "gbone-goodput": Reproduction(gbone_goodput, "Go-Back-ONE Fig. 10: goodput over time, 10 % loss", 2, 1),
+    "ns3-crosscheck": Reproduction(ns3_crosscheck, "retx beside HPCC's ns-3 on its own input", 20, 20),
+    "hpcc-micro": Reproduction(hpcc_micro, "HPCC §5.2 micro-benchmarks: DCQCN vs. HPCC", 1, 1),
+    "cc-compare": Reproduction(cc_compare, "HPCC §5.3: HPCC, DCQCN, TIMELY, DCTCP on hpcc-320", 600, 10),
+    "stride-fattree": Reproduction(stride_fattree, "STRIDE Fig. 9: FCT per size on a 256-host fat-tree", 90, 2),
+    "stride-segment": Reproduction(stride_segment, "STRIDE Fig. 5: time per byte vs. ACK segment size", 20, 2),
+    "stride-testbed": Reproduction(stride_testbed, "STRIDE Figs. 6-8: the two-switch testbed", 1, 1),
 }
+
+REPRODUCTIONS: dict[str, ModuleType] = {name: entry.module for name, entry in CATALOGUE.items()}
+
+
+def _duration(seconds: float) -> str:
+    """'~12 s', '~1.5 min', '~10 min': whole seconds below a minute (at least 1), half minutes above."""
+    if seconds < 60:
+        return f"~{max(1, round(seconds))} s"
+    return f"~{round(seconds / 30) / 2:g} min"
+
+
+def wall_time(name: str) -> str:
+    """The announced cost of `name`, e.g. '~10 min full, ~10 s --quick (2 cores)'."""
+    entry = entry_of(name)
+    return f"{_duration(entry.full_seconds)} full, {_duration(entry.quick_seconds)} --quick (2 cores)"
+
+
+def listing() -> str:
+    """Every reproduction: its name and what it reproduces, then its announced wall time."""
+    width = max(len(name) for name in CATALOGUE)
+    lines = []
+    for name, entry in CATALOGUE.items():
+        lines.append(f"{name.ljust(width)}  {entry.about}")
+        lines.append(f"{''.ljust(width)}  {wall_time(name)}")
+    return "\n".join(lines)
+
+
+# How far a measured quick run may stray from its announcement before the announcement counts
+# as stale. The tests run on 2 cores that other jobs share (a build beside them doubles or
+# triples wall times: stride-fattree's full grid took 64 s alone and 190 s beside a busy core),
+# so "too slow" is generous: over SLOW_FACTOR times the announcement, and a sub-second grid is
+# held to 2 s (MIN_HELD_SECONDS) rather than its rounded ~1 s, since start-up and scheduling
+# noise of a second or two must not fail a test. "Too pessimistic" is over PESSIMISTIC_FACTOR
+# times what was measured, a measurement under 1 s counting as 1 s (announcements never go
+# below ~1 s): a loaded machine only makes runs slower, so that side needs no more room.
+SLOW_FACTOR = 4.0
+MIN_HELD_SECONDS = 2.0
+PESSIMISTIC_FACTOR = 10.0
+
+
+def stale_wall_time(name: str, quick: bool, wall_seconds: float) -> str | None:
+    """Why the announced wall time of `name` (full or quick) disagrees with `wall_seconds`, a
+    measured run of it; None when it does not (within the factors above)."""
+    entry = entry_of(name)
+    announced = entry.quick_seconds if quick else entry.full_seconds
+    grid = "--quick" if quick else "full"
+    fix = "measure it again and update it in retx.reproduce.CATALOGUE and docs/REPRODUCTIONS.md"
+    held = max(announced, MIN_HELD_SECONDS)
+    if wall_seconds > SLOW_FACTOR * held:
+        floor = f" (held to {held:g} s)" if held > announced else ""
+        return f"{name} {grid} took {wall_seconds:.1f} s, over {SLOW_FACTOR:g}x the {announced:g} s announced{floor}: {fix}"
+    if announced > PESSIMISTIC_FACTOR * max(wall_seconds, 1.0):
+        return f"{name} {grid} took {wall_seconds:.1f} s, under 1/{PESSIMISTIC_FACTOR:g} of the {announced:g} s announced: {fix}"
+    return None
 
 
 class UnknownReproduction(LookupError):
@@ -41,11 +121,15 @@ class UnknownReproduction(LookupError):
         return f"unknown reproduction {self.args[0]!r} (known: {', '.join(REPRODUCTIONS)})"
 
 
-def lookup(name: str) -> ModuleType:
+def entry_of(name: str) -> Reproduction:
     try:
-        return REPRODUCTIONS[name]
+        return CATALOGUE[name]
     except KeyError:
         raise UnknownReproduction(name) from None
+
+
+def lookup(name: str) -> ModuleType:
+    return entry_of(name).module
 
 
 def run(name: str, out_dir: Path, quick: bool) -> pl.DataFrame:
