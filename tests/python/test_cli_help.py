@@ -6,8 +6,8 @@ import re
 from pathlib import Path
 
 import retx
-from conftest import run_cli
-from retx.reproduce import CATALOGUE, REPRODUCTIONS
+from conftest import REPO, run_cli
+from retx.reproduce import CATALOGUE, REPRODUCTIONS, wall_time
 
 
 def test_run_help_shows_defaults_and_no_type_noise() -> None:
@@ -53,6 +53,16 @@ def rounded(seconds: float) -> float:
     """A wall time as the help prints it, in seconds: whole seconds (at least 1) below a
     minute, half minutes above."""
     return float(max(1, round(seconds))) if seconds < 60 else round(seconds / 30) * 30.0
+
+
+def test_reproductions_doc_table_is_the_help_data() -> None:
+    """Catches docs/REPRODUCTIONS.md's wall time table drifting from what the help lists."""
+    doc = (REPO / "docs" / "REPRODUCTIONS.md").read_text()
+    section = doc.split("\n## Wall times\n", 1)[1].split("\n## ", 1)[0]
+    rows = [[c.strip() for c in line.split("|")[1:-1]] for line in section.splitlines()
+            if line.startswith("| ") and "---" not in line]
+    got = {name: (about, f"{full} full, {quick} --quick (2 cores)") for name, about, full, quick, _ in rows[1:]}
+    assert got == {name: (entry.about, wall_time(name)) for name, entry in CATALOGUE.items()}
 
 
 def test_reproduce_without_a_name_prints_the_same_list() -> None:
