@@ -7,11 +7,12 @@ here must say why, then store the new table: RETX_BLESS=1 pytest tests/python/te
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
 
-from retx.reproduce import REPRODUCTIONS
+from retx.reproduce import REPRODUCTIONS, stale_wall_time
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "reproduce" / "quick"
 
@@ -19,7 +20,9 @@ GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "reproduce" / "quick"
 # ns3-crosscheck reads inputs from outside the repository: tests/python/test_ns3_crosscheck.py.
 @pytest.mark.parametrize("name", sorted(set(REPRODUCTIONS) - {"ns3-crosscheck"}))
 def test_quick_table_is_unchanged(name: str, tmp_path: Path) -> None:
+    clock = time.monotonic()
     REPRODUCTIONS[name].run(tmp_path, quick=True)
+    stale = stale_wall_time(name, True, time.monotonic() - clock)
     got = (tmp_path / "table.csv").read_text()
     golden = GOLDEN / f"{name}.csv"
     if os.environ.get("RETX_BLESS"):
@@ -28,3 +31,5 @@ def test_quick_table_is_unchanged(name: str, tmp_path: Path) -> None:
     if got != want:
         diff = [f"  want: {w}\n  got:  {g}" for w, g in zip(want.splitlines(), got.splitlines()) if w != g]
         pytest.fail(f"{name}: {len(diff)} row(s) moved\n" + "\n".join(diff[:5]))
+    # Kept true: the --quick time `retx reproduce --help` announces (see retx.reproduce).
+    assert stale is None, stale
