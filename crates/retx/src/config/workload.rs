@@ -24,6 +24,8 @@ pub enum WorkloadKind {
     Poisson,
     /// Many senders start a flow to one receiver at the same time, in rounds.
     Incast,
+    /// A connection matrix of the htsim simulator (`file`, a `.cm`).
+    HtsimCm,
     /// A flow file in the HPCC ns-3 format (`file`).
     HpccFlows,
 }
@@ -47,7 +49,7 @@ pub enum Pairing {
 #[serde(deny_unknown_fields)]
 pub struct WorkloadCfg {
     pub kind: WorkloadKind,
-    /// hpcc-flows: the flow file, relative to the scenario's directory.
+    /// hpcc-flows, htsim-cm: the flow file, relative to the scenario's directory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty", deserialize_with = "host_pairs")]
@@ -334,6 +336,10 @@ pub fn check(w: &mut WorkloadCfg, topo: &Topology, duration: Time, seed: u64, ba
                 }
             }
         }
+        WorkloadKind::HtsimCm => {
+            let (m, fail) = htsim_cm(w, base_dir)?;
+            m.check(topo.hosts().count()).map_err(fail)?;
+        }
         WorkloadKind::Incast => {
             let receiver = w.receiver.as_deref().ok_or_else(|| err("workload.receiver", "incast needs a receiver, e.g. receiver = \"h0\""))?;
             let rx = host(receiver, "workload.receiver".into())?;
@@ -418,6 +424,7 @@ pub fn known_flow_count(w: &WorkloadCfg, base_dir: &Path) -> Result<Option<usize
         WorkloadKind::FlowList => Some(w.flows.list().len()),
         WorkloadKind::Incast => Some(w.senders.len().max(w.fan_in.unwrap_or(0) as usize) * w.rounds.unwrap_or(1) as usize),
         WorkloadKind::HpccFlows => Some(hpcc_flows(w, base_dir)?.len()),
+        WorkloadKind::HtsimCm => Some(htsim_cm(w, base_dir)?.0.flows.len()),
         WorkloadKind::Poisson if w.until.is_none() => w.flows.count().map(|n| n as usize),
         WorkloadKind::Poisson => None,
     })
@@ -430,6 +437,7 @@ fn kind_name(k: WorkloadKind) -> &'static str {
         WorkloadKind::Poisson => "poisson",
         WorkloadKind::Incast => "incast",
         WorkloadKind::HpccFlows => "hpcc-flows",
+        WorkloadKind::HtsimCm => "htsim-cm",
     }
 }
 
@@ -438,7 +446,7 @@ fn kind_name(k: WorkloadKind) -> &'static str {
 fn check_workload_fields(w: &WorkloadCfg) -> Result<(), ScenarioError> {
     use WorkloadKind::*;
     let given: [(&str, bool, &[WorkloadKind]); 15] = [
-        ("file", w.file.is_some(), &[HpccFlows]),
+        ("file", w.file.is_some(), &[HpccFlows, HtsimCm]),
         ("pairs", !w.pairs.is_empty(), &[LongFlows, Poisson]),
         ("flows", !w.flows.list().is_empty() || w.flows.count().is_some(), &[FlowList, Poisson]),
         ("cdf", w.cdf.is_some(), &[Poisson]),
@@ -466,6 +474,7 @@ fn check_workload_fields(w: &WorkloadCfg) -> Result<(), ScenarioError> {
 /// for others. `seed` is the scenario's root seed; a `cdf` path is relative to `base_dir`.
 /// Errors only if the workload was not validated (or its CDF file changed since).
 pub fn flows(cfg: &WorkloadCfg, topo: &Topology, seed: u64, base_dir: &Path) -> Result<Workload, ScenarioError> {
+    let cm = if cfg.kind == WorkloadKind::HtsimCm { Some(htsim_cm(cfg, base_dir)?) } else { None };
     let node = |name: &str| topo.find(name).expect("validated host name");
     let out: Vec<FlowDef> = match cfg.kind {
         WorkloadKind::LongFlows => cfg
@@ -496,6 +505,10 @@ pub fn flows(cfg: &WorkloadCfg, topo: &Topology, seed: u64, base_dir: &Path) -> 
             .into_iter()
             .map(|f| FlowDef::new(f.src, f.dst, f.size, f.start))
             .collect(),
+        WorkloadKind::HtsimCm => {
+            let (m, fail) = cm.as_ref().expect("read above");
+            m.flow_defs(&topo.hosts().collect::<Vec<_>>()).map_err(fail)?
+        }
         WorkloadKind::Incast => {
             let dst = node(cfg.receiver.as_deref().expect("validated receiver"));
             let senders = incast_senders(cfg, topo)?;
@@ -522,6 +535,10 @@ pub fn flows(cfg: &WorkloadCfg, topo: &Topology, seed: u64, base_dir: &Path) -> 
             let waits: Vec<Wait> = waits(cfg.flows.list()).into_iter().map(|w| Wait { flow: id[w.flow], after: w.after.iter().map(|&a| id[a]).collect(), ..w }).collect();
             Dependencies::new(out.len(), &waits).map_err(|e| err("workload.flows", format!("{e} (not validated)")))?
         }
+        WorkloadKind::HtsimCm => {
+            let (m, fail) = cm.as_ref().expect("read above");
+            m.dependencies(&id).map_err(fail)?
+        }
         _ => Dependencies::none(out.len()),
     };
     Ok(Workload { flows: order.into_iter().map(|i| out[i]).collect(), dependencies })
@@ -533,6 +550,16 @@ pub fn hpcc_flows(cfg: &WorkloadCfg, base_dir: &Path) -> Result<Vec<crate::net::
     let path = base_dir.join(file);
     let text = crate::sim::input::read_text(&path, crate::sim::input::MAX_FLOW_FILE).map_err(|e| ScenarioError::new("workload.file", e))?;
     crate::net::hpcc::parse_flows(&text).map_err(|e| ScenarioError::new("workload.file", format!("{}: {e}", path.display())))
+}
+
+/// The connection matrix of an htsim-cm workload, read from its file, and what makes an error
+/// about it name the file.
+pub fn htsim_cm(cfg: &WorkloadCfg, base_dir: &Path) -> Result<(crate::workload::htsim_cm::ConnectionMatrix, impl Fn(String) -> ScenarioError), ScenarioError> {
+    let file = cfg.file.as_deref().ok_or_else(|| ScenarioError::new("workload.file", "htsim-cm needs file = \"traffic.cm\""))?;
+    let path = base_dir.join(file);
+    let text = crate::sim::input::read_text(&path, crate::sim::input::MAX_FLOW_FILE).map_err(|e| ScenarioError::new("workload.file", e))?;
+    let fail = move |e: String| ScenarioError::new("workload.file", format!("{}: {e}", path.display()));
+    Ok((crate::workload::htsim_cm::parse(&text).map_err(&fail)?, fail))
 }
 
 /// The flow-size table of a poisson workload, with its interpolation (default linear).

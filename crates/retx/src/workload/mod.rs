@@ -2,10 +2,12 @@
 //!
 //! `long-flows` and `flow-list` are given flow by flow; `poisson` draws arrivals at a target
 //! load with sizes from a CDF table ([`cdf`], [`poisson`]); `incast` starts many flows to one
-//! receiver at once. A flow may also wait for others to finish ([`dependencies`]).
+//! receiver at once; `htsim-cm` reads htsim's connection matrices ([`htsim_cm`]). A flow may
+//! also wait for others to finish ([`dependencies`]).
 
 pub mod cdf;
 pub mod dependencies;
+pub mod htsim_cm;
 pub mod poisson;
 
 pub use dependencies::{Delay, Dependencies, DependencyError, Done, Signal, Trigger, TriggerKind, Wait};
