@@ -1,7 +1,8 @@
 //! Every input reader against hostile text: the TOML scenario parser and validator, the HPCC
-//! ns-3 topology, flow and config readers and the CDF reader take arbitrary strings, and valid
-//! files with one token or line replaced by arbitrary text, without panicking; what they refuse
-//! comes back as one line that names the field (or the file's line). Case counts keep the whole
+//! ns-3 topology, flow and config readers, htsim's connection-matrix reader and the CDF reader
+//! take arbitrary strings, and valid files with one token or line replaced by arbitrary text,
+//! without panicking; what they refuse comes back as one line that names the field (or the
+//! file's line). Case counts keep the whole
 //! file to a few seconds, so it runs in every `make test`.
 
 use proptest::prelude::*;
@@ -10,6 +11,7 @@ use retx::net::hpcc::{parse_flows, parse_topology};
 use retx::sim::rng::{stream, Stream};
 use retx::transport::FlowSpec;
 use retx::workload::cdf::{FlowSizeCdf, Interpolation};
+use retx::workload::htsim_cm;
 use std::path::{Path, PathBuf};
 
 const SCENARIO: &str = r#"name = "fuzz"
@@ -50,6 +52,9 @@ const CONFIG: &str = "TOPOLOGY_FILE topology.txt\nFLOW_FILE flows.txt\nCC_MODE 1
 KMIN_MAP 1 100000000000 100\nPMAX_MAP 1 100000000000 0.2\nEWMA_GAIN 0.00390625\nRP_TIMER 300\nRATE_AI 20Mb/s\n\
 RATE_HAI 200Mb/s\nL2_ACK_INTERVAL 1\nBUFFER_SIZE 16\nSIMULATOR_STOP_TIME 0.01\n";
 const CDF: &str = "# size cdf\n100 0\n1000 50\n10000 90\n100000 100\n";
+const CM: &str = "Nodes 4\nConnections 4\nTriggers 3\n0->1 id 1 start 0 size 1000 send_done_trigger 1 recv_done_trigger 2\n\
+1->2 id 2 trigger 1 size 2000 send_done_trigger 3\n2->3 id 3 trigger 2 size 3000 send_done_trigger 3 prio 2\n3->0 id 4 trigger 3 size 4000 addon\n\
+trigger id 1 oneshot\ntrigger id 2 multishot\ntrigger id 3 barrier count 2\n";
 
 /// Text that stresses parsers: numbers at the edges of every integer type, units, separators.
 fn nasty_token() -> impl Strategy<Value = String> {
@@ -215,6 +220,28 @@ proptest! {
             Err(e) => {
                 one_line(&e.to_string());
                 prop_assert!(!e.field.is_empty(), "no key in {:?}", e);
+            }
+        }
+    }
+
+    #[test]
+    fn htsim_connection_matrix(text in prop_oneof![
+        ".{0,120}",
+        (any::<usize>(), nasty_token()).prop_map(|(at, with)| replace_token(CM, at, &with)),
+        (any::<usize>(), proptest::option::of("[ -~]{0,30}")).prop_map(|(at, with)| replace_line(CM, at, with.as_deref())),
+    ], hosts in 0usize..6) {
+        match htsim_cm::parse(&text) {
+            Ok(m) => {
+                prop_assert!(m.flows.iter().all(|f| f.size >= 1 && f.size <= FlowSpec::MAX_SIZE && f.src < m.nodes && f.dst < m.nodes));
+                // What the workload asks of a parsed matrix must not panic either.
+                if let Err(e) = m.check(hosts) {
+                    one_line(&e);
+                    prop_assert!(e.starts_with("line "), "{}", e);
+                }
+            }
+            Err(e) => {
+                one_line(&e);
+                prop_assert!(e.starts_with("line "), "{}", e);
             }
         }
     }
