@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use retx::observe::Observer;
 use retx::sim::units::Time;
-use retx::stats::columns::{Data, Table, CC, FLOWS, MEMORY, POOLS, QUEUES, TIMESERIES};
+use retx::stats::columns::{Data, Table, CC, COLLECTIVES, COLLECTIVE_STEPS, FLOWS, MEMORY, POOLS, QUEUES, TIMESERIES};
 use retx::{RunOutput, Scenario, ScenarioError as CoreError, Simulation};
 
 create_exception!(_native, ScenarioError, PyValueError, "A scenario failed validation; str() is one line naming the field.");
@@ -143,6 +143,8 @@ fn to_python(py: Python<'_>, out: &RunOutput, name: &str, seed: u64, wall_s: f64
     let queues = columns(py, &QUEUES, &out.queue_names, &out.queue_samples)?;
     let cc = columns(py, &CC, &(), &out.cc_samples)?;
     let pools = columns(py, &POOLS, &out.host_names, &out.pool_samples)?;
+    let collectives = columns(py, &COLLECTIVES, &(), &out.collectives)?;
+    let collective_steps = columns(py, &COLLECTIVE_STEPS, &(), &out.collective_steps)?;
 
     let c = &out.counters;
     let summary = PyDict::new_bound(py);
@@ -225,6 +227,8 @@ fn to_python(py: Python<'_>, out: &RunOutput, name: &str, seed: u64, wall_s: f64
     result.set_item("queues", queues)?;
     result.set_item("cc", cc)?;
     result.set_item("pools", pools)?;
+    result.set_item("collectives", collectives)?;
+    result.set_item("collective_steps", collective_steps)?;
     result.set_item("summary", summary)?;
     result.set_item("resolved", resolved)?;
     result.set_item("memory", columns(py, &MEMORY, &(), &memory.rows)?)?;

@@ -60,7 +60,7 @@ pub fn build(s: Scenario) -> Result<Simulation, ScenarioError> {
 /// (see [`crate::observe`]); [`build`] is this with the observer that records nothing.
 pub fn build_with_observer<O: Observer>(mut s: Scenario, obs: O) -> Result<Simulation<O>, ScenarioError> {
     let topology = super::validate(&mut s)?;
-    let super::workload::Workload { flows, dependencies } = super::workload::flows(&s.workload, &topology, s.seed, &s.base_dir)?;
+    let super::workload::Workload { flows, dependencies, collectives } = super::workload::flows(&s.workload, &topology, s.seed, &s.base_dir)?;
     let loss = s.loss.iter().enumerate().map(|(i, l)| super::validate::loss_rule(&topology, l, i)).collect::<Result<Vec<_>, _>>()?;
     let routing = match s.routing.policy {
         RoutingKind::Ecmp => Policy::Ecmp,
@@ -112,6 +112,7 @@ pub fn build_with_observer<O: Observer>(mut s: Scenario, obs: O) -> Result<Simul
         mtu: s.nic.mtu,
         flows,
         dependencies,
+        collectives,
         int: int_enabled(&s),
         rx_latency: s.nic.rx_latency.0,
         background,

@@ -6,6 +6,7 @@
 
 pub mod background;
 pub mod build;
+pub mod collective;
 pub mod fct_txt;
 pub mod hpcc_config;
 pub mod loss;

@@ -10,7 +10,8 @@ use crate::sim::units::Time;
 use crate::transport::FlowSpec;
 use crate::workload::cdf::FlowSizeCdf;
 use crate::workload::poisson::{self, Arrivals, Source};
-use crate::workload::{Dependencies, DependencyError, Done, FlowDef, Wait};
+use crate::workload::collective::{self, CollectivePlan};
+use crate::workload::{Delay, Dependencies, DependencyError, Done, FlowDef, Signal, Trigger, Wait};
 use std::path::Path;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -28,6 +29,8 @@ pub enum WorkloadKind {
     HtsimCm,
     /// A flow file in the HPCC ns-3 format (`file`).
     HpccFlows,
+    /// A collective over groups of hosts (`[workload.collective]`).
+    Collective,
 }
 
 /// Who sends to whom in a poisson workload.
@@ -89,6 +92,9 @@ pub struct WorkloadCfg {
     /// incast: time between the starts of consecutive rounds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interval: Option<Dur>,
+    /// collective: what runs, on which hosts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collective: Option<super::collective::CollectiveCfg>,
 }
 
 /// `workload.pairs`: a list of `[src, dst]`, each exactly two host names (serde's tuple would
@@ -203,11 +209,12 @@ pub struct FlowCfg {
     pub gap: Option<Dur>,
 }
 
-/// A validated workload's flows, sorted by start time (stable), and which of them wait for
-/// others (indices into `flows`).
+/// A validated workload's flows, sorted by start time (stable), which of them wait for
+/// others (indices into `flows`), and the collectives they make up (if any).
 pub struct Workload {
     pub flows: Vec<FlowDef>,
     pub dependencies: Dependencies,
+    pub collectives: Option<CollectivePlan>,
 }
 
 /// The waits of a flow list, by list position.
@@ -373,6 +380,13 @@ pub fn check(w: &mut WorkloadCfg, topo: &Topology, duration: Time, seed: u64, ba
             }
             w.start.get_or_insert(Dur(Time::ZERO));
         }
+        WorkloadKind::Collective => {
+            let c = w.collective.as_ref().ok_or_else(|| err("workload.collective", "kind = \"collective\" needs [workload.collective] with op, ranks and size"))?;
+            let flows = c.validate(topo)?;
+            if flows > MAX_FLOWS {
+                return Err(err("workload.collective.iterations", format!("{flows} flows in all (at most {MAX_FLOWS})")));
+            }
+        }
         WorkloadKind::FlowList => {
             let list = w.flows.list();
             if list.is_empty() {
@@ -427,6 +441,7 @@ pub fn known_flow_count(w: &WorkloadCfg, base_dir: &Path) -> Result<Option<usize
         WorkloadKind::HtsimCm => Some(htsim_cm(w, base_dir)?.0.flows.len()),
         WorkloadKind::Poisson if w.until.is_none() => w.flows.count().map(|n| n as usize),
         WorkloadKind::Poisson => None,
+        WorkloadKind::Collective => None,
     })
 }
 
@@ -438,6 +453,7 @@ fn kind_name(k: WorkloadKind) -> &'static str {
         WorkloadKind::Incast => "incast",
         WorkloadKind::HpccFlows => "hpcc-flows",
         WorkloadKind::HtsimCm => "htsim-cm",
+        WorkloadKind::Collective => "collective",
     }
 }
 
@@ -445,7 +461,7 @@ fn kind_name(k: WorkloadKind) -> &'static str {
 /// silently ignore it).
 fn check_workload_fields(w: &WorkloadCfg) -> Result<(), ScenarioError> {
     use WorkloadKind::*;
-    let given: [(&str, bool, &[WorkloadKind]); 15] = [
+    let given: [(&str, bool, &[WorkloadKind]); 16] = [
         ("file", w.file.is_some(), &[HpccFlows, HtsimCm]),
         ("pairs", !w.pairs.is_empty(), &[LongFlows, Poisson]),
         ("flows", !w.flows.list().is_empty() || w.flows.count().is_some(), &[FlowList, Poisson]),
@@ -461,6 +477,7 @@ fn check_workload_fields(w: &WorkloadCfg) -> Result<(), ScenarioError> {
         ("size", w.size.is_some(), &[Incast]),
         ("rounds", w.rounds.is_some(), &[Incast]),
         ("interval", w.interval.is_some(), &[Incast]),
+        ("collective", w.collective.is_some(), &[Collective]),
     ];
     for (field, present, kinds) in given {
         if present && !kinds.contains(&w.kind) {
@@ -476,6 +493,13 @@ fn check_workload_fields(w: &WorkloadCfg) -> Result<(), ScenarioError> {
 pub fn flows(cfg: &WorkloadCfg, topo: &Topology, seed: u64, base_dir: &Path) -> Result<Workload, ScenarioError> {
     let cm = if cfg.kind == WorkloadKind::HtsimCm { Some(htsim_cm(cfg, base_dir)?) } else { None };
     let node = |name: &str| topo.find(name).expect("validated host name");
+    let generated = match (cfg.kind, &cfg.collective) {
+        (WorkloadKind::Collective, Some(c)) => {
+            let collectives = c.collectives(topo, seed);
+            Some((collective::generate(&collectives), collectives))
+        }
+        _ => None,
+    };
     let out: Vec<FlowDef> = match cfg.kind {
         WorkloadKind::LongFlows => cfg
             .pairs
@@ -501,6 +525,7 @@ pub fn flows(cfg: &WorkloadCfg, topo: &Topology, seed: u64, base_dir: &Path) -> 
             };
             poisson::generate(topo, &sources, &a)
         }
+        WorkloadKind::Collective => generated.as_ref().map(|(g, _)| g.flows.clone()).ok_or_else(|| err("workload.collective", "missing (not validated)"))?,
         WorkloadKind::HpccFlows => hpcc_flows(cfg, base_dir)?
             .into_iter()
             .map(|f| FlowDef::new(f.src, f.dst, f.size, f.start))
@@ -539,9 +564,17 @@ pub fn flows(cfg: &WorkloadCfg, topo: &Topology, seed: u64, base_dir: &Path) -> 
             let (m, fail) = cm.as_ref().expect("read above");
             m.dependencies(&id).map_err(fail)?
         }
+        WorkloadKind::Collective => {
+            let (g, _) = generated.as_ref().expect("generated above");
+            let triggers: Vec<Trigger> = g.triggers.iter().map(|t| Trigger { targets: t.targets.iter().map(|&f| id[f]).collect(), ..t.clone() }).collect();
+            let signals: Vec<Signal> = g.signals.iter().map(|x| Signal { flow: id[x.flow], ..*x }).collect();
+            let delays: Vec<Delay> = g.delays.iter().map(|x| Delay { flow: id[x.flow], ..*x }).collect();
+            Dependencies::with_triggers(out.len(), &triggers, &signals, &delays).map_err(|e| err("workload.collective", format!("{e} (a generator bug)")))?
+        }
         _ => Dependencies::none(out.len()),
     };
-    Ok(Workload { flows: order.into_iter().map(|i| out[i]).collect(), dependencies })
+    let collectives = generated.map(|(g, collectives)| CollectivePlan { members: order.iter().map(|&i| g.members[i]).collect(), collectives });
+    Ok(Workload { flows: order.into_iter().map(|i| out[i]).collect(), dependencies, collectives })
 }
 
 /// The flows of an hpcc-flows workload, read from its file (node ids as in the topology).

@@ -148,7 +148,16 @@ impl<C: ?Sized, R> Table<C, R> {
 
 /// Every table's name and columns, in a fixed order: flows, timeseries, memory.
 pub fn schema() -> Vec<(&'static str, Vec<ColumnSpec>)> {
-    vec![(FLOWS.name, FLOWS.specs()), (TIMESERIES.name, TIMESERIES.specs()), (QUEUES.name, QUEUES.specs()), (CC.name, CC.specs()), (POOLS.name, POOLS.specs()), (MEMORY.name, MEMORY.specs())]
+    vec![
+        (FLOWS.name, FLOWS.specs()),
+        (TIMESERIES.name, TIMESERIES.specs()),
+        (QUEUES.name, QUEUES.specs()),
+        (CC.name, CC.specs()),
+        (POOLS.name, POOLS.specs()),
+        (MEMORY.name, MEMORY.specs()),
+        (COLLECTIVES.name, COLLECTIVES.specs()),
+        (COLLECTIVE_STEPS.name, COLLECTIVE_STEPS.specs()),
+    ]
 }
 
 fn nan_or(t: Option<f64>) -> f64 {
@@ -319,6 +328,42 @@ static POOL_COLUMNS: &[Column<[String], super::PoolSample>] = &[
     col("used", "units", "in use at the sample time", Get::I64(|_, s| s.occupancy.used as i64)),
     col("peak", "units", "the most in use at once since the previous sample (the QP cache: at the sample time)", Get::I64(|_, s| s.occupancy.peak as i64)),
     col("capacity", "units", "how many the structure holds", Get::I64(|_, s| s.occupancy.capacity as i64)),
+];
+
+/// One row per iteration of each group's collective (`RunOutput::collectives`); no context.
+pub static COLLECTIVES: Table<(), super::IterationRecord> = Table { name: "collectives", columns: COLLECTIVE_COLUMNS };
+
+static COLLECTIVE_COLUMNS: &[Column<(), super::IterationRecord>] = &[
+    col("group", "", "the group of ranks (workload.collective.groups)", Get::I64(|_, r| r.group as i64)),
+    col("iteration", "", "the iteration, from 0", Get::I64(|_, r| r.iteration as i64)),
+    col("op", "", "all-reduce, all-gather, reduce-scatter or all-to-all", Get::Str(|_, r| r.op)),
+    col("algorithm", "", "ring, halving-doubling, direct, rounds or htsim-ring", Get::Str(|_, r| r.algorithm)),
+    col("ranks", "", "ranks in the group", Get::I64(|_, r| r.ranks as i64)),
+    col("size_bytes", "B", "each rank's buffer (NCCL's size)", Get::I64(|_, r| r.size as i64)),
+    col("steps", "", "steps of the algorithm", Get::I64(|_, r| r.steps as i64)),
+    col("start_us", "us", "when its first flow started", Get::F64(|_, r| r.start.as_us_f64())),
+    col("cct_us", "us", "collective completion time: its last flow received - its start; NaN if not all were", Get::F64(|_, r| nan_or(r.cct().map(|t| t.as_us_f64())))),
+    col("ideal_cct_us", "us", "the sum of its steps' ideals (each step alone on an empty network)", Get::F64(|_, r| r.ideal.as_us_f64())),
+    col("slowdown", "", "cct / ideal cct; NaN if unfinished", Get::F64(|_, r| nan_or(r.slowdown()))),
+    col("algbw_gbps", "Gbps", "NCCL's algorithm bandwidth: size / cct; NaN if unfinished", Get::F64(|_, r| nan_or(r.algbw_bps().map(|b| b / 1e9)))),
+    col("busbw_gbps", "Gbps", "NCCL's bus bandwidth: algbw x 2(n-1)/n (all-reduce) or (n-1)/n; NaN if unfinished", Get::F64(|_, r| nan_or(r.busbw_bps().map(|b| b / 1e9)))),
+    col("slowest_step", "", "the step that took longest", Get::I64(|_, r| r.slowest_step as i64)),
+];
+
+/// One row per step of each iteration of each group's collective (`RunOutput::collective_steps`).
+pub static COLLECTIVE_STEPS: Table<(), super::StepRecord> = Table { name: "collective_steps", columns: COLLECTIVE_STEP_COLUMNS };
+
+static COLLECTIVE_STEP_COLUMNS: &[Column<(), super::StepRecord>] = &[
+    col("group", "", "the group of ranks", Get::I64(|_, r| r.group as i64)),
+    col("iteration", "", "the iteration, from 0", Get::I64(|_, r| r.iteration as i64)),
+    col("step", "", "the step, from 0", Get::I64(|_, r| r.step as i64)),
+    col("flows", "", "its flows", Get::I64(|_, r| r.flows as i64)),
+    col("bytes", "B", "bytes its flows carry", Get::I64(|_, r| r.bytes as i64)),
+    col("start_us", "us", "when its first flow started", Get::F64(|_, r| r.start.as_us_f64())),
+    col("end_us", "us", "when its last flow was received; NaN if one was not", Get::F64(|_, r| nan_or(r.end.map(|t| t.as_us_f64())))),
+    col("duration_us", "us", "end - start; NaN if unfinished", Get::F64(|_, r| nan_or(r.end.map(|e| (e - r.start).as_us_f64())))),
+    col("ideal_us", "us", "alone on an empty network: the longest of its ranks' sends", Get::F64(|_, r| r.ideal.as_us_f64())),
+    col("slowest_flow", "", "the flow received last (its row in the flows table)", Get::I64(|_, r| r.slowest_flow as i64)),
 ];
 
 /// One row per loss recovery scheme: its on-chip memory for a NIC of a given sizing

@@ -1,9 +1,11 @@
 //! What a run reports: one record per flow, a receiver throughput time series, and totals.
 
+pub mod collectives;
 pub mod columns;
 
 use crate::sim::units::Time;
 pub use crate::transport::notifications::Notifications;
+pub use collectives::{IterationRecord, StepRecord};
 
 /// One row of the flow table.
 #[derive(Clone, Debug, PartialEq)]

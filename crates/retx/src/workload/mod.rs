@@ -6,6 +6,7 @@
 //! also wait for others to finish ([`dependencies`]).
 
 pub mod cdf;
+pub mod collective;
 pub mod dependencies;
 pub mod htsim_cm;
 pub mod poisson;

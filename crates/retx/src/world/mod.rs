@@ -25,10 +25,11 @@ use crate::observe::{Observer, Quiet};
 use crate::sim::queue::EventQueue;
 use crate::sim::rng::{self, Stream};
 use crate::sim::units::Time;
-use crate::stats::{CcSample, Counters, FlowRecord, PoolSample, QueueSample, Sample};
+use crate::stats::{CcSample, Counters, FlowRecord, IterationRecord, PoolSample, QueueSample, Sample, StepRecord};
 use crate::nic::Qp;
 use crate::transport::endpoint::{EndRecord, Endpoint};
 use crate::transport::{self, BasePath, FlowSpec, NicAgent, Template, CONTROL_BYTES, DATA_HEADER_BYTES};
+use crate::workload::collective::{self, CollectivePlan};
 use crate::workload::{Dependencies, Done, FlowDef};
 
 const PFC_FRAME_BYTES: u32 = 64;
@@ -75,6 +76,8 @@ pub struct Parts {
     pub flows: Vec<FlowDef>,
     /// Flows that start when others finish (the workload's; [`Dependencies::none`] if none).
     pub dependencies: Dependencies,
+    /// The collectives the flows make up (reported per step and iteration), if any.
+    pub collectives: Option<CollectivePlan>,
     /// How every host's clock is drawn.
     pub clock: ClockPlan,
     /// Switches stamp INT hop records on data packets; receivers echo them in ACKs.
@@ -144,6 +147,9 @@ struct Conn {
 /// Everything one run produces.
 pub struct RunOutput {
     pub flows: Vec<FlowRecord>,
+    /// A collective workload's iterations and steps (empty otherwise).
+    pub collectives: Vec<IterationRecord>,
+    pub collective_steps: Vec<StepRecord>,
     pub samples: Vec<Sample>,
     /// `[output] queues`: the watched ports' names ("A->B") and their samples.
     pub queue_names: Vec<String>,
@@ -262,6 +268,7 @@ pub struct Simulation<O: Observer = Quiet> {
     conns: Vec<Conn>,
     /// The workload's flows that wait for others: told of every finished flow.
     dependencies: Dependencies,
+    collectives: Option<CollectivePlan>,
     finite_left: usize,
     endless: usize,
     /// Receiving NICs and their counters at the last sample: (nic, node, rx_bytes, rx_wire_bytes).
@@ -414,6 +421,7 @@ impl<O: Observer> Simulation<O> {
             entropy: p.entropy,
             conns: Vec::new(),
             dependencies: p.dependencies,
+            collectives: p.collectives,
             finite_left: 0,
             endless: 0,
             sampled: Vec::new(),
@@ -837,7 +845,18 @@ impl<O: Observer> Simulation<O> {
         let mut scheme_report = NicAgent::report(self.nics.iter().map(|n| &n.agent));
         let controllers = self.conns.iter().flat_map(|f| f.ends).filter_map(|e| self.endpoint(e)).filter_map(Endpoint::cc_view).map(|v| v.cc);
         scheme_report.extend(crate::transport::cc_report(controllers));
+        let (collectives, collective_steps) = match &self.collectives {
+            // Steps end when the data is received: the ideal FCT less the last ACK's way back.
+            Some(plan) => collective::summarise(plan, &flows, |f, bytes| {
+                let c = &self.conns[f];
+                let back = path::propagation(&self.ports, &self.routes, self.host_port(c.def.src), c.def.dst);
+                self.ideal_fct(c.def.src, c.def.dst, &FlowSpec { size: bytes, ..c.spec }) - back
+            }),
+            None => (Vec::new(), Vec::new()),
+        };
         RunOutput {
+            collectives,
+            collective_steps,
             scheme_report,
             memory: self.memory,
             pfc_deadlock,
