@@ -386,7 +386,30 @@ pub const BASES: &[(&str, &[&str])] = &[
     (STRIDE, &["recovery.stride", "cc.stride", "nic"]),
     (FAT_TREE, &["topology"]),
     (CLOS, &["topology"]),
+    (COLLECTIVE, &["workload"]),
 ];
+
+/// A strided ring all-reduce, twice with a gap: every collective field has a value to vary.
+const COLLECTIVE: &str = r#"
+name = "bounds"
+duration = "500us"
+[topology]
+kind = "single-switch"
+hosts = 8
+[workload]
+kind = "collective"
+[workload.collective]
+op = "all-reduce"
+algorithm = "ring"
+ranks = 4
+size = "40KB"
+groups = 2
+placement = "strided"
+stride = 2
+iterations = 2
+gap = "1us"
+start = "1us"
+"#;
 
 /// Every section at once: PFC (dynamic), ECN per link, INT, a colour rule, the shaped queue,
 /// flowlets, Gilbert-Elliott loss, a random background source, two flows with a class and a
