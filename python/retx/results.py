@@ -6,7 +6,7 @@ import html
 import json
 import math
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
@@ -35,8 +35,9 @@ POLARS_DTYPES: dict[str, type[pl.DataType]] = {
 
 
 def table_schema(table: str) -> dict[str, type[pl.DataType]]:
-    """{column: polars type} of an output table ("flows", "timeseries", "queues", "cc", "pools", "memory"), in column
-    order, as the Rust core declares it; empty tables get these types too."""
+    """{column: polars type} of an output table ("flows", "timeseries", "queues", "cc", "pools", "memory",
+    "collectives", "collective_steps"), in column order, as the Rust core declares it; empty tables get
+    these types too."""
     return {name: POLARS_DTYPES[dtype] for name, dtype, _unit, _description in _SCHEMA[table]}
 
 
@@ -60,6 +61,13 @@ POOLS_FILE = "pools.parquet"
 SCENARIO_FILE = "scenario.toml"
 MEMORY_FILE = "memory.parquet"
 FCT_TXT_FILE = "fct.txt"
+COLLECTIVES_FILE = "collectives.parquet"
+COLLECTIVE_STEPS_FILE = "collective_steps.parquet"
+
+
+def empty(table: str) -> pl.DataFrame:
+    """An output table with no rows, typed as the Rust core declares it."""
+    return pl.DataFrame(schema=table_schema(table))
 
 
 @dataclass(frozen=True)
@@ -91,10 +99,18 @@ class Results:
     # The libpcap file `[output] pcap` asks for, and its name relative to the output folder.
     pcap: Optional[bytes] = None
     pcap_file: Optional[str] = None
+    # A collective workload's (`[workload] kind = "collective"`): one row per group and
+    # iteration (CCT, ideal, slowdown, NCCL's algbw and busbw), and one per step of each. Empty
+    # (no rows) for every other workload; saved only when not.
+    collectives: pl.DataFrame = field(default_factory=lambda: empty("collectives"))
+    collective_steps: pl.DataFrame = field(default_factory=lambda: empty("collective_steps"))
 
     def __post_init__(self) -> None:
-        core = {key: value for key, value in self.summary.items() if key not in ("fct", "provenance")}
-        object.__setattr__(self, "summary", {**core, "fct": fct_stats(self.flows), "provenance": self.provenance})
+        core = {key: value for key, value in self.summary.items() if key not in (*_DERIVED, "provenance")}
+        derived: dict[str, Any] = {"fct": fct_stats(self.flows)}
+        if self.collectives.height:
+            derived["collectives"] = collective_stats(self.collectives)
+        object.__setattr__(self, "summary", {**core, **derived, "provenance": self.provenance})
 
     @classmethod
     def from_native(cls, raw: Mapping[str, Any], provenance: Optional[dict[str, Any]] = None) -> Results:
@@ -112,6 +128,8 @@ class Results:
             provenance=provenance,
             pcap=raw.get("pcap"),
             pcap_file=raw.get("pcap_file"),
+            collectives=frame(raw["collectives"], "collectives"),
+            collective_steps=frame(raw["collective_steps"], "collective_steps"),
         )
 
     def fct_txt_target(self, out_dir: str | Path) -> Path:
@@ -129,10 +147,10 @@ class Results:
         return self.summary["fct"]
 
     def save(self, out_dir: str | Path) -> Path:
-        """Write the tables, summary.json (the run's summary plus "fct" statistics and
-        "provenance") and the resolved scenario into `out_dir`, whole: into a temporary folder
-        beside it that then replaces it (`retx.output.staged`), so a failure leaves the old
-        folder as it was."""
+        """Write the tables, summary.json (the run's summary plus "fct" statistics, "collectives"
+        when the run has one, and "provenance") and the resolved scenario into `out_dir`, whole:
+        into a temporary folder beside it that then replaces it (`retx.output.staged`), so a
+        failure leaves the old folder as it was."""
         out_dir = Path(out_dir)
         with staged(out_dir) as temp:
             self.write(temp)
@@ -155,6 +173,10 @@ class Results:
                                  ("pools", self.pools, POOLS_FILE)):
             if table is not None and key in watched:
                 write_parquet(table, out_dir / name, record)
+        # The collective tables only for a collective workload (`load` reads none as empty).
+        if self.collectives.height:
+            write_parquet(self.collectives, out_dir / COLLECTIVES_FILE, record)
+            write_parquet(self.collective_steps, out_dir / COLLECTIVE_STEPS_FILE, record)
         if self.fct_txt is not None:
             _write_file(self.fct_txt_target(out_dir), self.fct_txt.encode())
         if self.pcap is not None:
@@ -180,7 +202,8 @@ class Results:
     def load(cls, out_dir: str | Path) -> Results:
         out_dir = Path(out_dir)
         summary = json.loads((out_dir / SUMMARY_FILE).read_text())
-        summary.pop("fct", None)  # recomputed from the flows (the same numbers)
+        for key in _DERIVED:  # recomputed from the tables (the same numbers)
+            summary.pop(key, None)
         record = summary.pop("provenance", None)
         return cls(
             flows=pl.read_parquet(out_dir / FLOWS_FILE),
@@ -193,6 +216,8 @@ class Results:
             cc=_read_or_empty(out_dir / CC_FILE, "cc"),
             pools=_read_or_empty(out_dir / POOLS_FILE, "pools"),
             provenance=record,
+            collectives=_read_or_empty(out_dir / COLLECTIVES_FILE, "collectives"),
+            collective_steps=_read_or_empty(out_dir / COLLECTIVE_STEPS_FILE, "collective_steps"),
         )
 
     def __repr__(self) -> str:
@@ -208,6 +233,53 @@ class Results:
         """Finished flows, all flows, and the finished flows' mean FCT as text."""
         done = finished_flows(self.flows)
         return done.height, self.flows.height, _format_us(_as_float(done["fct_us"].mean()))
+
+
+# summary.json's entries Python builds from the tables (and "provenance", from the record);
+# the core's summary has none of them.
+_DERIVED = ("fct", "collectives")
+
+
+def collective_stats(collectives: pl.DataFrame) -> list[dict[str, Any]]:
+    """summary.json's "collectives": one entry per group of a collectives table, in group order:
+    what it ran (op, algorithm, ranks, size_bytes), its `iterations` and how many finished, and
+    over the finished ones the mean and the largest CCT, the mean slowdown and the mean NCCL bus
+    bandwidth; `ideal_cct_us` is its first iteration's (every iteration has the same). The
+    means are None when no iteration finished."""
+    stats = []
+    for (group,), rows in collectives.sort("group", "iteration").group_by("group", maintain_order=True):
+        done = rows.filter(pl.col("cct_us").is_not_nan())
+        first = rows.row(0, named=True)
+        stats.append({
+            "group": group,
+            "op": first["op"],
+            "algorithm": first["algorithm"],
+            "ranks": first["ranks"],
+            "size_bytes": first["size_bytes"],
+            "iterations": rows.height,
+            "iterations_finished": done.height,
+            "cct_us_mean": _as_float(done["cct_us"].mean()),
+            "cct_us_max": _as_float(done["cct_us"].max()),
+            "ideal_cct_us": first["ideal_cct_us"],
+            "slowdown_mean": _as_float(done["slowdown"].mean()),
+            "busbw_gbps_mean": _as_float(done["busbw_gbps"].mean()),
+        })
+    return stats
+
+
+def collective_flows(flows: pl.DataFrame, collective_steps: pl.DataFrame) -> pl.DataFrame:
+    """The flows of a collective run with the `group`, `iteration` and `step` each belongs to.
+    A collective's flows are numbered group by group, iteration by iteration, step by step
+    (`workload/collective.rs`), so the steps' `flows` counts, in that order, cut the flow table
+    (by flow_id) into its steps."""
+    steps = collective_steps.sort("group", "iteration", "step")
+    total = int(steps["flows"].sum()) if steps.height else 0
+    ordered = flows.sort("flow_id")
+    if ordered.height < total:
+        raise ValueError(f"the steps name {total} flows but the flow table has {ordered.height}")
+    place = steps.select(pl.col("group", "iteration", "step").repeat_by(pl.col("flows").cast(pl.UInt32))).explode(
+        "group", "iteration", "step")
+    return ordered.head(total).hstack(place)
 
 
 def _write_file(path: Path, content: bytes) -> None:
