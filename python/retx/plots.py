@@ -11,16 +11,27 @@ from pathlib import Path
 from typing import Any, Literal, Mapping, Optional, Sequence, Union
 
 import polars as pl
+from matplotlib import colormaps
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.cm import ScalarMappable
+from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter
 
 from retx.metrics import finished_flows, slowdown_by_size
+from retx.results import collective_flows
 
 
 # More receivers than this are plotted as one summed line.
 MAX_LINES = 8
+# A collective timeline draws at most this many flows (the earliest steps first), and names
+# each rank's host on the y axis up to this many ranks; steps up to MAX_STEP_COLOURS get a
+# colour each and a legend, more a colour scale.
+MAX_TIMELINE_FLOWS = 2000
+MAX_RANK_LABELS = 32
+MAX_STEP_COLOURS = 10
 
 # Flows to plot: one table (one run's, drawn as before), or several to compare: {label: flows},
 # a list (labelled 1, 2, ...), or one table split by a column (`by=`, e.g. a sweep's variant).
@@ -223,6 +234,99 @@ def plot_pools(pools: pl.DataFrame, path: Optional[str | Path] = None, title: st
     axes.set_ylabel("in use (% of capacity; dotted: peak since last sample)")
     axes.set_ylim(0, 105)
     return _finish(figure, axes, path, title, legend=pools.height > 0)
+
+
+def plot_collective_timeline(flows: pl.DataFrame, collective_steps: pl.DataFrame, path: Optional[str | Path] = None,
+                             title: str = "", group: int = 0, iterations: int = 1,
+                             max_flows: int = MAX_TIMELINE_FLOWS) -> Figure:
+    """A collective's flows over time: a row per rank of `group` (its sending host, in rank
+    order, rank 0 on top) and in it a bar per flow from its start to its `received_us`,
+    coloured by step, for the group's first `iterations` iterations; at most `max_flows` flows,
+    the earliest steps first (the title says how many were drawn). A rank's flows of one step
+    (all-to-all's) share its row, stacked. A flow never received is drawn hatched up to the
+    latest time drawn (one that never started starts at the run's end: a bar of no width)."""
+    figure, axes = _new_figure()
+    tagged = collective_flows(flows, collective_steps).filter(pl.col("group") == group)
+    ranks = tagged["src"].unique(maintain_order=True).to_list()
+    first = tagged["iteration"].min()
+    chosen = tagged.filter(pl.col("iteration") < (first if isinstance(first, int) else 0) + iterations)
+    place = {host: float(i) for i, host in enumerate(ranks)}
+    drawn = chosen.head(max_flows)
+    drawn = drawn.with_columns(
+        row=pl.Series([place[host] for host in drawn["src"]], dtype=pl.Float64),
+        slot=pl.int_range(pl.len()).over("iteration", "step", "src").cast(pl.Float64),
+        slots=pl.len().over("iteration", "step", "src").cast(pl.Float64),
+    )
+    received = drawn["received_us"].fill_nan(None)
+    # Not received: to the latest time drawn (a flow that never started starts at the run's end).
+    last = max(_as_number(received.max()), _as_number(drawn["start_us"].max()))
+    end = received.fill_null(last)
+    height = 0.8 / drawn["slots"]
+    centre = drawn["row"] - 0.4 + height * (drawn["slot"] + 0.5)
+    steps = drawn["step"].to_list()
+    many = drawn.height and drawn["step"].n_unique() > MAX_STEP_COLOURS
+    scale = Normalize(vmin=min(steps, default=0), vmax=max(steps, default=0) or 1)
+    colours: list[Any] = ([colormaps["viridis"](scale(k)) for k in steps] if many
+                          else [f"C{k % 10}" for k in steps])
+    bars = axes.barh(_floats(centre), _floats(end - drawn["start_us"]), _floats(height),
+                     left=_floats(drawn["start_us"]), color=colours, edgecolor="white", linewidth=0.3)
+    for bar, done in zip(bars.patches, received.is_not_null()):
+        if not done:
+            bar.set_hatch("//")
+    if many:
+        figure.colorbar(ScalarMappable(norm=scale, cmap="viridis"), ax=axes, label="step")
+    elif drawn.height:
+        shown = sorted(set(steps))
+        axes.legend(handles=[Patch(color=f"C{k % 10}", label=f"step {k}") for k in shown],
+                    fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    if ranks:
+        axes.set_ylim(len(ranks) - 0.5, -0.5)  # rank 0 on top
+    if len(ranks) <= MAX_RANK_LABELS:
+        axes.set_yticks(range(len(ranks)), [str(host) for host in ranks])
+        axes.set_ylabel(f"sending host (group {group}, rank order)")
+    else:
+        axes.set_ylabel(f"rank (group {group})")
+    axes.set_xlabel("time (us)")
+    cut = f"first {drawn.height} of {chosen.height}" if drawn.height < chosen.height else f"all {drawn.height}"
+    shown_iterations = chosen["iteration"].n_unique()
+    about = f"{cut} flows of group {group}, {shown_iterations} iteration{'s' if shown_iterations != 1 else ''}"
+    return _finish(figure, axes, path, f"{title}: {about}" if title else about, legend=False, grid="x")
+
+
+def plot_collective_cct(collectives: FlowTables, path: Optional[str | Path] = None, title: str = "",
+                        by: Optional[str] = None) -> Figure:
+    """Collective completion time per variant: a bar per collectives table (several, labelled,
+    as FlowTables: {label: table}, a list, or one table split by=column), the mean CCT over its
+    finished groups and iterations with an error bar from the least to the largest, its mean
+    ideal CCT marked (black line) and its mean slowdown written above. One table alone draws a
+    bar per group."""
+    figure, axes = _new_figure()
+    tables = _labelled(collectives, by)
+    if tables[0][0] is None:
+        tables = [(f"group {g}", rows) for g, rows in _split(tables[0][1].sort("group"), "group")]
+    means, low, high, ideals, slowdowns = [], [], [], [], []
+    for _label, table in tables:
+        cct = table["cct_us"].fill_nan(None)
+        mean = _as_number(cct.mean())
+        means.append(mean)
+        low.append(mean - _as_number(cct.min()))
+        high.append(_as_number(cct.max()) - mean)
+        ideals.append(_as_number(table["ideal_cct_us"].fill_nan(None).mean()))
+        slowdowns.append(_as_number(table["slowdown"].fill_nan(None).mean()))
+    at = list(range(len(tables)))
+    bars = axes.bar(at, means, 0.6, yerr=[low, high], capsize=3, color=[f"C{i % 10}" for i in at])
+    axes.hlines(ideals, [x - 0.35 for x in at], [x + 0.35 for x in at], colors="black", linewidth=2, label="ideal")
+    axes.bar_label(bars, [f"{s:.3g}x" if math.isfinite(s) else "" for s in slowdowns], padding=2, fontsize="small")
+    axes.set_axisbelow(True)
+    axes.set_xticks(at, [str(label) for label, _ in tables])
+    axes.set_ylabel("collective completion time (us; mean, min-max)")
+    axes.set_ylim(bottom=0)
+    return _finish(figure, axes, path, title, legend=True, grid="y")
+
+
+def _as_number(value: object) -> float:
+    """A polars aggregate (None for no rows) as a float, NaN for none."""
+    return float(value) if isinstance(value, (int, float)) else math.nan
 
 
 def _labelled(flows: FlowTables, by: Optional[str]) -> list[tuple[Optional[str], pl.DataFrame]]:
