@@ -13,7 +13,8 @@ from retx import hw_trace, reproduce
 from retx._native import PanicException, ScenarioError, last_panic
 from retx.memory import memory_table
 from retx.report import ReportError, write_report
-from retx.plots import plot_cc, plot_fct_cdf, plot_pools, plot_queues, plot_slowdown_by_size, plot_throughput
+from retx.plots import (plot_cc, plot_collective_timeline, plot_fct_cdf, plot_pools, plot_queues, plot_slowdown_by_size,
+                        plot_throughput)
 from retx.provenance import version
 from retx.output import OutputError, check_target, staged
 from retx.results import Results
@@ -30,6 +31,7 @@ SLOWDOWN_BY_SIZE_PLOT = "slowdown_by_size.png"
 QUEUES_PLOT = "queues.png"
 CC_PLOT = "cc.png"
 POOLS_PLOT = "pools.png"
+COLLECTIVE_TIMELINE_PLOT = "collective_timeline.png"
 FLOW_ROWS_SHOWN = 10
 FLOW_COLUMNS_SHOWN = [
     "flow_id", "src", "dst", "size_bytes", "fct_us", "slowdown", "goodput_gbps",
@@ -78,7 +80,8 @@ def run(
 
     Writes flows, time series, summary.json (with FCT statistics and provenance), the resolved
     scenario and plots: throughput, and the slowdown CDF and slowdown by size when flows
-    finished."""
+    finished. A collective workload also writes collectives.parquet, collective_steps.parquet
+    and collective_timeline.png."""
     scenario = _load_one(file)
     if seed is not None:
         scenario = scenario.with_overrides({"seed": seed})
@@ -119,6 +122,9 @@ def _write_plots(results: Results, folder: Path, title: str) -> None:
     for name, (draw, table) in watched.items():
         if table is not None and table.height:
             draw(table, folder / name, title=title)
+    if results.collectives.height:
+        plot_collective_timeline(results.flows, results.collective_steps, folder / COLLECTIVE_TIMELINE_PLOT,
+                                 title=title)
 
 
 def _warn_unfinished(summary: dict[str, Any]) -> None:
@@ -305,10 +311,12 @@ def _format_summary(summary: dict[str, Any], recovery: str = "") -> str:
     those of the run's own loss recovery scheme (`melo_*` for MELO) even at zero. Warnings went
     to stderr before the run and a deadlock has a line of its own; storms are counted here (the
     ports, FCT statistics and provenance are in summary.json)."""
-    hidden = ("warnings", "pfc_deadlock", "fct", "provenance")
+    hidden = ("warnings", "pfc_deadlock", "fct", "provenance", "collectives")
     shown = {key: value for key, value in summary.items() if key not in hidden}
     if "pfc_storms" in shown:
         shown["pfc_storms"] = len(shown["pfc_storms"])
+    for group in summary.get("collectives") or []:
+        shown[f"collective {group['group']}"] = _collective_line(group)
 
     def worth_showing(key: str, value: Any) -> bool:
         if key in SUMMARY_ALWAYS or (recovery and key.startswith(f"{recovery}_")):
@@ -318,3 +326,14 @@ def _format_summary(summary: dict[str, Any], recovery: str = "") -> str:
     shown = {key: value for key, value in shown.items() if worth_showing(key, value)}
     width = max((len(key) for key in shown), default=0)
     return "\n".join(f"{key.ljust(width)}  {format_value(value)}" for key, value in shown.items())
+
+
+def _collective_line(group: dict[str, Any]) -> str:
+    """One group of summary.json's "collectives": what ran, and its CCT, slowdown and busbw
+    (means over its finished iterations)."""
+    what = (f"{group['op']} {group['algorithm']}, {group['ranks']} ranks x {format_value(group['size_bytes'])} B, "
+            f"{group['iterations_finished']}/{group['iterations']} iterations finished")
+    if not group["iterations_finished"]:
+        return what
+    return (f"{what}: CCT {format_value(group['cct_us_mean'])} us (ideal {format_value(group['ideal_cct_us'])}), "
+            f"slowdown {format_value(group['slowdown_mean'])}, busbw {format_value(group['busbw_gbps_mean'])} Gbps")
