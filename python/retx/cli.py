@@ -13,8 +13,8 @@ from retx import hw_trace, reproduce
 from retx._native import PanicException, ScenarioError, last_panic
 from retx.memory import memory_table
 from retx.report import ReportError, write_report
-from retx.plots import (plot_cc, plot_collective_timeline, plot_fct_cdf, plot_pools, plot_queues, plot_slowdown_by_size,
-                        plot_throughput)
+from retx.plots import (COLLECTIVE_TIMELINE_PLOT, plot_cc, plot_collective_timeline, plot_fct_cdf, plot_pools,
+                        plot_queues, plot_slowdown_by_size, plot_throughput)
 from retx.provenance import version
 from retx.output import OutputError, check_target, staged
 from retx.results import Results
@@ -31,7 +31,6 @@ SLOWDOWN_BY_SIZE_PLOT = "slowdown_by_size.png"
 QUEUES_PLOT = "queues.png"
 CC_PLOT = "cc.png"
 POOLS_PLOT = "pools.png"
-COLLECTIVE_TIMELINE_PLOT = "collective_timeline.png"
 FLOW_ROWS_SHOWN = 10
 FLOW_COLUMNS_SHOWN = [
     "flow_id", "src", "dst", "size_bytes", "fct_us", "slowdown", "goodput_gbps",

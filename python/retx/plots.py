@@ -30,6 +30,8 @@ MAX_LINES = 8
 # each rank's host on the y axis up to this many ranks; steps up to MAX_STEP_COLOURS get a
 # colour each and a legend, more a colour scale.
 MAX_TIMELINE_FLOWS = 2000
+# What `retx run` names the timeline of a collective run (the report shows it with the tables).
+COLLECTIVE_TIMELINE_PLOT = "collective_timeline.png"
 MAX_RANK_LABELS = 32
 MAX_STEP_COLOURS = 10
 

@@ -6,7 +6,9 @@ A sweep's page is titled by its base scenario and grid and compares its variants
 of the grid, each labelled by its values, e.g. "transport.cc=hpcc"): per-run metrics as the
 mean over seeds with a Student t interval, drawn against the swept parameters (a numeric one as
 lines, else grouped bars); the slowdown CDF; and slowdown by size bucket, seeds pooled, with a
-bootstrap interval. `sweep_figures(DIR)` hands back those figures.
+bootstrap interval. `sweep_figures(DIR)` hands back those figures. A collective workload's run
+gets a Collectives section (per group and per iteration, and the timeline); a sweep of one, the
+collective completion time by variant and the mean CCT and busbw in the metrics table.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import io
 import json
 import math
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
@@ -26,10 +28,10 @@ import polars as pl
 from matplotlib.figure import Figure
 
 from retx.metrics import SIZE_BUCKETS, finished_flows, run_metrics
-from retx.plots import plot_bars, plot_fct_cdf, plot_lines
+from retx.plots import COLLECTIVE_TIMELINE_PLOT, plot_bars, plot_collective_cct, plot_fct_cdf, plot_lines
 from retx.provenance import read_parquet_provenance
-from retx.results import FLOWS_FILE, SCENARIO_FILE, SUMMARY_FILE
-from retx.sweep import SWEEP_TABLE, t_975
+from retx.results import COLLECTIVES_FILE, FLOWS_FILE, SCENARIO_FILE, SUMMARY_FILE
+from retx.sweep import POINTS_DIR, SWEEP_TABLE, t_975
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -44,6 +46,10 @@ SWEEP_FILE = "sweep.toml"
 FLOW_ROWS = 20
 FLOW_COLUMNS = ["flow_id", "src", "dst", "size_bytes", "fct_us", "slowdown", "goodput_gbps",
                 "retx_bytes", "notifications", "timeouts", "completed"]
+# Iterations of a collective listed in a run's report; the rest are in collectives.parquet.
+COLLECTIVE_ROWS = 50
+COLLECTIVE_COLUMNS = ["group", "iteration", "op", "algorithm", "ranks", "size_bytes", "steps", "start_us", "cct_us",
+                      "ideal_cct_us", "slowdown", "algbw_gbps", "busbw_gbps", "slowest_step"]
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 72em; color: #222; }
@@ -84,11 +90,14 @@ def _run(folder: Path) -> tuple[str, str]:
     summary = json.loads((folder / SUMMARY_FILE).read_text())
     record = summary.pop("provenance", None) or read_parquet_provenance(folder / FLOWS_FILE)
     fct = summary.pop("fct", None)
+    groups = summary.pop("collectives", None)
     flows = pl.read_parquet(folder / FLOWS_FILE)
     parts = [_section("Provenance", _key_values(record or {}))]
-    figures = sorted(folder.glob("*.png"))
+    figures = [p for p in sorted(folder.glob("*.png")) if p.name != COLLECTIVE_TIMELINE_PLOT]
     if figures:
         parts.append(_section("Plots", "".join(_image_file(p) for p in figures)))
+    if (folder / COLLECTIVES_FILE).exists():
+        parts.append(_section("Collectives", _collectives(folder, groups or [])))
     if fct is not None:
         parts.append(_section("FCT statistics", _fct_tables(fct)))
     parts.append(_section("Summary", _key_values(summary)))
@@ -99,6 +108,22 @@ def _run(folder: Path) -> tuple[str, str]:
     if scenario.exists():
         parts.append(_section("Scenario (resolved)", f"<pre>{html.escape(scenario.read_text())}</pre>"))
     return f"retx run: {summary.get('name', folder.name)}", "\n".join(parts)
+
+
+def _collectives(folder: Path, groups: list[dict[str, Any]]) -> str:
+    """A collective run's numbers: summary.json's per-group entry, the iterations
+    (collectives.parquet) and the timeline of the first iteration."""
+    table = pl.read_parquet(folder / COLLECTIVES_FILE)
+    shown = table.select([c for c in COLLECTIVE_COLUMNS if c in table.columns])
+    more = (f"<p>First {COLLECTIVE_ROWS} of {table.height} iterations; all are in {COLLECTIVES_FILE}.</p>"
+            if table.height > COLLECTIVE_ROWS else "")
+    body = ("<p>Per group, over its finished iterations (summary.json's \"collectives\"): CCT is the "
+            "collective completion time, ideal the sum of its steps alone on an empty network, busbw "
+            "NCCL's bus bandwidth.</p>" + (_table(pl.DataFrame(groups)) if groups else "")
+            + "<p>Per group and iteration (collectives.parquet; its steps are in collective_steps.parquet):</p>"
+            + _table(shown.head(COLLECTIVE_ROWS)) + more)
+    timeline = folder / COLLECTIVE_TIMELINE_PLOT
+    return body + (_image_file(timeline) if timeline.exists() else "")
 
 
 @dataclass
@@ -114,12 +139,19 @@ class _Sweep:
     flows: pl.DataFrame  # every finished run's flows, with `variant`
     metrics: pl.DataFrame  # per variant: `runs`, and per METRICS column <c>_mean, <c>_ci95
     buckets: pl.DataFrame  # per variant and size bucket: `flows`, and per BUCKET_QUANTILES <c>, <c>_low, <c>_high
+    # Every finished run's collectives.parquet with its `hash` and `variant` (no rows: no collective).
+    collectives: pl.DataFrame = field(default_factory=pl.DataFrame)
+    # The metrics in `metrics`: METRICS, and COLLECTIVE_METRICS when the runs ran a collective.
+    labels: dict[str, str] = field(default_factory=dict)
 
 
 # Per-run numbers compared across variants: run_metrics' and the bytes a run retransmitted.
 METRICS = {"mean_fct_us": "mean FCT (us)", "slowdown_p50": "slowdown p50", "slowdown_p99": "slowdown p99",
            "goodput_gbps": "goodput (Gbps, mean over flows)", "retx_bytes": "retransmitted bytes per run"}
 PLOTTED_METRICS = ["mean_fct_us", "slowdown_p99", "goodput_gbps", "retx_bytes"]
+# Per-run numbers of a collective workload: the means over its groups' finished iterations.
+COLLECTIVE_METRICS = {"cct_us": "collective CCT (us)", "busbw_gbps": "collective busbw (Gbps)"}
+COLLECTIVE_CCT = "collective CCT by variant"
 # Slowdown quantiles per size bucket: column -> quantile.
 BUCKET_QUANTILES = {"slowdown_median": 0.5, "slowdown_p99": 0.99}
 # Bootstrap of a bucket's quantiles: resamples, their seed (a report is reproducible), the
@@ -158,6 +190,11 @@ def _sweep(folder: Path) -> tuple[str, str]:
                   _section("Slowdown CDF", "<p>The finished flows of all of a variant's seeds, pooled.</p>"
                            + _images({"slowdown CDF": figures["slowdown CDF"]})),
                   _buckets_section(sweep, figures)]
+        if COLLECTIVE_CCT in figures:
+            parts.insert(-2, _section("Collectives", (
+                "<p>Collective completion time by variant: the mean over every group and finished iteration "
+                "of all of a variant's seeds (min to max), its ideal (black) and mean slowdown.</p>"
+                + _images({COLLECTIVE_CCT: figures[COLLECTIVE_CCT]}))))
     parts.append(_section("Runs", _table(sweep.runs.drop("variant"))))
     sweep_file = folder / SWEEP_FILE
     if sweep_file.exists():
@@ -166,13 +203,15 @@ def _sweep(folder: Path) -> tuple[str, str]:
 
 
 def _metrics_section(sweep: _Sweep, figures: dict[str, Figure]) -> str:
-    labels = list(METRICS.values())
+    labels = list(sweep.labels.values())
     cells = {label: [_plus_minus(m, ci) for m, ci in sweep.metrics.select(f"{c}_mean", f"{c}_ci95").iter_rows()]
-             for c, label in METRICS.items()}
+             for c, label in sweep.labels.items()}
     return _section("Metrics by variant", (
         "<p>Each run (one seed) gives one number per metric, over its finished flows. Shown: the mean "
         "over a variant's seeds &plusmn; the half-width of its 95 % confidence interval (Student t "
-        "across seeds, as in summary.parquet; none from one seed).</p>"
+        "across seeds, as in summary.parquet; none from one seed)."
+        + (" A run's collective CCT and busbw are the means over its groups' finished iterations."
+           if set(COLLECTIVE_METRICS) <= set(sweep.labels) else "") + "</p>"
         + _table(_with_cells(sweep.metrics, ["variant", "runs"], cells), tuple(labels))
         + _images({title: f for title, f in figures.items() if title in labels})))
 
@@ -206,9 +245,32 @@ def _read_sweep(folder: Path) -> _Sweep:
     flows = pl.read_parquet(flows_path) if flows_path.exists() else pl.DataFrame()
     if flows.height:
         flows = flows.join(runs.select("hash", "variant"), on="hash", how="left", maintain_order="left")
+    collectives = _read_collectives(folder, runs)
     per_run = _per_run(runs, flows)
-    metrics = _mean_ci(per_run, ["variant", *params], list(METRICS)) if per_run.height else pl.DataFrame()
-    return _Sweep(name, grid, seeds, params, runs, flows, metrics, _buckets(flows))
+    labels = dict(METRICS)
+    if collectives.height and per_run.height:
+        per_run = per_run.join(_collective_per_run(collectives), on="hash", how="left", maintain_order="left")
+        labels.update(COLLECTIVE_METRICS)
+    metrics = _mean_ci(per_run, ["variant", *params], list(labels)) if per_run.height else pl.DataFrame()
+    return _Sweep(name, grid, seeds, params, runs, flows, metrics, _buckets(flows), collectives, labels)
+
+
+def _read_collectives(folder: Path, runs: pl.DataFrame) -> pl.DataFrame:
+    """The collectives.parquet of every finished run (points/<hash>/), with its `hash` and
+    `variant`; no rows when none has one."""
+    parts = []
+    for run_hash, variant in runs.filter(pl.col("status") == "done").select("hash", "variant").iter_rows():
+        path = folder / POINTS_DIR / run_hash / COLLECTIVES_FILE
+        if path.exists():
+            parts.append(pl.read_parquet(path).with_columns(hash=pl.lit(run_hash), variant=pl.lit(variant)))
+    return pl.concat(parts, how="diagonal_relaxed") if parts else pl.DataFrame()
+
+
+def _collective_per_run(collectives: pl.DataFrame) -> pl.DataFrame:
+    """Per run (`hash`): COLLECTIVE_METRICS, the means over its groups' finished iterations
+    (NaN, left out of the means across seeds, when none finished)."""
+    return collectives.group_by("hash", maintain_order=True).agg(
+        [pl.col(c).fill_nan(None).mean().fill_null(math.nan).alias(c) for c in COLLECTIVE_METRICS])
 
 
 def _sweep_title(sweep: _Sweep) -> str:
@@ -298,6 +360,8 @@ def _figures(sweep: _Sweep) -> dict[str, Figure]:
         return {}
     figures = {METRICS[c]: _parameter_figure(sweep.metrics, sweep.params, c) for c in PLOTTED_METRICS}
     figures["slowdown CDF"] = plot_fct_cdf(sweep.flows, by="variant")
+    if sweep.collectives.height:
+        figures[COLLECTIVE_CCT] = plot_collective_cct(sweep.collectives, by="variant")
     buckets = sweep.buckets.with_columns(pl.col("bucket").cast(pl.String))
     for c in BUCKET_QUANTILES:
         figures[f"by size: {_quantile_label(c)}"] = plot_bars(
