@@ -25,6 +25,8 @@ class _RunResult(TypedDict):
     queues: dict[str, _Column]  # schema()["queues"]: one row per watched port per sample
     cc: dict[str, _Column]  # schema()["cc"]: one row per watched flow's sender per sample
     pools: dict[str, _Column]  # schema()["pools"]: one row per watched host's NIC structure per sample
+    collectives: dict[str, _Column]  # schema()["collectives"]: one row per collective group and iteration
+    collective_steps: dict[str, _Column]  # schema()["collective_steps"]: one row per step of each collective iteration
     # name, seed, sim_time_us, wall_seconds, events, events_per_sec, packet_hops,
     # packets_created/consumed/in_flight, drops_loss/buffer/unroutable, ecn_marks, pfc_pauses,
     # qp_swaps, bad_deliveries, background_sent/dropped/delivered ([[background]] packets;
@@ -96,7 +98,8 @@ def memory_table(
 
 def schema() -> dict[str, list[_ColumnSpec]]:
     """Every output table's columns as declared in Rust (retx::stats::columns):
-    {"flows" | "timeseries" | "queues" | "cc" | "pools" | "memory": [(name, dtype, unit, description), ...]}."""
+    {"flows" | "timeseries" | "queues" | "cc" | "pools" | "memory" | "collectives" | "collective_steps":
+    [(name, dtype, unit, description), ...]}."""
 
 class PanicException(BaseException):
     """A Rust panic (a bug), as PyO3 raises it: pyo3_runtime.PanicException."""

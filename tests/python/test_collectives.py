@@ -158,8 +158,6 @@ def test_a_run_without_a_collective_writes_neither_table(tmp_path: Path) -> None
     assert describe("collective_steps")["column"].to_list() == list(table_schema("collective_steps"))
 
 
-@pytest.mark.xfail(strict=True, reason="retx::config::output::RUN_OUTPUTS (Rust) does not list the collective "
-                                       "files yet, so a scenario may still name them; remove this mark when it does")
 def test_the_collective_files_are_reserved_output_names() -> None:
     assert set(NEW_FILES) <= set(RUN_OUTPUTS)
 
