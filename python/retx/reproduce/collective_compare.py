@@ -1,0 +1,268 @@
+"""Collectives under loss recovery and load balancing (issue 31, item 4): a ring all-reduce and a
+direct all-to-all on a fat-tree, run with the recovery schemes and routing policies retx has
+today, under DCQCN and HPCC, with and without 0.1 % loss.
+
+Not a paper's figure: the question the newer transports (LEFT, NDP, the Ultra Ethernet
+proposals) start from, asked of what retx has. Does a collective's completion time (CCT) suffer
+from ECMP collisions, and from losses that go-back-N recovers from badly, and does per-packet
+spraying fix the first without making the second worse?
+
+- Network: `[topology] kind = "fat-tree"`, k = 4: 16 hosts in 4 pods (2 per ToR), 8 ToRs,
+  8 aggregation switches, 4 cores, every link 100 Gbps and 1 us, full bisection. Switches at
+  retx's defaults (12 MB shared buffer, ECN kmin 5 KB / kmax 200 KB / pmax 0.01) with PFC on and
+  headroom "auto", as RoCE is deployed: congestion never drops a packet, so every loss is the
+  loss rule's. An ACK per packet (`[nic] ack_interval = 1`), 1024 B payloads.
+- Collectives, 16 ranks, one per host (`[workload] kind = "collective"`):
+  - all-reduce, ring (NCCL's: reduce-scatter then all-gather, 30 steps of size / 16 per rank),
+    16 MB per rank (quick: 8 MB), on the hosts in a random order (`placement = "random"`, drawn
+    from the seed): most ring neighbours are then in other pods, so ECMP can put two of a
+    step's flows on one uplink;
+  - the same ring on the hosts in order (`placement = "contiguous"`, full grid only): a rank's
+    neighbour is under its own ToR or the next, no link carries two of a step's flows whatever
+    the hash, so this is the control where load balancing has nothing to fix;
+  - all-to-all, direct (every rank sends size / 16 to each of the 15 others at once), 4 MB
+    per rank (quick: 2 MB): 240 flows, every host link full in both directions, so any two
+    flows ECMP hashes onto one fabric link slow the whole collective.
+  Full: 2 iterations (back to back) per run and seeds 1-3 (the seed moves the ECMP salts, the
+  random placement and the losses); quick: 1 iteration, seed 1.
+- Variants (recovery + routing): go-back-N + ECMP (RoCE NICs today: `recovery = "gbn"`, the
+  HPCC ns-3 NAK rule, the IB 4.2 ms timeout), IRN + ECMP, MELO + ECMP, IRN + per-packet spraying
+  (`[routing] policy = "spray-random"`: every packet to a random equal-cost port, so packets
+  arrive out of order; IRN's selective repeat accepts them), and go-back-N + spraying, the
+  counter-example (go-back-N drops every out-of-order packet and goes back). LEFT and NDP are not
+  in retx yet: VARIANTS leaves their place, and docs/REPRODUCTIONS.md says what to add.
+- Congestion control: DCQCN (`[cc.dcqcn]` defaults) and HPCC (ns-3 run.py's defaults: eta
+  0.95, INT on every data packet, a variable window).
+- Loss: none, and `[[loss]] at = "everywhere", rate = 0.001` (0.1 % of the data packets on
+  every link, independently).
+
+Table: one row per (workload, recovery, routing, cc, loss), pooled over seeds and iterations:
+how many iterations finished of how many, the mean and largest CCT, the mean ideal CCT (each
+step alone on an empty network, summed: see docs/SCENARIO.md), the mean slowdown (CCT / ideal),
+the mean NCCL bus bandwidth, and per run (mean over seeds) the retransmission timeouts,
+retransmitted MB and PFC pauses that explain the numbers. plot.png draws the mean CCT per
+variant, a panel per workload.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+import polars as pl
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+from retx.reproduce.common import save_table
+from retx.results import Results
+from retx.runner import run_many
+from retx.scenario import Scenario
+from retx.table import format_table
+
+RANKS = 16
+SPRAY = "spray-random"
+# (label, op, algorithm, placement, size per rank full, size per rank quick; None: full only).
+WORKLOADS: list[tuple[str, str, str, str, str, Optional[str]]] = [
+    ("all-reduce ring, random", "all-reduce", "ring", "random", "16MB", "8MB"),
+    ("all-reduce ring, contiguous", "all-reduce", "ring", "contiguous", "16MB", None),
+    ("all-to-all direct", "all-to-all", "direct", "contiguous", "4MB", "2MB"),
+]
+# (recovery, routing policy). LEFT and NDP are not in retx yet; when they are, their rows go
+# here (e.g. ("left", SPRAY), ("ndp", SPRAY)) with their settings in `scenario` if they need any.
+VARIANTS: list[tuple[str, str]] = [
+    ("gbn", "ecmp"),
+    ("irn", "ecmp"),
+    ("melo", "ecmp"),
+    ("irn", SPRAY),
+    ("gbn", SPRAY),
+]
+CCS = ["dcqcn", "hpcc"]
+LOSSES = [0.0, 0.001]
+SEEDS, QUICK_SEEDS = [1, 2, 3], [1]
+ITERATIONS, QUICK_ITERATIONS = 2, 1
+
+BASE_SCENARIO: dict[str, Any] = {
+    "name": "collective-compare",
+    "seed": 1,
+    # Far beyond the slowest variant (go-back-N sprayed under HPCC: ~50 ms per iteration); a run
+    # ends when its last flow does.
+    "duration": "1s",
+    "stop_when_done": True,
+    "topology": {"kind": "fat-tree", "k": 4, "host_link": "100Gbps", "link_delay": "1us"},
+    "switch": {"pfc": {"enabled": True, "headroom": "auto"}},
+    "routing": {"policy": "ecmp"},
+    "transport": {"recovery": "gbn", "cc": "dcqcn"},
+    "workload": {"kind": "collective",
+                 "collective": {"op": "all-reduce", "algorithm": "ring", "ranks": RANKS, "size": "16MB",
+                                "placement": "random", "iterations": 1}},
+}
+
+
+
+def workloads(quick: bool) -> list[tuple[str, str, str, str, str]]:
+    """(label, op, algorithm, placement, size) of the grid."""
+    out = []
+    for label, op, alg, place, size, quick_size in WORKLOADS:
+        if not quick:
+            out.append((label, op, alg, place, size))
+        elif quick_size is not None:
+            out.append((label, op, alg, place, quick_size))
+    return out
+
+
+def grid(quick: bool) -> list[tuple[str, str, str, str, float, int]]:
+    """(workload label, recovery, routing, cc, loss, seed), workload by workload."""
+    seeds = QUICK_SEEDS if quick else SEEDS
+    return [(w[0], rec, route, cc, loss, seed)
+            for w in workloads(quick) for rec, route in VARIANTS for cc in CCS for loss in LOSSES
+            for seed in seeds]
+
+
+def scenario(workload: tuple[str, str, str, str, str], recovery: str, routing: str, cc: str, loss: float,
+             seed: int, iterations: int) -> Scenario:
+    label, op, alg, place, size = workload
+    short = f"{op}-{place}-{recovery}-{routing}-{cc}-{loss:g}-s{seed}"
+    data: dict[str, Any] = {
+        **BASE_SCENARIO,
+        "name": f"collective-compare-{short}",
+        "seed": seed,
+        "routing": {"policy": routing},
+        "transport": {"recovery": recovery, "cc": cc},
+        "workload": {"kind": "collective",
+                     "collective": {"op": op, "algorithm": alg, "ranks": RANKS, "size": size,
+                                    "placement": place, "iterations": iterations}},
+    }
+    if loss:
+        data["loss"] = [{"at": "everywhere", "rate": loss}]
+    return Scenario.from_dict(data)
+
+
+def scenarios(quick: bool) -> list[Scenario]:
+    by_label = {w[0]: w for w in workloads(quick)}
+    iterations = QUICK_ITERATIONS if quick else ITERATIONS
+    return [scenario(by_label[w], rec, route, cc, loss, seed, iterations)
+            for w, rec, route, cc, loss, seed in grid(quick)]
+
+
+def _mean(values: list[float]) -> Optional[float]:
+    finite = [v for v in values if v is not None and not math.isnan(v)]
+    return sum(finite) / len(finite) if finite else None
+
+
+def _rounded(value: Optional[float], digits: int) -> Optional[float]:
+    return None if value is None else round(value, digits)
+
+
+def summarize(quick: bool, results: list[Results]) -> pl.DataFrame:
+    """One row per (workload, recovery, routing, cc, loss): the seeds' runs pooled."""
+    by_label = {w[0]: w for w in workloads(quick)}
+    runs: dict[tuple[str, str, str, str, float], list[Results]] = {}
+    for (w, rec, route, cc, loss, _seed), result in zip(grid(quick), results):
+        runs.setdefault((w, rec, route, cc, loss), []).append(result)
+    rows = []
+    for (w, rec, route, cc, loss), group in runs.items():
+        _label, op, alg, place, size = by_label[w]
+        coll = pl.concat([r.collectives for r in group])
+        done = coll.filter(pl.col("cct_us").is_not_nan())
+        cct = done["cct_us"].to_list()
+        rows.append({
+            "op": op, "algorithm": alg, "placement": place, "size": size,
+            "recovery": rec, "routing": route, "cc": cc, "loss": loss,
+            "iterations": coll.height, "finished": done.height,
+            "cct_us": _rounded(_mean(cct), 2),
+            "cct_max_us": _rounded(max(cct) if cct else None, 2),
+            "ideal_cct_us": _rounded(_mean(coll["ideal_cct_us"].to_list()), 2),
+            "slowdown": _rounded(_mean(done["slowdown"].to_list()), 4),
+            "busbw_gbps": _rounded(_mean(done["busbw_gbps"].to_list()), 3),
+            "timeouts": _rounded(_mean([float(r.flows["timeouts"].sum()) for r in group]), 2),
+            "retx_mb": _rounded(_mean([float(r.flows["retx_bytes"].sum()) / 1e6 for r in group]), 3),
+            "pfc_pauses": _rounded(_mean([float(r.summary.get("pfc_pauses", 0)) for r in group]), 2),
+        })
+    return pl.DataFrame(rows)
+
+
+def variant_label(recovery: str, routing: str) -> str:
+    return f"{recovery}\n{'spray' if routing.startswith('spray') else routing}"
+
+
+def plot(table: pl.DataFrame, path: Path, quick: bool) -> Figure:
+    """Mean CCT (ms, log) per variant, a panel per workload; a bar per (cc, loss) in each
+    variant's group, the mean ideal CCT as a dashed line."""
+    cases = table.select("op", "algorithm", "placement", "size").unique(maintain_order=True).rows()
+    series = table.select("cc", "loss").unique(maintain_order=True).rows()
+    figure = Figure(figsize=(5.2 * len(cases), 4.6), layout="constrained")
+    FigureCanvasAgg(figure)
+    axes_list = figure.subplots(1, len(cases), squeeze=False)[0]
+    width = 0.8 / len(series)
+    for axes, (op, alg, place, size) in zip(axes_list, cases):
+        panel = table.filter((pl.col("op") == op) & (pl.col("algorithm") == alg) & (pl.col("placement") == place))
+        variants = panel.select("recovery", "routing").unique(maintain_order=True).rows()
+        for k, (cc, loss) in enumerate(series):
+            rows = {(r["recovery"], r["routing"]): r for r in
+                    panel.filter((pl.col("cc") == cc) & (pl.col("loss") == loss)).iter_rows(named=True)}
+            at = [i - 0.4 + width * (k + 0.5) for i in range(len(variants))]
+            ms = [(rows[v]["cct_us"] or math.nan) / 1000 if v in rows else math.nan for v in variants]
+            axes.bar(at, ms, width, label=f"{cc}, loss {loss * 100:g} %", color=f"C{k % 10}",
+                     hatch="//" if loss else None, edgecolor="white" if loss else None)
+        ideal = panel["ideal_cct_us"].mean()
+        if isinstance(ideal, (int, float)):
+            axes.axhline(ideal / 1000, color="black", linestyle="--", linewidth=1, label="ideal")
+        axes.set_yscale("log")
+        # Ticks at 1, 2, 5 x 10^n, written plainly (0.5, 2, 20), none between.
+        axes.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        axes.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+        axes.yaxis.set_minor_formatter(NullFormatter())
+        if isinstance(ideal, (int, float)):
+            axes.set_ylim(bottom=ideal / 1000 * 0.8)
+        axes.set_xticks(range(len(variants)), [variant_label(*v) for v in variants])
+        axes.set_title(f"{op} {alg}, {place}, {RANKS} x {size}")
+        axes.set_ylabel("collective completion time (ms, mean)")
+        axes.grid(True, which="both", axis="y", alpha=0.3)
+        axes.set_axisbelow(True)
+    axes_list[0].legend(fontsize="small")
+    figure.suptitle("Collectives on a k = 4 fat-tree, 100 Gbps" + (" (--quick)" if quick else ""))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=120)
+    return figure
+
+
+def findings(table: pl.DataFrame) -> pl.DataFrame:
+    """The comparisons docs/REPRODUCTIONS.md discusses, per workload and cc: slowdown ratios of
+    one variant over another (> 1: the first is slower)."""
+    def one(part: pl.DataFrame, rec: str, route: str, loss: float) -> Optional[float]:
+        r = part.filter((pl.col("recovery") == rec) & (pl.col("routing") == route) & (pl.col("loss") == loss))
+        return r["slowdown"][0] if r.height else None
+
+    def ratio(a: Optional[float], b: Optional[float]) -> Optional[float]:
+        return round(a / b, 3) if a is not None and b else None
+
+    rows = []
+    for (op, place, cc), part in table.group_by(["op", "placement", "cc"], maintain_order=True):
+        rows.append({
+            "op": op, "placement": place, "cc": cc,
+            "gbn/irn ecmp, lossless": ratio(one(part, "gbn", "ecmp", 0.0), one(part, "irn", "ecmp", 0.0)),
+            "gbn/irn ecmp, 0.1 % loss": ratio(one(part, "gbn", "ecmp", 0.001), one(part, "irn", "ecmp", 0.001)),
+            "melo/irn ecmp, 0.1 % loss": ratio(one(part, "melo", "ecmp", 0.001), one(part, "irn", "ecmp", 0.001)),
+            "irn ecmp/spray, lossless": ratio(one(part, "irn", "ecmp", 0.0), one(part, "irn", SPRAY, 0.0)),
+            "gbn/irn spray, lossless": ratio(one(part, "gbn", SPRAY, 0.0), one(part, "irn", SPRAY, 0.0)),
+        })
+    return pl.DataFrame(rows)
+
+
+def run(out_dir: Path, quick: bool) -> pl.DataFrame:
+    points = grid(quick)
+    start = time.perf_counter()
+    results = run_many(scenarios(quick))
+    wall = time.perf_counter() - start
+    table = summarize(quick, results)
+    out_dir = Path(out_dir)
+    save_table(table, out_dir)
+    plot(table, out_dir / "plot.png", quick)
+    print(format_table(table.drop("algorithm"), max_rows=200))
+    print()
+    print(format_table(findings(table)))
+    print(f"\n{len(points)} runs in {wall:.0f} s wall; wrote {out_dir}/table.parquet, table.csv, plot.png")
+    return table
