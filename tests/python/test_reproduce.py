@@ -23,8 +23,8 @@ import pytest
 
 from retx import reproduce
 from retx.provenance import git_commit, read_parquet_provenance
-from retx.reproduce import (REPRODUCTIONS, cc_compare, gbone_fct, gbone_goodput, hpcc_micro, melo_fig5a, melo_fig5b,
-                            melo_fig6a, melo_fig6b, ns3_crosscheck, stride_fattree, stride_segment,
+from retx.reproduce import (REPRODUCTIONS, cc_compare, collective_compare, gbone_fct, gbone_goodput, hpcc_micro,
+                            melo_fig5a, melo_fig5b, melo_fig6a, melo_fig6b, ns3_crosscheck, stride_fattree, stride_segment,
                             stride_testbed)
 from retx.table import format_table
 
@@ -129,7 +129,7 @@ def test_registry_names_its_modules() -> None:
         "melo-fig6b": melo_fig6b, "gbone-fct": gbone_fct, "gbone-goodput": gbone_goodput,
         "ns3-crosscheck": ns3_crosscheck, "hpcc-micro": hpcc_micro, "cc-compare": cc_compare,
         "stride-fattree": stride_fattree, "stride-segment": stride_segment,
-        "stride-testbed": stride_testbed,
+        "stride-testbed": stride_testbed, "collective-compare": collective_compare,
     }
 
 

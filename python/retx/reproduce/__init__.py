@@ -22,8 +22,8 @@ import polars as pl
 
 from retx.provenance import PROVENANCE_FILE, provenance_without_scenario, utc_now, write_parquet
 
-from retx.reproduce import (cc_compare, gbone_fct, gbone_goodput, hpcc_micro, melo_fig5a, melo_fig5b, melo_fig6a,
-                            melo_fig6b, ns3_crosscheck, stride_fattree, stride_segment,
+from retx.reproduce import (cc_compare, collective_compare, gbone_fct, gbone_goodput, hpcc_micro, melo_fig5a,
+                            melo_fig5b, melo_fig6a, melo_fig6b, ns3_crosscheck, stride_fattree, stride_segment,
                             stride_testbed)
 
 
@@ -45,7 +45,9 @@ class Reproduction:
 # times). Every one was measured, none estimated; ns3-crosscheck and hpcc-micro have no smaller
 # grid, so their --quick costs what the full run does. docs/REPRODUCTIONS.md has the measured
 # seconds. A change that makes a grid much slower or faster must update its line here and there:
-# a test that times the quick grid fails otherwise (`stale_wall_time`).
+# a test that times the quick grid fails otherwise (`stale_wall_time`). collective-compare was
+# measured later the same day (after 2d52825) beside a cargo-mutants build (load 2 to 5.5): full
+# 120 s (its module's run) and 178 s (`retx reproduce`), quick 11.4 and 12.5 s (5 s at load 1.2).
 CATALOGUE: dict[str, Reproduction] = {
     "melo-fig5a": Reproduction(melo_fig5a, "MELO Fig. 5a: one flow's goodput vs. loss rate", 12, 1),
     "melo-fig5b": Reproduction(melo_fig5b, "MELO Fig. 5b: p99 FCT under load, lossy spine", 30, 2),
@@ -59,6 +61,8 @@ CATALOGUE: dict[str, Reproduction] = {
     "stride-fattree": Reproduction(stride_fattree, "STRIDE Fig. 9: FCT per size on a 256-host fat-tree", 90, 2),
     "stride-segment": Reproduction(stride_segment, "STRIDE Fig. 5: time per byte vs. ACK segment size", 20, 2),
     "stride-testbed": Reproduction(stride_testbed, "STRIDE Figs. 6-8: the two-switch testbed", 1, 1),
+    "collective-compare": Reproduction(collective_compare, "Ring all-reduce, all-to-all: recovery x ECMP/spray, loss",
+                                       150, 8),
 }
 
 REPRODUCTIONS: dict[str, ModuleType] = {name: entry.module for name, entry in CATALOGUE.items()}
