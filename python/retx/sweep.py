@@ -42,7 +42,7 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, Union
 
 import polars as pl
 import tomli_w
@@ -386,17 +386,28 @@ def run_point(text: str, base_dir: str) -> Outcome:
                 "wall_seconds": time.monotonic() - started}
 
 
-def _run_local(points: list[Point], workers: Optional[int]) -> Iterator[tuple[str, Outcome]]:
+# What an executor runs for a point: (scenario text, base folder) -> outcome. Sweeps run
+# `run_point`; a calibration (retx.calibrate) its own picklable task, which returns numbers.
+Task = Callable[[str, str], Outcome]
+
+
+def local_pool(workers: int) -> ProcessPoolExecutor:
+    """The local executor's pool: `workers` spawned processes that die with this one. A caller
+    running several batches (a calibration) passes one to `_run_local` to start it once."""
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_worker_init)
+
+
+def _run_local(points: list[Point], workers: Optional[int], task: Task = run_point,
+               pool: Optional[ProcessPoolExecutor] = None) -> Iterator[tuple[str, Outcome]]:
     if not points:
         return
-    pool = ProcessPoolExecutor(
-        max_workers=min(workers or os.cpu_count() or 1, len(points)),
-        mp_context=multiprocessing.get_context("spawn"),
-        initializer=_worker_init,
-    )
+    owned = pool is None
+    if pool is None:
+        pool = local_pool(min(workers or os.cpu_count() or 1, len(points)))
     try:
         futures: dict[Future[Outcome], Point] = {
-            pool.submit(run_point, p.scenario.text, str(p.scenario.base_dir)): p for p in points}
+            pool.submit(task, p.scenario.text, str(p.scenario.base_dir)): p for p in points}
         pending = set(futures)
         while pending:
             # A timeout keeps the main thread responsive to Ctrl-C.
@@ -416,7 +427,8 @@ def _run_local(points: list[Point], workers: Optional[int]) -> Iterator[tuple[st
                 process.terminate()
         raise
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        if owned:
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _worker_init() -> None:
@@ -427,7 +439,7 @@ def _worker_init() -> None:
         ctypes.CDLL(None).prctl(1, signal.SIGKILL)
 
 
-def _run_ray(points: list[Point], workers: Optional[int]) -> Iterator[tuple[str, Outcome]]:
+def _run_ray(points: list[Point], workers: Optional[int], task: Task = run_point) -> Iterator[tuple[str, Outcome]]:
     try:
         import ray
     except ImportError:
@@ -438,7 +450,7 @@ def _run_ray(points: list[Point], workers: Optional[int]) -> Iterator[tuple[str,
         # ray.init() connects to RAY_ADDRESS when it is set, else starts a local instance.
         ray.init(address=os.environ.get("RAY_ADDRESS"), log_to_driver=False,
                  include_dashboard=False, configure_logging=False)
-    remote = ray.remote(num_cpus=1, max_retries=0)(run_point)
+    remote = ray.remote(num_cpus=1, max_retries=0)(_call_task)
     # `workers`, when given, caps the tasks in flight; else Ray schedules them all.
     limit = workers or len(points)
     queue = list(reversed(points))
@@ -447,7 +459,7 @@ def _run_ray(points: list[Point], workers: Optional[int]) -> Iterator[tuple[str,
         while queue or in_flight:
             while queue and len(in_flight) < limit:
                 point = queue.pop()
-                in_flight[remote.remote(point.scenario.text, str(point.scenario.base_dir.resolve()))] = point
+                in_flight[remote.remote(task, point.scenario.text, str(point.scenario.base_dir.resolve()))] = point
             ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=0.5)
             for ref in ready:
                 point = in_flight.pop(ref)
@@ -459,6 +471,11 @@ def _run_ray(points: list[Point], workers: Optional[int]) -> Iterator[tuple[str,
     finally:
         for ref in in_flight:
             ray.cancel(ref, force=True)
+
+
+def _call_task(task: Task, text: str, base_dir: str) -> Outcome:
+    """A Ray task running `task` (Ray takes only plain functions, not e.g. a partial)."""
+    return task(text, base_dir)
 
 
 # --- helpers ------------------------------------------------------------------------------------
