@@ -6,6 +6,7 @@ results come back as polars DataFrames.
 
 from retx import metrics
 from retx._native import ScenarioError
+from retx.calibrate import CalibrationResult, calibrate
 from retx.provenance import version as _version
 from retx.results import Results
 from retx.runner import run, run_many
@@ -14,4 +15,5 @@ from retx.sweep import SweepResult, sweep
 
 __version__ = _version()
 
-__all__ = ["Results", "Scenario", "ScenarioError", "SweepResult", "metrics", "run", "run_many", "sweep"]
+__all__ = ["CalibrationResult", "Results", "Scenario", "ScenarioError", "SweepResult", "calibrate", "metrics", "run",
+           "run_many", "sweep"]

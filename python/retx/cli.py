@@ -10,6 +10,7 @@ from typing import Any, Optional
 import typer
 
 from retx import hw_trace, reproduce
+from retx.calibrate import calibrate as run_calibration
 from retx._native import PanicException, ScenarioError, last_panic
 from retx.memory import memory_table
 from retx.report import ReportError, write_report
@@ -181,7 +182,39 @@ def sweep(
 
 
 @app.command()
-def report(folder: Path = typer.Argument(..., help="A run folder (retx run) or a sweep folder (retx sweep).")) -> None:
+def calibrate(
+    spec: Path = typer.Argument(..., help="Calibration spec (TOML); see examples/calibrate-demo.toml."),
+    out: Optional[Path] = typer.Option(None, "--out", show_default=False,
+                                       help="Output folder [default: results/<spec file name>]."),
+    trials: Optional[int] = typer.Option(None, "--trials", show_default=False,
+                                         help="Trials in all, counting those already in OUT [default: the spec's]."),
+    workers: Optional[int] = typer.Option(None, "--workers", show_default=False,
+                                          help="Runs at once [default: one per core; 1 for a reproduction]."),
+    executor: str = typer.Option("local", "--executor", help=f"Where runs go: {' or '.join(EXECUTORS)}."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar."),
+) -> None:
+    """Search unknown parameters for the values under which a scenario's or a reproduction's
+    numbers match a paper's (Optuna TPE, several seeds per trial); rerun to resume.
+
+    The spec names a base scenario or a reproduction, the parameters with their ranges and the
+    targets (a metric or a table cell, the paper's value and a tolerance). Writes OUT/trials.parquet
+    (every trial), best.json, verdict.json (per target: reproduced, not reproduced with the closest
+    value reached, or conflicting with another target; and what the search covered), targets.png
+    and study.db, from which a killed calibration resumes without repeating a finished trial.
+    `retx report OUT` renders it. Exit status 1 when no trial finished. Example:
+    retx calibrate examples/calibrate-demo.toml (about a minute on 2 cores)."""
+    result = run_calibration(spec, out, trials, workers, executor, progress=not quiet)
+    for name, entry in result.verdict["targets"].items():
+        print(f"{name}: {entry['statement']}")
+    print(result.verdict["summary"])
+    print(f"wrote {result.out_dir}/")
+    if result.verdict["best_trial"] is None:
+        raise typer.Exit(code=1)
+
+
+@app.command()
+def report(folder: Path = typer.Argument(..., help="A run folder (retx run), a sweep folder (retx sweep) or a "
+                                                   "calibration folder (retx calibrate).")) -> None:
     """Write FOLDER/report.html: one self-contained page with provenance, the scenario, the
     summary tables and the plots, for sharing a result."""
     print(f"wrote {write_report(folder)}")

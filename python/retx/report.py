@@ -8,7 +8,9 @@ mean over seeds with a Student t interval, drawn against the swept parameters (a
 lines, else grouped bars); the slowdown CDF; and slowdown by size bucket, seeds pooled, with a
 bootstrap interval. `sweep_figures(DIR)` hands back those figures. A collective workload's run
 gets a Collectives section (per group and per iteration, and the timeline); a sweep of one, the
-collective completion time by variant and the mean CCT and busbw in the metrics table.
+collective completion time by variant and the mean CCT and busbw in the metrics table. A
+calibration folder (`retx calibrate`) gets the page `retx.calibrate.report_page` writes: the
+verdict per target, what the search covered, the best points, the plot and the trials.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
 
+from retx.calibrate import is_calibration, report_page
 from retx.metrics import SIZE_BUCKETS, finished_flows, run_metrics
 from retx.plots import COLLECTIVE_TIMELINE_PLOT, plot_bars, plot_collective_cct, plot_fct_cdf, plot_lines
 from retx.provenance import read_parquet_provenance
@@ -69,9 +72,11 @@ class ReportError(ValueError):
 
 
 def write_report(folder: str | Path) -> Path:
-    """Writes `folder`/report.html for the run or sweep in `folder`; returns its path."""
+    """Writes `folder`/report.html for the run, sweep or calibration in `folder`; returns its path."""
     folder = Path(folder)
-    if (folder / RUNS_FILE).exists():
+    if is_calibration(folder):
+        title, body = report_page(folder)
+    elif (folder / RUNS_FILE).exists():
         title, body = _sweep(folder)
     elif (folder / SUMMARY_FILE).exists() and (folder / FLOWS_FILE).exists():
         title, body = _run(folder)
