@@ -183,7 +183,7 @@ def sweep(
 
 @app.command()
 def calibrate(
-    spec: Path = typer.Argument(..., help="Calibration spec (TOML); see examples/calibrate-demo.toml."),
+    spec: Path = typer.Argument(..., help="Calibration spec (TOML); see examples/calibrate/calibrate-demo.toml."),
     out: Optional[Path] = typer.Option(None, "--out", show_default=False,
                                        help="Output folder [default: results/<spec file name>]."),
     trials: Optional[int] = typer.Option(None, "--trials", show_default=False,
@@ -202,7 +202,7 @@ def calibrate(
     value reached, or conflicting with another target; and what the search covered), targets.png
     and study.db, from which a killed calibration resumes without repeating a finished trial.
     `retx report OUT` renders it. Exit status 1 when no trial finished. Example:
-    retx calibrate examples/calibrate-demo.toml (about a minute on 2 cores)."""
+    retx calibrate examples/calibrate/calibrate-demo.toml (about a minute on 2 cores)."""
     result = run_calibration(spec, out, trials, workers, executor, progress=not quiet)
     for name, entry in result.verdict["targets"].items():
         print(f"{name}: {entry['statement']}")

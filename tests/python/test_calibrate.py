@@ -421,12 +421,12 @@ def test_cli_help_names_the_example_and_the_outputs() -> None:
     result = run_cli("calibrate", "--help")
     assert result.returncode == 0, result.stderr
     text = " ".join(result.stdout.split())
-    for words in ("examples/calibrate-demo.toml", "trials.parquet", "verdict.json", "resume", "--trials"):
+    for words in ("examples/calibrate/calibrate-demo.toml", "trials.parquet", "verdict.json", "resume", "--trials"):
         assert words in text, words
 
 
 def test_the_documented_example_is_a_valid_spec() -> None:
-    spec = load_spec(REPO / "examples" / "calibrate-demo.toml")
+    spec = load_spec(REPO / "examples" / "calibrate" / "calibrate-demo.toml")
     assert spec.kind == "scenario" and [p.kind for p in spec.params] == ["float", "float", "categorical"]
     assert spec.params[1].log and spec.params[1].unit == "us"
     assert "Calibration" in (REPO / "docs" / "USAGE.md").read_text()
