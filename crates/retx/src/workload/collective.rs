@@ -336,6 +336,23 @@ mod tests {
     }
 
     #[test]
+    fn names_are_the_scenario_s_and_bus_factors_nccl_s() {
+        let ops = [(Op::AllReduce, "all-reduce", 1.5), (Op::AllGather, "all-gather", 0.75), (Op::ReduceScatter, "reduce-scatter", 0.75), (Op::AllToAll, "all-to-all", 0.75)];
+        for (op, name, factor) in ops {
+            assert_eq!((op.name(), op.bus_factor(4)), (name, factor));
+            let parsed: std::collections::BTreeMap<String, Op> = toml::from_str(&format!("op = \"{name}\"")).unwrap();
+            assert_eq!(parsed["op"], op, "the name a scenario writes");
+        }
+        assert_eq!(Op::AllToAll.bus_factor(8), 7.0 / 8.0);
+        let algorithms = [(Algorithm::Ring, "ring"), (Algorithm::HalvingDoubling, "halving-doubling"), (Algorithm::Direct, "direct"), (Algorithm::Rounds, "rounds"), (Algorithm::HtsimRing, "htsim-ring")];
+        for (a, name) in algorithms {
+            assert_eq!(a.name(), name);
+            let parsed: std::collections::BTreeMap<String, Algorithm> = toml::from_str(&format!("a = \"{name}\"")).unwrap();
+            assert_eq!(parsed["a"], a);
+        }
+    }
+
+    #[test]
     fn a_step_waits_for_the_data_it_forwards() {
         let fire = |g: &Generated, f: usize, on: Done| -> Vec<usize> {
             let mut d = Dependencies::with_triggers(g.flows.len(), &g.triggers, &g.signals, &g.delays).unwrap();
