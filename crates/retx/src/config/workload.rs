@@ -11,7 +11,7 @@ use crate::transport::FlowSpec;
 use crate::workload::cdf::FlowSizeCdf;
 use crate::workload::poisson::{self, Arrivals, Source};
 use crate::workload::collective::{self, CollectivePlan};
-use crate::workload::{Delay, Dependencies, DependencyError, Done, FlowDef, Signal, Trigger, Wait};
+use crate::workload::{Dependencies, DependencyError, Done, FlowDef, Wait};
 use std::path::Path;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -493,7 +493,7 @@ fn check_workload_fields(w: &WorkloadCfg) -> Result<(), ScenarioError> {
 pub fn flows(cfg: &WorkloadCfg, topo: &Topology, seed: u64, base_dir: &Path) -> Result<Workload, ScenarioError> {
     let cm = if cfg.kind == WorkloadKind::HtsimCm { Some(htsim_cm(cfg, base_dir)?) } else { None };
     let node = |name: &str| topo.find(name).expect("validated host name");
-    let generated = match (cfg.kind, &cfg.collective) {
+    let mut generated = match (cfg.kind, &cfg.collective) {
         (WorkloadKind::Collective, Some(c)) => {
             let collectives = c.collectives(topo, seed);
             Some((collective::generate(&collectives), collectives))
@@ -525,7 +525,7 @@ pub fn flows(cfg: &WorkloadCfg, topo: &Topology, seed: u64, base_dir: &Path) -> 
             };
             poisson::generate(topo, &sources, &a)
         }
-        WorkloadKind::Collective => generated.as_ref().map(|(g, _)| g.flows.clone()).ok_or_else(|| err("workload.collective", "missing (not validated)"))?,
+        WorkloadKind::Collective => generated.as_mut().map(|(g, _)| std::mem::take(&mut g.flows)).ok_or_else(|| err("workload.collective", "missing (not validated)"))?,
         WorkloadKind::HpccFlows => hpcc_flows(cfg, base_dir)?
             .into_iter()
             .map(|f| FlowDef::new(f.src, f.dst, f.size, f.start))
@@ -565,15 +565,15 @@ pub fn flows(cfg: &WorkloadCfg, topo: &Topology, seed: u64, base_dir: &Path) -> 
             m.dependencies(&id).map_err(fail)?
         }
         WorkloadKind::Collective => {
+            // Every collective flow has the collective's start, so the stable sort kept the
+            // generator's numbering and its triggers, signals and members need no renumbering.
+            debug_assert!(id.iter().enumerate().all(|(i, &j)| i == j));
             let (g, _) = generated.as_ref().expect("generated above");
-            let triggers: Vec<Trigger> = g.triggers.iter().map(|t| Trigger { targets: t.targets.iter().map(|&f| id[f]).collect(), ..t.clone() }).collect();
-            let signals: Vec<Signal> = g.signals.iter().map(|x| Signal { flow: id[x.flow], ..*x }).collect();
-            let delays: Vec<Delay> = g.delays.iter().map(|x| Delay { flow: id[x.flow], ..*x }).collect();
-            Dependencies::with_triggers(out.len(), &triggers, &signals, &delays).map_err(|e| err("workload.collective", format!("{e} (a generator bug)")))?
+            Dependencies::with_triggers(out.len(), &g.triggers, &g.signals, &g.delays).map_err(|e| err("workload.collective", format!("{e} (a generator bug)")))?
         }
         _ => Dependencies::none(out.len()),
     };
-    let collectives = generated.map(|(g, collectives)| CollectivePlan { members: order.iter().map(|&i| g.members[i]).collect(), collectives });
+    let collectives = generated.map(|(g, collectives)| CollectivePlan { members: g.members, collectives });
     Ok(Workload { flows: order.into_iter().map(|i| out[i]).collect(), dependencies, collectives })
 }
 

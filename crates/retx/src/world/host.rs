@@ -171,8 +171,9 @@ impl<O: Observer> Simulation<O> {
             self.obs.deliver(self.now, node, q.conn, delivered);
         }
         let (conn, completed) = (q.conn as usize, !before.completed && q.endpoint.completed_at().is_some());
-        let received = !before.done && q.endpoint.is_done() && matches!(q.endpoint, Endpoint::Responder(_));
-        if !before.done && q.endpoint.is_done() {
+        let done_now = !before.done && q.endpoint.is_done();
+        let received = done_now && matches!(q.endpoint, Endpoint::Responder(_));
+        if done_now {
             // Bounded memory: a finished end keeps only what its flow's record reads.
             n.qps[qp].endpoint.release();
         }
