@@ -274,3 +274,17 @@ fn irn_resends_a_packet_lost_inside_recovery_once_per_episode() {
         assert_eq!(p.sender.stats.timeouts, 0);
     }
 }
+
+/// The case proptest found on CI (33 packets, ACKs coalesced by 2, packets 28, 30 and 31 lost
+/// near the tail): the SACK of the last packet shows 30 and 31 lost; 30 is resent, then the
+/// ACK freed by 28's resend passes the episode's end. Ending the episode there left 31, known
+/// lost, to the timeout, since no later SACK could come. The episode now runs on while a
+/// packet shown lost has not been resent in it: every lost packet resent exactly once.
+#[test]
+fn irn_resends_a_tail_hole_without_waiting_for_the_timeout() {
+    let l = Lossy { npkts: 33, initial_psn: 16_777_187, drops: vec![0, 5, 6, 11, 15, 16, 21, 28, 30, 31], ack_interval: 2 };
+    for detect in [true, false] {
+        let p = run_lossy(&irn(detect), &l).unwrap_or_else(|e| panic!("{e}"));
+        assert_exactly_the_lost_resent(&p, &l, &format!("irn detect={detect}")).unwrap_or_else(|e| panic!("{e}"));
+    }
+}

@@ -388,7 +388,19 @@ impl IrnSender {
         self.snd_una = cum;
         self.sack_high = self.sack_high.max(cum);
         if self.in_recovery && self.snd_una >= self.recovery_end {
-            self.in_recovery = false;
+            self.retx_ptr = self.retx_ptr.max(self.snd_una);
+            while self.retx_ptr < self.sack_high && self.sacked.get(self.retx_ptr) {
+                self.retx_ptr += 1;
+            }
+            if self.retx_ptr < self.sack_high {
+                // Packets a later SACK showed lost are still owed their first resend in this
+                // episode: ending it here would leave them to the timeout when no further
+                // SACK comes (a loss near the tail), so the episode runs on to what is in
+                // flight now.
+                self.recovery_end = self.snd_nxt;
+            } else {
+                self.in_recovery = false;
+            }
         }
         true
     }
