@@ -15,6 +15,7 @@ pub fn transport(s: &Scenario) -> Template {
         RecoveryKind::Gbone => RecoveryParams::Gbone(r.gbone),
         RecoveryKind::Tcp => RecoveryParams::Tcp(r.tcp),
         RecoveryKind::Stride => RecoveryParams::Stride(r.stride),
+        RecoveryKind::Ndp => RecoveryParams::Ndp(r.ndp),
         #[cfg(test)]
         RecoveryKind::Pull => RecoveryParams::Pull(Default::default()),
         #[cfg(test)]

@@ -22,6 +22,9 @@ pub enum RecoveryKind {
     Tcp,
     /// STRIDE: handshake, an ACK per 64 KB segment, NACK + go-back-N, FIN teardown.
     Stride,
+    /// NDP as htsim models it: initial window at line rate, then one packet per PULL from the
+    /// receiver's host pacer; NACKs for trimmed packets (pair with `[switch] trim`).
+    Ndp,
     /// The test-only receiver-driven scheme (`transport/pull.rs`).
     #[cfg(test)]
     Pull,
@@ -78,6 +81,7 @@ pub struct RecoveryCfg {
     pub gbone: crate::transport::gbone::GboneParams,
     pub tcp: crate::transport::tcp::TcpParams,
     pub stride: crate::transport::stride::StrideParams,
+    pub ndp: crate::transport::ndp::NdpParams,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -103,7 +107,8 @@ impl RecoveryCfg {
         self.melo.check().map_err(|e| e.within("recovery.melo"))?;
         self.gbone.check().map_err(|e| e.within("recovery.gbone"))?;
         self.tcp.check().map_err(|e| e.within("recovery.tcp"))?;
-        self.stride.check().map_err(|e| e.within("recovery.stride"))
+        self.stride.check().map_err(|e| e.within("recovery.stride"))?;
+        self.ndp.check().map_err(|e| e.within("recovery.ndp"))
     }
 }
 

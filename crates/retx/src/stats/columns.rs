@@ -222,7 +222,7 @@ static FLOW_COLUMNS: &[Column<(), FlowRecord>] = &[
     col(
         "naks",
         "",
-        "go-back-N NAKs (PSN sequence error, one per gap) the sender received; go-back-N and STRIDE only",
+        "NAKs the sender received: go-back-N and STRIDE (PSN sequence error, one per gap), NDP (one per trimmed packet)",
         Get::I64(|_, r| r.notifications.naks as i64),
     ),
     col(
@@ -412,15 +412,22 @@ mod tests {
     fn notification_columns_name_their_schemes() {
         const KINDS: [&str; 5] = ["naks", "nacks", "sacks", "racks", "fast_retransmits"];
         // Scheme (config name), the words its column descriptions use for it.
-        let schemes = [("gbn", "go-back-N and"), ("stride", "STRIDE"), ("melo", "MELO"), ("irn", "IRN"), ("gbone", "Go-Back-ONE"), ("tcp", "TCP")];
+        let schemes = [("gbn", "go-back-N and"), ("stride", "STRIDE"), ("melo", "MELO"), ("irn", "IRN"), ("gbone", "Go-Back-ONE"), ("tcp", "TCP"), ("ndp", "NDP")];
         for (recovery, word) in schemes {
+            // NDP learns of loss from trimmed packets only: two senders into a small buffer
+            // that trims (and its timer, at 1 ms instead of htsim's 50, recovers the rest).
+            let (hosts, second, switch) = match recovery {
+                "ndp" => (3, r#", { src = "h2", dst = "h1", size = "300KB" }"#, "[switch]\nbuffer = \"20KB\"\npfc = { enabled = false }\ntrim = { queue = 0 }\n[recovery.ndp]\nrto_initial = \"1ms\"\nrto_min = \"1ms\""),
+                _ => (2, "", ""),
+            };
             let out = crate::run_toml(&format!(
                 r#"
                 name = "notifications"
                 duration = "50ms"
                 [topology]
                 kind = "single-switch"
-                hosts = 2
+                hosts = {hosts}
+                {switch}
                 [transport]
                 recovery = "{recovery}"
                 cc = "{cc}"
@@ -429,7 +436,7 @@ mod tests {
                 rate = 0.02
                 [workload]
                 kind = "flow-list"
-                flows = [{{ src = "h0", dst = "h1", size = "300KB" }}]
+                flows = [{{ src = "h0", dst = "h1", size = "300KB" }}{second}]
                 "#,
                 cc = if recovery == "stride" { "stride" } else { "none" },
             ))

@@ -19,7 +19,7 @@
 
 use super::segment::Segment;
 use super::{int, melo, stride, PoolOccupancy, RecoveryParams, SwapCost, Template};
-use crate::sim::units::Time;
+use crate::sim::units::{Rate, Time};
 use std::collections::VecDeque;
 use std::ops::{Deref, DerefMut};
 
@@ -64,6 +64,8 @@ impl HostAgent for NoAgent {}
 #[derive(Clone, Debug)]
 pub enum SchemeAgent {
     None(NoAgent),
+    /// NDP's host-wide PULL pacer.
+    Ndp(super::ndp::NdpPacer),
     /// The test-only receiver-driven scheme's grant pacer ([`super::pull`]).
     #[cfg(test)]
     Pull(super::pull::PullPacer),
@@ -80,6 +82,7 @@ macro_rules! each_agent {
     ($agent:expr, $a:ident => $e:expr) => {
         match $agent {
             SchemeAgent::None($a) => $e,
+            SchemeAgent::Ndp($a) => $e,
             #[cfg(test)]
             SchemeAgent::Pull($a) => $e,
         }
@@ -136,7 +139,15 @@ pub struct NicAgent {
 }
 
 impl NicAgent {
+    /// The agent of a NIC outside a world (the two-endpoint harnesses): a pacing agent paces
+    /// as on a 100 Gbps host link with 1,000 B payloads.
     pub fn new(t: &Template) -> Self {
+        Self::on_link(t, Rate::gbps(100), 1_000)
+    }
+
+    /// The agent of a NIC whose host link runs at `link`, sending `mtu`-byte payloads (what a
+    /// pacing agent spaces its packets by).
+    pub fn on_link(t: &Template, link: Rate, mtu: u32) -> Self {
         let (melo, melo_in_use) = match &t.recovery {
             RecoveryParams::Melo(p) => (*p, true),
             _ => (melo::MeloParams::default(), false),
@@ -145,7 +156,7 @@ impl NicAgent {
             melo: melo::MeloPools::new(&melo),
             melo_in_use,
             stride: stride::StrideDram::default(),
-            scheme: t.agent(),
+            scheme: t.agent(link, mtu),
             int_in: int::IntHops::default(),
             charged: Time::ZERO,
             latency: Time::ZERO,

@@ -14,6 +14,7 @@ pub mod hpcc;
 pub mod int;
 pub mod gbn;
 pub mod gbone;
+pub mod ndp;
 #[cfg(test)]
 pub mod pull;
 #[cfg(test)]
@@ -180,6 +181,7 @@ pub enum RecoveryParams {
     Gbone(gbone::GboneParams),
     Tcp(tcp::TcpParams),
     Stride(stride::StrideParams),
+    Ndp(ndp::NdpParams),
     #[cfg(test)]
     Pull(pull::PullParams),
     #[cfg(test)]
@@ -241,6 +243,7 @@ impl Template {
     pub fn data_header(&self) -> u32 {
         match self.recovery {
             RecoveryParams::Stride(_) => stride::HEADER_BYTES + self.int_header,
+            RecoveryParams::Ndp(_) => ndp::HEADER_BYTES + self.int_header,
             _ => DATA_HEADER_BYTES + self.int_header,
         }
     }
@@ -249,6 +252,7 @@ impl Template {
     pub fn response_bytes(&self) -> u32 {
         match self.recovery {
             RecoveryParams::Stride(_) => stride::HEADER_BYTES + self.int_header,
+            RecoveryParams::Ndp(_) => ndp::HEADER_BYTES + self.int_header,
             _ => CONTROL_BYTES.max(RESPONSE_HEADER_BYTES + self.int_header),
         }
     }
@@ -262,6 +266,7 @@ impl Template {
             RecoveryParams::Gbone(_) => "gbone",
             RecoveryParams::Tcp(_) => "tcp",
             RecoveryParams::Stride(_) => "stride",
+            RecoveryParams::Ndp(_) => "ndp",
             #[cfg(test)]
             RecoveryParams::Pull(_) => "pull",
             #[cfg(test)]
@@ -269,10 +274,11 @@ impl Template {
         }
     }
 
-    /// The scheme's own NIC-wide agent (a pacer), if it has one: one arm per scheme that does.
-    #[allow(clippy::match_single_binding)] // no user-visible scheme has one yet
-    pub fn agent(&self) -> agent::SchemeAgent {
+    /// The scheme's own NIC-wide agent (a pacer), if it has one, for a host whose link runs at
+    /// `link` sending `mtu`-byte payloads: one arm per scheme that does.
+    pub fn agent(&self, link: Rate, mtu: u32) -> agent::SchemeAgent {
         match &self.recovery {
+            RecoveryParams::Ndp(p) => agent::SchemeAgent::Ndp(ndp::NdpPacer::new(p, link, mtu)),
             #[cfg(test)]
             RecoveryParams::Pull(p) => agent::SchemeAgent::Pull(pull::PullPacer::new(p)),
             _ => agent::SchemeAgent::default(),
@@ -315,6 +321,7 @@ impl Template {
                 sender::TxRecovery::Stride(stride::StrideSender::new(p, n, spec.mtu)),
                 receiver::RxRecovery::Stride(stride::StrideReceiver::new(p, spec.mtu)),
             ),
+            RecoveryParams::Ndp(p) => (sender::TxRecovery::Ndp(ndp::NdpSender::new(p, n, spec.key)), receiver::RxRecovery::Ndp(ndp::NdpReceiver::new(n))),
             #[cfg(test)]
             RecoveryParams::Pull(p) => (sender::TxRecovery::Pull(pull::PullSender::new(p, n)), receiver::RxRecovery::Pull(pull::PullReceiver::new(p, n))),
             #[cfg(test)]

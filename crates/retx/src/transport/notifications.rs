@@ -7,7 +7,8 @@ use super::segment::SegKind;
 /// event: one per out-of-order packet against one per gap).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Notifications {
-    /// Go-back-N NAKs (PSN sequence error): go-back-N, STRIDE.
+    /// NAKs naming a PSN: go-back-N's and STRIDE's (PSN sequence error), NDP's (a trimmed
+    /// packet).
     pub naks: u64,
     /// MELO's NACKs (cumulative ACK plus up to three holes).
     pub nacks: u64,

@@ -22,6 +22,7 @@ pub enum RxRecovery {
     Melo(MeloReceiver),
     Tcp(TcpReceiver),
     Stride(StrideReceiver),
+    Ndp(super::ndp::NdpReceiver),
     #[cfg(test)]
     Pull(super::pull::PullReceiver),
     #[cfg(test)]
@@ -37,6 +38,7 @@ macro_rules! each {
             RxRecovery::Melo($x) => $e,
             RxRecovery::Tcp($x) => $e,
             RxRecovery::Stride($x) => $e,
+            RxRecovery::Ndp($x) => $e,
             #[cfg(test)]
             RxRecovery::Pull($x) => $e,
             #[cfg(test)]

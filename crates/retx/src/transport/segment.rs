@@ -74,6 +74,8 @@ pub enum Ext {
     Rack(Psn),
     /// MELO NACK: `n` holes, the most recent first.
     Holes { holes: [Hole; 3], n: u8 },
+    /// NDP ACK, NACK and PULL: the packet answered and the flow's PULL number.
+    Pull(super::ndp::PullInfo),
 }
 
 /// A transport header plus the few facts the simulator needs about the payload.

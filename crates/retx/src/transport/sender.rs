@@ -26,6 +26,7 @@ pub enum TxRecovery {
     Gbone(GboneSender),
     Tcp(TcpSender),
     Stride(StrideSender),
+    Ndp(super::ndp::NdpSender),
     #[cfg(test)]
     Pull(super::pull::PullSender),
     #[cfg(test)]
@@ -42,6 +43,7 @@ macro_rules! each {
             TxRecovery::Gbone($x) => $e,
             TxRecovery::Tcp($x) => $e,
             TxRecovery::Stride($x) => $e,
+            TxRecovery::Ndp($x) => $e,
             #[cfg(test)]
             TxRecovery::Pull($x) => $e,
             #[cfg(test)]

@@ -352,7 +352,7 @@ impl<O: Observer> Simulation<O> {
         for node in 0..n {
             if is_host[node] {
                 nic_of[node] = nics.len() as u32;
-                let mut nic = Nic::new(node_ports[node][0], NicAgent::new(&p.transport), QpCache::new(p.transport.qp_cache()), p.clock.host(p.seed, node));
+                let mut nic = Nic::new(node_ports[node][0], NicAgent::on_link(&p.transport, ports[node_ports[node][0]].rate, p.mtu), QpCache::new(p.transport.qp_cache()), p.clock.host(p.seed, node));
                 nic.rx.per_packet = p.rx_latency;
                 nics.push(nic);
             }
