@@ -177,8 +177,9 @@ impl HostAgent for NdpPacer {
             self.turn.pop_front();
         }
         let Some(&qp) = self.turn.front() else { return AgentTransmit::Idle };
-        if now < self.last_pull + self.gap {
-            return AgentTransmit::WaitUntil(self.last_pull + self.gap);
+        let due = self.last_pull + self.gap;
+        if now < due {
+            return AgentTransmit::WaitUntil(due);
         }
         self.turn.pop_front();
         let w = &mut self.waiting[qp as usize];
@@ -187,7 +188,10 @@ impl HostAgent for NdpPacer {
         if w.count > 0 {
             self.turn.push_back(qp);
         }
-        self.last_pull = now;
+        // The pacer keeps its own time: a PULL the host link sent late (behind a data packet
+        // of the host's own) does not push the next one back. htsim's pacer hands its PULL to
+        // the host queue at the due time, where it may wait the same way.
+        self.last_pull = due;
         self.pulls_sent += 1;
         let mut seg = Segment::control(SegKind::Grant, Psn::new(0), now);
         seg.ext = Ext::Pull(PullInfo { ackno: Psn::new(0), pull_no, pull: true });
@@ -578,6 +582,20 @@ mod tests {
         assert_eq!(sent, vec![(t0 + gap, 1, 2), (t0 + gap + gap, 2, 7), (t0 + gap + gap + gap, 3, 1), (t0 + gap + gap + gap + gap, 1, 3)]);
         assert_eq!((p.pulls_sent, p.pulls_piggybacked), (4, 1));
         assert!(!p.wants_wire());
+    }
+
+    #[test]
+    fn a_pull_the_link_sent_late_does_not_delay_the_next() {
+        let mut nic = nic();
+        let p = the_pacer(&mut nic);
+        let gap = p.gap();
+        assert!(p.request(ns(1_000), 1, 1));
+        assert!(!p.request(ns(1_001), 1, 2));
+        assert!(!p.request(ns(1_002), 1, 3));
+        // The first waiting PULL was due at 1,000 ns + gap; the link offered itself 200 ns late.
+        let late = ns(1_000) + gap + ns(200);
+        assert!(matches!(p.poll_transmit(late), AgentTransmit::Send { .. }));
+        assert_eq!(p.poll_transmit(late), AgentTransmit::WaitUntil(ns(1_000) + gap + gap));
     }
 
     #[test]
