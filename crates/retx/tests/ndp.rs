@@ -182,3 +182,15 @@ proptest! {
         prop_assert_eq!(out.flows.iter().map(|f| f.size_bytes).sum::<u64>(), sent);
     }
 }
+
+#[test]
+fn whole_packets_round_every_flow_up_to_full_packets_as_htsim_does() {
+    // 5,000 B at 4,000 B a packet: htsim sends two full packets (acked_bytes 8,000).
+    for (whole, want) in [(false, 5_000), (true, 8_000)] {
+        let toml = incast(2, "5000B", "30KB", "").replace("mtu = 4000", &format!("mtu = 4000\nwhole_packets = {whole}"));
+        let out = retx::run_toml(&toml).unwrap();
+        for f in &out.flows {
+            assert_eq!((f.size_bytes, f.delivered_bytes), (want, want), "whole_packets = {whole}");
+        }
+    }
+}

@@ -60,7 +60,14 @@ pub fn build(s: Scenario) -> Result<Simulation, ScenarioError> {
 /// (see [`crate::observe`]); [`build`] is this with the observer that records nothing.
 pub fn build_with_observer<O: Observer>(mut s: Scenario, obs: O) -> Result<Simulation<O>, ScenarioError> {
     let topology = super::validate(&mut s)?;
-    let super::workload::Workload { flows, dependencies, collectives } = super::workload::flows(&s.workload, &topology, s.seed, &s.base_dir)?;
+    let super::workload::Workload { mut flows, dependencies, collectives } = super::workload::flows(&s.workload, &topology, s.seed, &s.base_dir)?;
+    if s.nic.whole_packets {
+        // htsim sends whole packets: a flow takes as many full packets as its bytes need.
+        let mtu = s.nic.mtu as u64;
+        for f in flows.iter_mut().filter(|f| f.size != crate::transport::FlowSpec::ENDLESS) {
+            f.size = f.size.div_ceil(mtu) * mtu;
+        }
+    }
     let loss = s.loss.iter().enumerate().map(|(i, l)| super::validate::loss_rule(&topology, l, i)).collect::<Result<Vec<_>, _>>()?;
     let routing = match s.routing.policy {
         RoutingKind::Ecmp => Policy::Ecmp,

@@ -45,6 +45,10 @@ pub struct NicCfg {
     /// paused and counted like data: `ACK_HIGH_PRIO 0`, what ns-3 `run.py` writes for HPCC).
     /// The NIC always sends them before data.
     pub ack_class: AckClass,
+    /// htsim's packet-size model: every data packet carries a whole `mtu` of payload, so a
+    /// flow's bytes are rounded up to whole packets (what htsim reports as `acked_bytes`).
+    /// Default false: the last packet carries what is left.
+    pub whole_packets: bool,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -69,6 +73,7 @@ impl Default for NicCfg {
             qp_swap_time: zero,
             qp_swap_per_block: zero,
             ack_class: AckClass::Control,
+            whole_packets: false,
         }
     }
 }
