@@ -47,7 +47,7 @@ pub fn switch(s: &Scenario) -> SwitchParams {
                 ColourRule { colour: w.colour, queue: w.class, rate: w.rate.map(|r| r.0), drop }
             })
             .collect(),
-        trim: sw.trim.as_ref().map(|t| crate::net::admission::Trim { queue: t.queue as usize, header: t.header.0 as u32 }),
+        trim: sw.trim.as_ref().map(|t| crate::net::admission::Trim { queue: t.queue as usize, header: t.header.0 as u32, port: t.port() }),
     }
 }
 

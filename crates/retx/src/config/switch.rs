@@ -53,7 +53,11 @@ pub struct SwitchCfg {
 }
 
 /// `[switch] trim`: a data packet the buffer (or its colour rule) would refuse keeps `header`
-/// bytes and goes to egress queue `queue`, served at that priority at every later hop.
+/// bytes and goes to egress queue `queue`, served at that priority at every later hop. With
+/// `data_queue`, every switch port also limits its queues as htsim's NDP switch does
+/// (`CompositeQueue`, sim/compositequeue.cpp): data that does not fit its data queue is
+/// trimmed, and a packet that does not fit the header queue is dropped (htsim can "return to
+/// sender" instead; that bounce is not implemented).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TrimCfg {
@@ -63,6 +67,25 @@ pub struct TrimCfg {
     /// Default 64 B: NDP's header (htsim `ACKSIZE`).
     #[serde(default = "trimmed_header")]
     pub header: Size,
+    /// Bytes each data queue of a port holds (htsim's `_maxsize`; `main_ndp`: 15 packets x
+    /// MTU). Default none: trim only what the shared buffer refuses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data_queue: Option<Size>,
+    /// Bytes the header queue of a port holds, control packets included. Default 2 x
+    /// data_queue (htsim). Only with data_queue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header_queue: Option<Size>,
+    /// What a full data queue trims: "htsim" (default: a coin flip between the arrival and
+    /// the last packet queued) or "arrival". Only with data_queue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub victim: Option<TrimVictim>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TrimVictim {
+    Htsim,
+    Arrival,
 }
 
 fn trimmed_header() -> Size {
@@ -70,12 +93,42 @@ fn trimmed_header() -> Size {
 }
 
 impl TrimCfg {
-    fn check(&self, queues: u32) -> Checked {
-        range_u32("switch.trim.queue", self.queue, 0, queues - 1)?;
+    fn check(&self, sw: &SwitchCfg) -> Checked {
+        range_u32("switch.trim.queue", self.queue, 0, sw.queues - 1)?;
         if !(1..=9216).contains(&self.header.0) {
             return Err(err("switch.trim.header", format!("{} B is out of range (allowed 1B..=9216B)", self.header.0)));
         }
-        Ok(())
+        let Some(data) = self.data_queue else {
+            return match (self.header_queue, self.victim) {
+                (Some(_), _) => Err(err("switch.trim.header_queue", "needs switch.trim.data_queue (per-port limits)")),
+                (_, Some(_)) => Err(err("switch.trim.victim", "needs switch.trim.data_queue (per-port limits)")),
+                _ => Ok(()),
+            };
+        };
+        if data.0 == 0 {
+            return Err(err("switch.trim.data_queue", "must be greater than 0"));
+        }
+        if sw.queues < 2 {
+            return Err(err("switch.trim.data_queue", "needs switch.queues >= 2 (data queues apart from the header queue)"));
+        }
+        if sw.pfc.enabled {
+            return Err(err("switch.trim.data_queue", "per-port trimming is lossy (htsim's CompositeQueue): it needs switch.pfc.enabled = false"));
+        }
+        match self.header_queue {
+            Some(h) if h < self.header => Err(err("switch.trim.header_queue", format!("{} B is smaller than one header (switch.trim.header = {} B)", h.0, self.header.0))),
+            _ => Ok(()),
+        }
+    }
+
+    /// The per-port limits, if any (validated).
+    pub fn port(&self) -> Option<crate::net::admission::PortTrim> {
+        use crate::net::admission::{PortTrim, Victim};
+        let data = self.data_queue?.0;
+        let victim = match self.victim.unwrap_or(TrimVictim::Htsim) {
+            TrimVictim::Htsim => Victim::Htsim,
+            TrimVictim::Arrival => Victim::Arrival,
+        };
+        Some(PortTrim { data_queue: data, header_queue: self.header_queue.map_or(data.saturating_mul(2), |h| h.0), victim })
     }
 }
 
@@ -332,7 +385,7 @@ impl SwitchCfg {
             wred_rule(w, i, sw.queues)?;
         }
         if let Some(t) = &sw.trim {
-            t.check(sw.queues)?;
+            t.check(sw)?;
         }
         Ok(())
     }

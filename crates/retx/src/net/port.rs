@@ -213,6 +213,25 @@ impl Port {
         Some(pkt)
     }
 
+    /// The last packet queued in `q` (its tail), if any.
+    pub fn last(&self, q: usize) -> Option<&Packet> {
+        self.queues[q].back()
+    }
+
+    /// Takes the last packet queued in `q` (its tail: the most recent arrival), keeping
+    /// `nonempty` and the byte counts, as htsim's `CompositeQueue` boots one to trim it.
+    pub fn pop_last(&mut self, q: usize) -> Option<Packet> {
+        let queue = &mut self.queues[q];
+        let pkt = queue.pop_back()?;
+        if queue.is_empty() {
+            queue.clear();
+            self.nonempty &= !(1 << q);
+        }
+        self.queued_bytes[q] -= pkt.size as u64;
+        self.held_bytes -= pkt.size as u64;
+        Some(pkt)
+    }
+
     /// Whether the control queue (0) holds a packet.
     pub fn has_control(&self) -> bool {
         self.nonempty & 1 != 0
@@ -478,6 +497,30 @@ mod tests {
         assert_eq!(take(&mut p), Some((2, 3, 500)));
         assert!(!p.has_sendable_data());
         assert_eq!((p.held_bytes, p.queued_bytes[..3].to_vec()), (0, vec![0, 0, 0]));
+    }
+
+    #[test]
+    fn pop_last_takes_the_tail_and_keeps_the_masks_and_byte_counts() {
+        let mut p = port(3, Discipline::StrictPriority);
+        assert!(p.pop_last(1).is_none() && p.last(1).is_none());
+        put(&mut p, 1, 10, 1000);
+        put(&mut p, 1, 11, 700);
+        put(&mut p, 0, 1, 64);
+        assert_eq!(p.last(1).map(|x| x.flow), Some(11));
+        assert_eq!(p.pop_last(1).map(|x| (x.flow, x.size)), Some((11, 700)), "the most recent arrival");
+        assert_eq!((p.queued_bytes[1], p.held_bytes), (1_000, 1_064));
+        assert!(p.has_sendable_data());
+        assert_eq!(p.pop_last(1).map(|x| x.flow), Some(10));
+        assert_eq!((p.queued_bytes[1], p.held_bytes), (0, 64));
+        assert!(!p.has_sendable_data() && p.has_control(), "queue 1 is empty, queue 0 is not");
+        assert_eq!(take(&mut p), None);
+        // Refilled, it serves in order from the head.
+        put(&mut p, 1, 12, 500);
+        put(&mut p, 1, 13, 500);
+        assert_eq!(p.pop_last(1).map(|x| x.flow), Some(13));
+        assert_eq!(take(&mut p), Some((1, 12, 500)));
+        assert_eq!(p.pop_last(0).map(|x| x.flow), Some(1));
+        assert!(!p.has_control() && p.held_bytes == 0);
     }
 
     #[test]

@@ -101,6 +101,31 @@ pub struct ColourRule {
 pub struct Trim {
     pub queue: usize,
     pub header: u32,
+    /// Per-port queue limits as htsim's NDP switch (`CompositeQueue`); None: trim only what the
+    /// shared buffer (or a colour rule) refuses.
+    pub port: Option<PortTrim>,
+}
+
+/// htsim's `CompositeQueue` (sim/compositequeue.cpp) on every switch port: each data queue
+/// holds at most `data_queue` bytes and the header queue at most `header_queue` (htsim:
+/// `_maxsize` and 2 x `_maxsize`). A data packet that does not fit its data queue is trimmed,
+/// or, with [`Victim::Htsim`], on a coin flip the last packet queued there is trimmed and the
+/// arrival takes its place; a packet that does not fit the header queue is dropped (htsim's
+/// optional "return to sender" bounce is not modelled). The shared buffer still applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PortTrim {
+    pub data_queue: u64,
+    pub header_queue: u64,
+    pub victim: Victim,
+}
+
+/// Which packet a full data queue trims.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Victim {
+    /// htsim's rule: `drand() < 0.5` the last packet queued (the tail), else the arrival.
+    Htsim,
+    /// Always the arrival.
+    Arrival,
 }
 
 /// What every switch of a run shares: its configuration.
@@ -152,6 +177,8 @@ pub enum Refusal {
     HeadroomFull,
     /// The packet's colour profile dropped it (a colour threshold, or WRED).
     Colour,
+    /// Per-port trimming ([`PortTrim`]): the header queue is full.
+    HeaderQueueFull,
 }
 
 /// What leaving an egress queue did.
@@ -176,11 +203,13 @@ pub struct Switch {
     ecn_rng: Rng,
     /// WRED's draws, apart from ECN's so that colour rules leave marking as it was.
     wred_rng: Rng,
+    /// Per-port trimming's coin ([`Victim::Htsim`]), drawn only when a data queue is full.
+    pub(super) trim_rng: Rng,
 }
 
 impl Switch {
-    pub fn new(ecn_rng: Rng, wred_rng: Rng) -> Switch {
-        Switch { buffer_used: 0, pfc_reserved: 0, shared_used: 0, hdrm_used: 0, ecn_rng, wred_rng }
+    pub fn new(ecn_rng: Rng, wred_rng: Rng, trim_rng: Rng) -> Switch {
+        Switch { buffer_used: 0, pfc_reserved: 0, shared_used: 0, hdrm_used: 0, ecn_rng, wred_rng, trim_rng }
     }
 
     /// Colour admission: a data packet of `colour` arriving at egress queue `q` of a port of
@@ -348,7 +377,7 @@ mod tests {
     use crate::sim::rng::{stream, Stream};
 
     fn switch() -> Switch {
-        Switch::new(stream(1, Stream::SwitchEcn, 0), stream(1, Stream::SwitchWred, 0))
+        Switch::new(stream(1, Stream::SwitchEcn, 0), stream(1, Stream::SwitchWred, 0), stream(1, Stream::SwitchTrim, 0))
     }
 
     fn params(buffer: u64, dt_alpha: f64, pfc: Option<PfcThresholds>) -> SwitchParams {

@@ -28,6 +28,8 @@ pub enum Stream {
     Background = 11,
     /// Per-host clock offset and drift within `[nic]` spreads.
     HostClock = 12,
+    /// Per-switch coin of per-port trimming (htsim's `CompositeQueue` victim choice).
+    SwitchTrim = 13,
 }
 
 /// SplitMix64 finaliser: a fast, well-mixed 64-bit hash.

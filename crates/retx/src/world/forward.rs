@@ -256,6 +256,21 @@ impl<O: Observer> Simulation<O> {
                 pkt.in_port = out as u32; // charged to no ingress queue
                 queue
             }
+            Verdict::TrimQueued { queue, header_queue, header } => {
+                // The arrival takes the place of the last packet queued, trimmed instead (htsim's
+                // CompositeQueue): observers see its header join the header queue, or its drop.
+                match sw.trim_last(&self.switch_params, &mut self.ports[out], queue, header_queue, header) {
+                    Ok(mut cut) => {
+                        self.c.packets_trimmed += 1;
+                        cut.in_port = out as u32;
+                        self.ports[out].enqueue(header_queue, cut);
+                        self.obs.enqueue(self.now, out, header_queue, &cut, self.ports[out].queued_bytes[header_queue]);
+                    }
+                    Err(victim) => self.drop_packet(out, &victim, DropCause::Buffer),
+                }
+                pkt.in_port = ingress.unwrap_or(out) as u32;
+                queue
+            }
             Verdict::Enqueue { queue, lossless } => {
                 // A background packet names its own port: `dequeued` charges it to no
                 // ingress queue.

@@ -361,7 +361,7 @@ impl<O: Observer> Simulation<O> {
             .map(|i| {
                 (!is_host[i]).then(|| {
                     let salt = rng::stream(p.seed, Stream::EcmpSalt, i as u64).next_u64();
-                    (Switch::new(rng::stream(p.seed, Stream::SwitchEcn, i as u64), rng::stream(p.seed, Stream::SwitchWred, i as u64)), Router::new(p.routing, salt, rng::stream(p.seed, Stream::Routing, i as u64)))
+                    (Switch::new(rng::stream(p.seed, Stream::SwitchEcn, i as u64), rng::stream(p.seed, Stream::SwitchWred, i as u64), rng::stream(p.seed, Stream::SwitchTrim, i as u64)), Router::new(p.routing, salt, rng::stream(p.seed, Stream::Routing, i as u64)))
                 })
             })
             .collect();
