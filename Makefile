@@ -33,6 +33,7 @@ bench:
 	cargo build --profile dist -p retx --bin retx-bench
 	./target/dist/retx-bench fabric
 	./target/dist/retx-bench hpcc
+	./target/dist/retx-bench ndp
 
 # Synthesizes rtl/ with yosys (generic and Xilinx 7-series): results/rtl/resources.parquet and
 # the table on stdout (docs/HARDWARE.md). Needs yosys (.ci/run installs it).

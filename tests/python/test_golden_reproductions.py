@@ -17,8 +17,9 @@ from retx.reproduce import REPRODUCTIONS, stale_wall_time
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "reproduce" / "quick"
 
 
-# ns3-crosscheck reads inputs from outside the repository: tests/python/test_ns3_crosscheck.py.
-@pytest.mark.parametrize("name", sorted(set(REPRODUCTIONS) - {"ns3-crosscheck"}))
+# ns3-crosscheck and htsim-crosscheck read inputs from outside the repository:
+# tests/python/test_ns3_crosscheck.py, test_htsim_crosscheck.py.
+@pytest.mark.parametrize("name", sorted(set(REPRODUCTIONS) - {"ns3-crosscheck", "htsim-crosscheck"}))
 def test_quick_table_is_unchanged(name: str, tmp_path: Path) -> None:
     clock = time.monotonic()
     REPRODUCTIONS[name].run(tmp_path, quick=True)

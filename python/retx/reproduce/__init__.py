@@ -22,9 +22,9 @@ import polars as pl
 
 from retx.provenance import PROVENANCE_FILE, provenance_without_scenario, utc_now, write_parquet
 
-from retx.reproduce import (cc_compare, collective_compare, gbone_fct, gbone_goodput, hpcc_micro, melo_fig5a,
-                            melo_fig5b, melo_fig6a, melo_fig6b, ns3_crosscheck, stride_fattree, stride_segment,
-                            stride_testbed)
+from retx.reproduce import (cc_compare, collective_compare, gbone_fct, gbone_goodput, hpcc_micro,
+                            htsim_crosscheck, melo_fig5a, melo_fig5b, melo_fig6a, melo_fig6b, ns3_crosscheck,
+                            stride_fattree, stride_segment, stride_testbed)
 
 
 @dataclass(frozen=True)
@@ -56,6 +56,7 @@ CATALOGUE: dict[str, Reproduction] = {
     "gbone-fct": Reproduction(gbone_fct, "Go-Back-ONE Figs. 9-10: FCT slowdown over a lossy WAN", 10, 2),
     "gbone-goodput": Reproduction(gbone_goodput, "Go-Back-ONE Fig. 10: goodput over time, 10 % loss", 2, 1),
     "ns3-crosscheck": Reproduction(ns3_crosscheck, "retx beside HPCC's ns-3 on its own input", 20, 20),
+    "htsim-crosscheck": Reproduction(htsim_crosscheck, "NDP: retx beside htsim_ndp on its own inputs", 10, 10),
     "hpcc-micro": Reproduction(hpcc_micro, "HPCC §5.2 micro-benchmarks: DCQCN vs. HPCC", 1, 1),
     "cc-compare": Reproduction(cc_compare, "HPCC §5.3: HPCC, DCQCN, TIMELY, DCTCP on hpcc-320", 600, 10),
     "stride-fattree": Reproduction(stride_fattree, "STRIDE Fig. 9: FCT per size on a 256-host fat-tree", 90, 2),

@@ -9,6 +9,11 @@
 //!   3,200 web search flows at 30 % load (`flow_ws_320_l30_0.005.txt`), under DCQCN with its
 //!   32 MB buffers, PFC and 1000 B payloads, run until every flow completes. The files are
 //!   read from `../shared/peers/hpcc-ns3/` (beside the repository) or `$RETX_HPCC_DIR`.
+//! - `ndp`: htsim's own web search input (`ws_432_l30_5ms.cm`: 4,298 flows at 30 % load on
+//!   htsim's 432-host k = 12 fat-tree, 100 Gbps), under NDP as `htsim_ndp -strat perm -mtu
+//!   4000` runs it (trimming ports with 60,000 B data queues, 4,000 B whole packets), until
+//!   every flow completes: the same work as htsim's reference run. Read from
+//!   `../shared/peers/htsim/` or `$RETX_HTSIM_DIR`.
 //!
 //! - `file SCENARIO.toml`: a scenario of one's own, timed the same way (used to see how the
 //!   cost per hop grows with the size of the network: docs/BENCHMARKS.md).
@@ -194,6 +199,53 @@ fn run(rows: &[(&str, String)], n: usize) -> Option<f64> {
     peak
 }
 
+fn ndp_scenario(cm: &std::path::Path) -> String {
+    format!(
+        r#"
+name = "bench-ndp"
+duration = "100ms"
+[topology]
+kind = "fat-tree"
+k = 12
+host_link = "100Gbps"
+link_delay = "1us"
+[nic]
+mtu = 4000
+whole_packets = true
+[switch]
+pfc = {{ enabled = false }}
+ecn = {{ enabled = false }}
+trim = {{ queue = 0, header = "64B", data_queue = "60000B", victim = "htsim" }}
+[routing]
+policy = "spray-random"
+[transport]
+recovery = "ndp"
+cc = "none"
+[workload]
+kind = "htsim-cm"
+file = "{}"
+"#,
+        cm.display()
+    )
+}
+
+fn ndp() -> Option<f64> {
+    let dir = std::env::var_os("RETX_HTSIM_DIR").map(PathBuf::from).unwrap_or_else(|| {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/peers/htsim")
+    });
+    let cm = dir.join("ws_432_l30_5ms.cm");
+    if !cm.is_file() {
+        eprintln!("bench ndp: no {} (set RETX_HTSIM_DIR to htsim's inputs)", cm.display());
+        std::process::exit(2);
+    }
+    let runs = repeats();
+    context(runs);
+    println!("bench ndp: htsim's ws_432_l30_5ms.cm (4,298 web search flows, 30 % load) on its 432-host");
+    println!("           k = 12 fat-tree at 100 Gbps, NDP with trimming (htsim_ndp -strat perm -mtu 4000)");
+    header();
+    run(&[("ndp", ndp_scenario(&cm))], runs)
+}
+
 fn fabric() -> Option<f64> {
     let runs = repeats();
     context(runs);
@@ -258,6 +310,7 @@ fn main() {
     let peak = match std::env::args().nth(1).as_deref() {
         Some("fabric") => fabric(),
         Some("hpcc") => hpcc(),
+        Some("ndp") => ndp(),
         Some("queue") => return queue(),
         // One short run of the fabric, for profilers (cachegrind runs ~50x slower).
         Some("fabric-quick") => {
@@ -278,7 +331,7 @@ fn main() {
             run(&[("file", text)], repeats())
         }
         _ => {
-            eprintln!("usage: retx-bench fabric|hpcc|fabric-quick|queue|file SCENARIO.toml");
+            eprintln!("usage: retx-bench fabric|hpcc|ndp|fabric-quick|queue|file SCENARIO.toml");
             std::process::exit(2);
         }
     };
