@@ -69,7 +69,11 @@ def _main_options(
 
 @app.command()
 def run(
-    file: Path = typer.Argument(..., help="Scenario TOML file, or an HPCC ns-3 config (see docs/SCENARIO.md)."),
+    file: Path = typer.Argument(..., help="Scenario TOML file, an HPCC ns-3 config, or an htsim connection "
+                                          "matrix (.cm; see docs/SCENARIO.md)."),
+    topology: Optional[Path] = typer.Option(None, "--topology", show_default=False,
+                                            help="With a .cm file: the scenario TOML whose network runs it "
+                                                 "[default: htsim_ndp's fat-tree for its Nodes]."),
     out: Optional[Path] = typer.Option(None, "--out", show_default=False,
                                        help="Output folder [default: results/<name>]."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Override the scenario's root seed."),
@@ -82,7 +86,12 @@ def run(
     scenario and plots: throughput, and the slowdown CDF and slowdown by size when flows
     finished. A collective workload also writes collectives.parquet, collective_steps.parquet
     and collective_timeline.png."""
-    scenario = _load_one(file)
+    if file.suffix == ".cm":
+        scenario = Scenario.from_htsim_cm(file, topology)
+    elif topology is not None:
+        raise UserError("--topology: only with an htsim connection matrix (.cm)")
+    else:
+        scenario = _load_one(file)
     if seed is not None:
         scenario = scenario.with_overrides({"seed": seed})
     out_dir = out or Path("results") / scenario.name

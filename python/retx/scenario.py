@@ -47,6 +47,39 @@ class Scenario:
         return cls(_native.hpcc_config(str(path)), base_dir=path.parent, origin=str(path))
 
     @classmethod
+    def from_htsim_cm(cls, path: str | Path, network: str | Path | None = None) -> Scenario:
+        """An htsim connection matrix (`.cm`) as `htsim_ndp` would run it: on the network of the
+        scenario file `network` (its workload replaced by the matrix), or without one on
+        htsim_ndp's defaults: the k-ary fat-tree of the matrix's `Nodes` hosts (k^3/4), 100 Gbps,
+        1 us links, 9,000 B whole packets, 15-packet trimming queues, NDP, each packet sprayed."""
+        path = Path(path)
+        text = _read_text(path)
+        workload = {"kind": "htsim-cm", "file": str(path.resolve())}
+        if network is not None:
+            base = cls.from_toml(network)
+            data = copy.deepcopy(base.data)
+            data["workload"] = workload
+            return cls(tomli_w.dumps(data), base_dir=base.base_dir, origin=str(path))
+        nodes = _htsim_nodes(text, path)
+        k = round((4 * nodes) ** (1 / 3))
+        if k % 2 or k * k * k // 4 != nodes:
+            raise ScenarioError(f"{shown(path)}: Nodes {nodes} is not the host count of a k-ary fat-tree "
+                                "(k^3/4 for an even k, e.g. 128, 432, 1024): give the network with --topology")
+        mtu = 9000  # htsim_ndp's default packet size (-mtu)
+        data = {
+            "name": path.stem if _NAME.fullmatch(path.stem) else "htsim-cm",
+            "duration": "1s",
+            "topology": {"kind": "fat-tree", "k": k, "host_link": "100Gbps", "link_delay": "1us"},
+            "nic": {"mtu": mtu, "whole_packets": True},
+            "switch": {"pfc": {"enabled": False}, "ecn": {"enabled": False},
+                       "trim": {"queue": 0, "header": "64B", "data_queue": f"{15 * mtu}B"}},
+            "routing": {"policy": "spray-random"},
+            "transport": {"recovery": "ndp", "cc": "none"},
+            "workload": workload,
+        }
+        return cls(tomli_w.dumps(data), base_dir=path.parent, origin=str(path))
+
+    @classmethod
     def load(cls, path: str | Path) -> Scenario:
         """A scenario file: TOML, or an HPCC ns-3 config (a `.txt` file, or one whose first
         line reads `KEY value`)."""
@@ -147,6 +180,15 @@ def _read_text(path: Path) -> str:
 
 
 _HPCC_LINE = re.compile(r"[A-Z][A-Z0-9_]*\s+[^=\s]")
+
+
+def _htsim_nodes(text: str, path: Path) -> int:
+    """The `Nodes N` header of a connection matrix (the core reads and checks the rest)."""
+    for line in text.splitlines():
+        words = line.split("#", 1)[0].split()
+        if len(words) == 2 and words[0] == "Nodes" and words[1].isdigit():
+            return int(words[1])
+    raise ScenarioError(f"{shown(path)}: no `Nodes N` line: not an htsim connection matrix")
 
 
 def _looks_like_hpcc_config(text: str) -> bool:

@@ -108,3 +108,62 @@ def test_every_example_runs_clean(example: str, tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     shows_a_warning = "shows a warning" in (EXAMPLES / example).read_text()
     assert ("warning" in result.stderr) == shows_a_warning, result.stderr
+
+
+HTSIM_CM = """Nodes 128
+Connections 3
+Triggers 1
+# an incast of three onto node 5, one flow triggered when the first is received
+0->5 id 1 start 0 size 90000 recv_done_trigger 1
+trigger id 1 oneshot
+7->5 id 2 start 1000000 size 20000
+100->5 id 3 trigger 1 size 5000
+"""
+
+
+def test_run_takes_an_htsim_connection_matrix_on_htsim_ndps_defaults(tmp_path: Path) -> None:
+    cm = tmp_path / "incast.cm"
+    cm.write_text(HTSIM_CM)
+    out = tmp_path / "out"
+    result = run_cli("run", str(cm), "--out", str(out), "--quiet")
+    assert result.returncode == 0, result.stderr
+    scenario = (out / "scenario.toml").read_text()
+    # 128 nodes: htsim's k = 8 fat-tree; htsim_ndp's 9,000 B whole packets and NDP.
+    for line in ('k = 8', 'recovery = "ndp"', 'mtu = 9000', 'whole_packets = true', 'data_queue = "135KB"'):
+        assert line in scenario, line
+    flows = pl.read_parquet(out / "flows.parquet").sort("flow_id")
+    assert flows["dst"].to_list() == ["h5"] * 3
+    # Whole packets: 90,000 B is ten 9,000 B packets, 5,000 B one.
+    assert sorted(flows["delivered_bytes"].to_list()) == [9_000, 27_000, 90_000]
+    first = flows.filter(pl.col("src") == "h0").row(0, named=True)
+    third = flows.filter(pl.col("src") == "h100").row(0, named=True)
+    assert third["start_us"] == pytest.approx(first["received_us"])
+
+
+def test_run_puts_a_connection_matrix_on_a_network_of_ones_own(tmp_path: Path) -> None:
+    cm = tmp_path / "pair.cm"
+    cm.write_text("Nodes 4\nConnections 1\n0->3 id 1 start 0 size 8000\n")
+    network = tmp_path / "net.toml"
+    network.write_text('name = "mine"\nduration = "10ms"\n[topology]\nkind = "single-switch"\nhosts = 4\n'
+                       '[transport]\nrecovery = "irn"\ncc = "none"\n[workload]\nkind = "long-flows"\n')
+    out = tmp_path / "out"
+    result = run_cli("run", str(cm), "--topology", str(network), "--out", str(out), "--quiet")
+    assert result.returncode == 0, result.stderr
+    flows = pl.read_parquet(out / "flows.parquet")
+    assert (flows["src"].to_list(), flows["dst"].to_list(), flows["delivered_bytes"].to_list()) == (["h0"], ["h3"], [8_000])
+    assert 'recovery = "irn"' in (out / "scenario.toml").read_text()
+
+
+@pytest.mark.parametrize("nodes", [100, 3])
+def test_a_matrix_off_every_fat_tree_needs_a_network(tmp_path: Path, nodes: int) -> None:
+    cm = tmp_path / "odd.cm"
+    cm.write_text(f"Nodes {nodes}\nConnections 1\n0->1 id 1 start 0 size 8000\n")
+    result = run_cli("run", str(cm), "--out", str(tmp_path / "out"))
+    assert result.returncode != 0
+    assert result.stderr.strip().count("\n") == 0 and "--topology" in result.stderr, result.stderr
+
+
+def test_topology_is_only_for_a_connection_matrix(tmp_path: Path) -> None:
+    result = run_cli("run", str(EXAMPLES / "demo.toml"), "--topology", str(EXAMPLES / "demo.toml"),
+                     "--out", str(tmp_path / "out"))
+    assert result.returncode != 0 and "--topology" in result.stderr, result.stderr
