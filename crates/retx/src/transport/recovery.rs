@@ -37,6 +37,14 @@ pub trait SendRecovery {
     fn window_inflation(&self) -> i64 {
         0
     }
+    /// The priority and colour of data packet `index`, just chosen by `next` (or
+    /// `next_past_closed_window`): None (the default) stamps the flow's [`super::Marking`] on
+    /// every data packet. A scheme that chooses per packet says so here (Homa: unscheduled
+    /// packets at the priority their message size selects, scheduled ones at the priority their
+    /// grant named; Aeolus colours only the unscheduled ones, so switches drop only them).
+    fn mark(&self, _index: u64, _retransmit: bool) -> Option<(u8, u8)> {
+        None
+    }
     /// A notification from the receiver (ACK, NAK, NACK, RACK, or a connection packet);
     /// returns whether it reported a loss.
     fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, nic: &mut NicCall<'_>) -> bool;

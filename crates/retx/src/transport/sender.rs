@@ -82,6 +82,10 @@ impl SendRecovery for TxRecovery {
         each!(self, r => r.window_inflation())
     }
     #[inline]
+    fn mark(&self, index: u64, retransmit: bool) -> Option<(u8, u8)> {
+        each!(self, r => r.mark(index, retransmit))
+    }
+    #[inline]
     fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, nic: &mut NicCall<'_>) -> bool {
         each!(self, r => SendRecovery::on_feedback(r, now, seg, at, nic))
     }
@@ -220,7 +224,8 @@ impl Sender {
         seg.last = index + 1 == self.spec.npkts();
         seg.retransmit = retransmit;
         let m = &self.spec.marking;
-        (seg.priority, seg.colour, seg.wire_bytes) = (m.data_priority, m.colour, payload + m.data_header);
+        let (priority, colour) = self.recovery.mark(index, retransmit).unwrap_or((m.data_priority, m.colour));
+        (seg.priority, seg.colour, seg.wire_bytes) = (priority, colour, payload + m.data_header);
         self.stats.sent_pkts += 1;
         self.stats.sent_bytes += payload as u64;
         if retransmit {
