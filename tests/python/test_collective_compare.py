@@ -40,10 +40,11 @@ def cell(table: pl.DataFrame, op: str, recovery: str, routing: str, cc: str, los
 
 
 def test_the_quick_grid_ran_and_every_collective_finished(table: pl.DataFrame) -> None:
-    # 2 workloads x 5 variants x 2 controllers x 2 loss rates, one row each.
-    assert table.height == 2 * len(collective_compare.VARIANTS) * 2 * 2
+    # 2 workloads x (5 variants x 2 controllers + NDP under its own) x 2 loss rates, one row each.
+    assert table.height == 2 * (5 * 2 + 1) * 2
     assert table.select("op", "recovery", "routing", "cc", "loss").n_unique() == table.height
-    assert set(table["op"]) == set(OPS) and set(table["cc"]) == {"dcqcn", "hpcc"}
+    assert set(table["op"]) == set(OPS) and set(table["cc"]) == {"dcqcn", "hpcc", "none"}
+    assert set(table.filter(pl.col("cc") == "none")["recovery"]) == {"ndp"}
     assert (table["finished"] == table["iterations"]).all() and (table["iterations"] == 1).all()
     # Nothing beats the ideal: every slowdown at least 1 (the lowest, IRN sprayed all-to-all
     # under DCQCN, is 1.07).
@@ -120,7 +121,10 @@ def test_hpcc_misreads_sprayed_paths(table: pl.DataFrame) -> None:
 
 def test_findings_are_the_tables_ratios(table: pl.DataFrame) -> None:
     found = collective_compare.findings(table)
-    assert found.height == 4
+    assert found.height == 4 + 4  # per workload and controller; NDP beside IRN sprayed under each
     row = found.filter((pl.col("op") == "all-to-all") & (pl.col("cc") == "dcqcn")).row(0, named=True)
     want = cell(table, "all-to-all", "gbn", "ecmp", "dcqcn", 0.001) / cell(table, "all-to-all", "irn", "ecmp", "dcqcn", 0.001)
     assert row["gbn/irn ecmp, 0.1 % loss"] == pytest.approx(want, abs=1e-3)
+    row = found.filter((pl.col("op") == "all-to-all") & (pl.col("cc") == "ndp vs irn spray hpcc")).row(0, named=True)
+    want = cell(table, "all-to-all", "ndp", SPRAY, "none", 0.0) / cell(table, "all-to-all", "irn", SPRAY, "hpcc", 0.0)
+    assert row["ndp/irn spray, lossless"] == pytest.approx(want, abs=1e-3)

@@ -29,8 +29,14 @@ spraying fix the first without making the second worse?
   HPCC ns-3 NAK rule, the IB 4.2 ms timeout), IRN + ECMP, MELO + ECMP, IRN + per-packet spraying
   (`[routing] policy = "spray-random"`: every packet to a random equal-cost port, so packets
   arrive out of order; IRN's selective repeat accepts them), and go-back-N + spraying, the
-  counter-example (go-back-N drops every out-of-order packet and goes back). LEFT and NDP are not
-  in retx yet: VARIANTS leaves their place, and docs/REPRODUCTIONS.md says what to add.
+  counter-example (go-back-N drops every out-of-order packet and goes back); and NDP + spraying
+  (`recovery = "ndp"`, the design per-packet spraying comes from: receiver-paced PULLs, switches
+  that trim instead of drop, no congestion control, so its rows say cc "none"). NDP's switches
+  run without PFC, with htsim's 15-packet trimming data queues (`[switch] trim.data_queue`,
+  15 x 1,088 B); its initial window is one BDP (NDP's rule; 160 packets of 1,024 B cover the
+  12.5 us longest round trip at 100 Gbps; htsim's default of 15 packets assumes 9 KB packets),
+  and its timer 1 ms (htsim's 50 ms floor would dominate every lossy run: random loss, unlike
+  trimming, is found only by the timer). LEFT is not in retx yet: VARIANTS leaves its place.
 - Congestion control: DCQCN (`[cc.dcqcn]` defaults) and HPCC (ns-3 run.py's defaults: eta
   0.95, INT on every data packet, a variable window).
 - Loss: none, and `[[loss]] at = "everywhere", rate = 0.001` (0.1 % of the data packets on
@@ -70,16 +76,29 @@ WORKLOADS: list[tuple[str, str, str, str, str, Optional[str]]] = [
     ("all-reduce ring, contiguous", "all-reduce", "ring", "contiguous", "16MB", None),
     ("all-to-all direct", "all-to-all", "direct", "contiguous", "4MB", "2MB"),
 ]
-# (recovery, routing policy). LEFT and NDP are not in retx yet; when they are, their rows go
-# here (e.g. ("left", SPRAY), ("ndp", SPRAY)) with their settings in `scenario` if they need any.
+# (recovery, routing policy). LEFT is not in retx yet; when it is, its row goes here (e.g.
+# ("left", SPRAY)) with its settings in `scenario` if it needs any.
 VARIANTS: list[tuple[str, str]] = [
     ("gbn", "ecmp"),
     ("irn", "ecmp"),
     ("melo", "ecmp"),
     ("irn", SPRAY),
     ("gbn", SPRAY),
+    ("ndp", SPRAY),
 ]
 CCS = ["dcqcn", "hpcc"]
+# NDP's settings here (see the module's text): its own congestion control only.
+NDP_CCS = ["none"]
+NDP_SETTINGS: dict[str, Any] = {
+    "switch": {"pfc": {"enabled": False},
+               "trim": {"queue": 0, "header": "64B", "data_queue": f"{15 * (1024 + 64)}B"}},
+    "recovery": {"ndp": {"initial_window": 160, "rto_initial": "1ms", "rto_min": "1ms"}},
+}
+
+
+def ccs_for(recovery: str) -> list[str]:
+    """The congestion controllers a recovery scheme runs under here."""
+    return NDP_CCS if recovery == "ndp" else CCS
 LOSSES = [0.0, 0.001]
 SEEDS, QUICK_SEEDS = [1, 2, 3], [1]
 ITERATIONS, QUICK_ITERATIONS = 2, 1
@@ -117,7 +136,7 @@ def grid(quick: bool) -> list[tuple[str, str, str, str, float, int]]:
     """(workload label, recovery, routing, cc, loss, seed), workload by workload."""
     seeds = QUICK_SEEDS if quick else SEEDS
     return [(w[0], rec, route, cc, loss, seed)
-            for w in workloads(quick) for rec, route in VARIANTS for cc in CCS for loss in LOSSES
+            for w in workloads(quick) for rec, route in VARIANTS for cc in ccs_for(rec) for loss in LOSSES
             for seed in seeds]
 
 
@@ -135,6 +154,8 @@ def scenario(workload: tuple[str, str, str, str, str], recovery: str, routing: s
                      "collective": {"op": op, "algorithm": alg, "ranks": RANKS, "size": size,
                                     "placement": place, "iterations": iterations}},
     }
+    if recovery == "ndp":
+        data.update(NDP_SETTINGS)
     if loss:
         data["loss"] = [{"at": "everywhere", "rate": loss}]
     return Scenario.from_dict(data)
@@ -240,7 +261,8 @@ def findings(table: pl.DataFrame) -> pl.DataFrame:
         return round(a / b, 3) if a is not None and b else None
 
     rows = []
-    for (op, place, cc), part in table.group_by(["op", "placement", "cc"], maintain_order=True):
+    for (op, place, cc), part in table.filter(pl.col("cc").is_in(CCS)).group_by(["op", "placement", "cc"],
+                                                                                maintain_order=True):
         rows.append({
             "op": op, "placement": place, "cc": cc,
             "gbn/irn ecmp, lossless": ratio(one(part, "gbn", "ecmp", 0.0), one(part, "irn", "ecmp", 0.0)),
@@ -249,6 +271,14 @@ def findings(table: pl.DataFrame) -> pl.DataFrame:
             "irn ecmp/spray, lossless": ratio(one(part, "irn", "ecmp", 0.0), one(part, "irn", SPRAY, 0.0)),
             "gbn/irn spray, lossless": ratio(one(part, "gbn", SPRAY, 0.0), one(part, "irn", SPRAY, 0.0)),
         })
+    # NDP runs under its own control only: beside IRN sprayed under each controller.
+    for (op, place), part in table.group_by(["op", "placement"], maintain_order=True):
+        ndp = {loss: one(part.filter(pl.col("cc") == "none"), "ndp", SPRAY, loss) for loss in LOSSES}
+        for cc in CCS:
+            irn = part.filter(pl.col("cc") == cc)
+            rows.append({"op": op, "placement": place, "cc": f"ndp vs irn spray {cc}",
+                         "ndp/irn spray, lossless": ratio(ndp[0.0], one(irn, "irn", SPRAY, 0.0)),
+                         "ndp/irn spray, 0.1 % loss": ratio(ndp[0.001], one(irn, "irn", SPRAY, 0.001))})
     return pl.DataFrame(rows)
 
 
