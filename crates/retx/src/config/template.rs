@@ -16,6 +16,7 @@ pub fn transport(s: &Scenario) -> Template {
         RecoveryKind::Tcp => RecoveryParams::Tcp(r.tcp),
         RecoveryKind::Stride => RecoveryParams::Stride(r.stride),
         RecoveryKind::Ndp => RecoveryParams::Ndp(r.ndp),
+        RecoveryKind::Homa => RecoveryParams::Homa(r.homa.clone()),
         #[cfg(test)]
         RecoveryKind::Pull => RecoveryParams::Pull(Default::default()),
         #[cfg(test)]

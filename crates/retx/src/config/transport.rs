@@ -25,6 +25,10 @@ pub enum RecoveryKind {
     /// NDP as htsim models it: initial window at line rate, then one packet per PULL from the
     /// receiver's host pacer; NACKs for trimmed packets (pair with `[switch] trim`).
     Ndp,
+    /// A Homa-like receiver-driven message transport (unscheduled first RTT, SRPT grants,
+    /// priorities from size cutoffs, a timeout), with Aeolus's selective-drop loss recovery as
+    /// an option (`[recovery.homa] aeolus = true`).
+    Homa,
     /// The test-only receiver-driven scheme (`transport/pull.rs`).
     #[cfg(test)]
     Pull,
@@ -82,6 +86,7 @@ pub struct RecoveryCfg {
     pub tcp: crate::transport::tcp::TcpParams,
     pub stride: crate::transport::stride::StrideParams,
     pub ndp: crate::transport::ndp::NdpParams,
+    pub homa: crate::transport::homa::HomaParams,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -108,7 +113,8 @@ impl RecoveryCfg {
         self.gbone.check().map_err(|e| e.within("recovery.gbone"))?;
         self.tcp.check().map_err(|e| e.within("recovery.tcp"))?;
         self.stride.check().map_err(|e| e.within("recovery.stride"))?;
-        self.ndp.check().map_err(|e| e.within("recovery.ndp"))
+        self.ndp.check().map_err(|e| e.within("recovery.ndp"))?;
+        self.homa.check().map_err(|e| e.within("recovery.homa"))
     }
 }
 

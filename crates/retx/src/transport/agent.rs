@@ -66,6 +66,8 @@ pub enum SchemeAgent {
     None(NoAgent),
     /// NDP's host-wide PULL pacer.
     Ndp(super::ndp::NdpPacer),
+    /// Homa's receiver-side SRPT grant scheduler.
+    Homa(super::homa::HomaScheduler),
     /// The test-only receiver-driven scheme's grant pacer ([`super::pull`]).
     #[cfg(test)]
     Pull(super::pull::PullPacer),
@@ -83,6 +85,7 @@ macro_rules! each_agent {
         match $agent {
             SchemeAgent::None($a) => $e,
             SchemeAgent::Ndp($a) => $e,
+            SchemeAgent::Homa($a) => $e,
             #[cfg(test)]
             SchemeAgent::Pull($a) => $e,
         }

@@ -10,6 +10,7 @@ pub mod dctcp;
 pub mod dctcp_window;
 pub mod endpoint;
 pub mod feedback;
+pub mod homa;
 pub mod hpcc;
 pub mod int;
 pub mod gbn;
@@ -182,6 +183,7 @@ pub enum RecoveryParams {
     Tcp(tcp::TcpParams),
     Stride(stride::StrideParams),
     Ndp(ndp::NdpParams),
+    Homa(homa::HomaParams),
     #[cfg(test)]
     Pull(pull::PullParams),
     #[cfg(test)]
@@ -267,6 +269,7 @@ impl Template {
             RecoveryParams::Tcp(_) => "tcp",
             RecoveryParams::Stride(_) => "stride",
             RecoveryParams::Ndp(_) => "ndp",
+            RecoveryParams::Homa(_) => "homa",
             #[cfg(test)]
             RecoveryParams::Pull(_) => "pull",
             #[cfg(test)]
@@ -279,6 +282,7 @@ impl Template {
     pub fn agent(&self, link: Rate, mtu: u32) -> agent::SchemeAgent {
         match &self.recovery {
             RecoveryParams::Ndp(p) => agent::SchemeAgent::Ndp(ndp::NdpPacer::new(p, link, mtu)),
+            RecoveryParams::Homa(p) => agent::SchemeAgent::Homa(homa::HomaScheduler::new(p)),
             #[cfg(test)]
             RecoveryParams::Pull(p) => agent::SchemeAgent::Pull(pull::PullPacer::new(p)),
             _ => agent::SchemeAgent::default(),
@@ -322,6 +326,7 @@ impl Template {
                 receiver::RxRecovery::Stride(stride::StrideReceiver::new(p, spec.mtu)),
             ),
             RecoveryParams::Ndp(p) => (sender::TxRecovery::Ndp(ndp::NdpSender::new(p, n, spec.key)), receiver::RxRecovery::Ndp(ndp::NdpReceiver::new(n))),
+            RecoveryParams::Homa(p) => (sender::TxRecovery::Homa(homa::HomaSender::new(p, &spec)), receiver::RxRecovery::Homa(homa::HomaReceiver::new(p, &spec))),
             #[cfg(test)]
             RecoveryParams::Pull(p) => (sender::TxRecovery::Pull(pull::PullSender::new(p, n)), receiver::RxRecovery::Pull(pull::PullReceiver::new(p, n))),
             #[cfg(test)]

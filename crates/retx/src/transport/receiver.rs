@@ -23,6 +23,7 @@ pub enum RxRecovery {
     Tcp(TcpReceiver),
     Stride(StrideReceiver),
     Ndp(super::ndp::NdpReceiver),
+    Homa(super::homa::HomaReceiver),
     #[cfg(test)]
     Pull(super::pull::PullReceiver),
     #[cfg(test)]
@@ -39,6 +40,7 @@ macro_rules! each {
             RxRecovery::Tcp($x) => $e,
             RxRecovery::Stride($x) => $e,
             RxRecovery::Ndp($x) => $e,
+            RxRecovery::Homa($x) => $e,
             #[cfg(test)]
             RxRecovery::Pull($x) => $e,
             #[cfg(test)]

@@ -76,6 +76,8 @@ pub enum Ext {
     Holes { holes: [Hole; 3], n: u8 },
     /// NDP ACK, NACK and PULL: the packet answered and the flow's PULL number.
     Pull(super::ndp::PullInfo),
+    /// Homa's ACK, grant and Aeolus probe: what they name beyond `psn`.
+    Homa(super::homa::HomaInfo),
 }
 
 /// A transport header plus the few facts the simulator needs about the payload.

@@ -27,6 +27,7 @@ pub enum TxRecovery {
     Tcp(TcpSender),
     Stride(StrideSender),
     Ndp(super::ndp::NdpSender),
+    Homa(super::homa::HomaSender),
     #[cfg(test)]
     Pull(super::pull::PullSender),
     #[cfg(test)]
@@ -44,6 +45,7 @@ macro_rules! each {
             TxRecovery::Tcp($x) => $e,
             TxRecovery::Stride($x) => $e,
             TxRecovery::Ndp($x) => $e,
+            TxRecovery::Homa($x) => $e,
             #[cfg(test)]
             TxRecovery::Pull($x) => $e,
             #[cfg(test)]
