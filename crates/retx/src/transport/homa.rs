@@ -5,7 +5,7 @@
 //! rttBytes 10,000 B, 8 priority levels split unscheduled / scheduled, an overcommitment
 //! degree, SRPT grants; it assumes infinite buffers and has no loss recovery, to which the
 //! Aeolus authors added a timeout-based one) and the Aeolus testbed's DPDK Homa (6 unscheduled
-//! + 2 scheduled priorities, unscheduled cutoffs 2/4/6/8/10 KB, RTT_BYTES 20,000, a 10 ms
+//! and 2 scheduled priorities, unscheduled cutoffs 2/4/6/8/10 KB, RTT_BYTES 20,000, a 10 ms
 //! retransmission timeout). The defaults are the testbed's, since its 7-to-1 incast is what
 //! retx reproduces.
 //!
@@ -734,7 +734,7 @@ mod tests {
         let s = spec(8_000);
         let space = PsnSpace::new(SPACE);
         let mut rx = Receiver::new(s, RxRecovery::Homa(HomaReceiver::new(&p, &s)), None);
-        let mut feed = |rx: &mut Receiver, nic: &mut NicAgent, seg: Segment| {
+        let feed = |rx: &mut Receiver, nic: &mut NicAgent, seg: Segment| {
             rx.handle_packet(ns(10), &seg, &mut nic.call(0));
             let mut acks = Vec::new();
             while let Transmit::Send(a) = rx.poll_transmit(ns(10), &mut nic.call(0), Want::Responses) {
