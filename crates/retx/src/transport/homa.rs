@@ -196,17 +196,22 @@ pub struct HomaScheduler {
     msgs: Vec<Incoming>,
     heard: u64,
     pub grants_sent: u64,
+    /// Scratch of [`HomaScheduler::schedule`] and the grants of the last update, kept so that
+    /// no packet allocates.
+    ranked: Vec<usize>,
+    out: Vec<GrantOut>,
 }
 
 impl HomaScheduler {
     pub fn new(p: &HomaParams) -> Self {
-        HomaScheduler { p: p.clone(), msgs: Vec::new(), heard: 0, grants_sent: 0 }
+        HomaScheduler { p: p.clone(), msgs: Vec::new(), heard: 0, grants_sent: 0, ranked: Vec::new(), out: Vec::new() }
     }
 
     /// Queue pair `qp`'s message (`npkts` packets, `unscheduled` of them sent ungranted,
     /// `rtt_pkts` per RTT) has `received` distinct packets and `wasted` known lost
-    /// transmissions: the grants that follows, by SRPT over every message of the host.
-    pub fn update(&mut self, qp: u32, npkts: u64, unscheduled: u64, rtt_pkts: u64, received: u64, wasted: u64) -> Vec<GrantOut> {
+    /// transmissions: the grants that follow, by SRPT over every message of the host
+    /// ([`HomaScheduler::grants`] until the next update).
+    pub fn update(&mut self, qp: u32, npkts: u64, unscheduled: u64, rtt_pkts: u64, received: u64, wasted: u64) -> &[GrantOut] {
         let i = match self.msgs.iter().position(|m| m.qp == qp) {
             Some(i) => i,
             None if received >= npkts => return self.schedule(),
@@ -229,22 +234,29 @@ impl HomaScheduler {
         self.msgs.iter().find(|m| m.qp == qp).map_or(0, |m| m.granted)
     }
 
+    /// The grants of the last [`HomaScheduler::update`].
+    pub fn grants(&self) -> &[GrantOut] {
+        &self.out
+    }
+
     /// Grants to the `overcommitment` messages with the fewest packets left among those not
     /// fully granted, each up to `rtt_pkts` ahead of what has arrived.
-    fn schedule(&mut self) -> Vec<GrantOut> {
-        let mut active: Vec<usize> = (0..self.msgs.len()).filter(|&i| self.msgs[i].granted < self.msgs[i].need()).collect();
-        active.sort_by_key(|&i| (self.msgs[i].npkts - self.msgs[i].received, self.msgs[i].order));
-        let mut out = Vec::new();
-        for (rank, &i) in active.iter().take(self.p.overcommitment as usize).enumerate() {
+    fn schedule(&mut self) -> &[GrantOut] {
+        let msgs = &self.msgs;
+        self.ranked.clear();
+        self.ranked.extend((0..msgs.len()).filter(|&i| msgs[i].granted < msgs[i].need()));
+        self.ranked.sort_unstable_by_key(|&i| (msgs[i].npkts - msgs[i].received, msgs[i].order));
+        self.out.clear();
+        for (rank, &i) in self.ranked.iter().take(self.p.overcommitment as usize).enumerate() {
             let m = &mut self.msgs[i];
             let target = m.received.saturating_add(m.rtt_pkts).min(m.npkts).saturating_add(m.wasted);
             if target > m.granted {
                 m.granted = target;
-                out.push(GrantOut { qp: m.qp, granted: target, priority: self.p.scheduled_priority(rank) });
+                self.out.push(GrantOut { qp: m.qp, granted: target, priority: self.p.scheduled_priority(rank) });
             }
         }
-        self.grants_sent += out.len() as u64;
-        out
+        self.grants_sent += self.out.len() as u64;
+        &self.out
     }
 }
 
@@ -536,14 +548,16 @@ impl HomaReceiver {
         let received = rx.expected() + self.held.len() as u64;
         let qp = nic.caller();
         let (grants, granted) = match &mut nic.scheme {
-            SchemeAgent::Homa(s) => (s.update(qp, self.npkts, self.unscheduled, self.rtt_pkts, received, self.wasted), s.granted(qp)),
-            _ => (Vec::new(), 0),
+            SchemeAgent::Homa(s) => (s.update(qp, self.npkts, self.unscheduled, self.rtt_pkts, received, self.wasted).len(), s.granted(qp)),
+            _ => (0, 0),
         };
         let mut ack = Segment::reply(SegKind::Ack, rx.wire(rx.expected()), now, seg);
         ack.ext = Ext::Homa(HomaInfo { ackno: seg.psn, probe, granted, priority: 0 });
         (ack.priority, ack.colour, ack.wire_bytes) = (PRIORITY_CONTROL as u8, 0, HEADER_BYTES);
         rx.send(ack);
-        for g in grants {
+        for k in 0..grants {
+            let SchemeAgent::Homa(s) = &nic.scheme else { break };
+            let g = s.grants()[k];
             let mut grant = Segment::control(SegKind::Grant, Psn::new(0), now);
             grant.ext = Ext::Homa(HomaInfo { granted: g.granted, priority: g.priority, ..Default::default() });
             (grant.priority, grant.wire_bytes) = (PRIORITY_CONTROL as u8, HEADER_BYTES);
