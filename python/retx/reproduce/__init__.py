@@ -22,7 +22,7 @@ import polars as pl
 
 from retx.provenance import PROVENANCE_FILE, provenance_without_scenario, utc_now, write_parquet
 
-from retx.reproduce import (cc_compare, collective_compare, gbone_fct, gbone_goodput, hpcc_micro,
+from retx.reproduce import (aeolus_incast, cc_compare, collective_compare, gbone_fct, gbone_goodput, hpcc_micro,
                             htsim_crosscheck, melo_fig5a, melo_fig5b, melo_fig6a, melo_fig6b, ns3_crosscheck,
                             stride_fattree, stride_segment, stride_testbed)
 
@@ -48,6 +48,7 @@ class Reproduction:
 # a test that times the quick grid fails otherwise (`stale_wall_time`). collective-compare was
 # measured later the same day (after 2d52825) beside a cargo-mutants build (load 2 to 5.5): full
 # 120 s (its module's run) and 178 s (`retx reproduce`), quick 11.4 and 12.5 s (5 s at load 1.2).
+# aeolus-incast was measured at 1d0790c (load 5 to 5.6): full 0.38 s, quick 0.26 and 0.29 s.
 CATALOGUE: dict[str, Reproduction] = {
     "melo-fig5a": Reproduction(melo_fig5a, "MELO Fig. 5a: one flow's goodput vs. loss rate", 12, 1),
     "melo-fig5b": Reproduction(melo_fig5b, "MELO Fig. 5b: p99 FCT under load, lossy spine", 30, 2),
@@ -64,6 +65,7 @@ CATALOGUE: dict[str, Reproduction] = {
     "stride-testbed": Reproduction(stride_testbed, "STRIDE Figs. 6-8: the two-switch testbed", 1, 1),
     "collective-compare": Reproduction(collective_compare, "Ring all-reduce, all-to-all: recovery x ECMP/spray, loss",
                                        150, 8),
+    "aeolus-incast": Reproduction(aeolus_incast, "Aeolus §5 testbed: 7-to-1 incast, Homa vs. Homa+Aeolus", 1, 1),
 }
 
 REPRODUCTIONS: dict[str, ModuleType] = {name: entry.module for name, entry in CATALOGUE.items()}
