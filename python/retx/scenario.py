@@ -51,7 +51,8 @@ class Scenario:
         """An htsim connection matrix (`.cm`) as `htsim_ndp` would run it: on the network of the
         scenario file `network` (its workload replaced by the matrix), or without one on
         htsim_ndp's defaults: the k-ary fat-tree of the matrix's `Nodes` hosts (k^3/4), 100 Gbps,
-        1 us links, 9,000 B whole packets, 15-packet trimming queues, NDP, each packet sprayed."""
+        1 us links, 9,000 B whole packets, 15-packet trimming queues, NDP, each flow's packets walking
+        permutations of the paths (htsim's `-strat perm`)."""
         path = Path(path)
         text = _read_text(path)
         workload = {"kind": "htsim-cm", "file": str(path.resolve())}
@@ -73,7 +74,7 @@ class Scenario:
             "nic": {"mtu": mtu, "whole_packets": True},
             "switch": {"pfc": {"enabled": False}, "ecn": {"enabled": False},
                        "trim": {"queue": 0, "header": "64B", "data_queue": f"{15 * mtu}B"}},
-            "routing": {"policy": "spray-random"},
+            "routing": {"policy": "spray-permutation"},
             "transport": {"recovery": "ndp", "cc": "none"},
             "workload": workload,
         }

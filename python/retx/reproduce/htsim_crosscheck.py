@@ -11,8 +11,8 @@ The model, per htsim (`sim/ndp.cpp`, `sim/compositequeue.cpp`, `sim/datacenter/m
 headers, ACKs, NACKs and PULLs; switch ports with a 15-packet (60,000 B) data queue, a header
 queue of twice that served first, and htsim's coin flip between trimming the arrival and the last
 queued packet; an initial window of 15 packets, then one packet per PULL, paced per host at 0.99
-of the link. Paths: htsim's `perm` walks a per-flow permutation of the paths; retx sprays each
-packet on a random path (`spray-random`), the nearest of its routing policies.
+of the link. Paths: htsim's `perm` walks a per-flow permutation of the paths from the source;
+retx's `spray-permutation` walks a per-flow permutation of each switch's ports.
 
 FCT = finish - start, htsim's finish being when the sender saw its last ACK (as retx's). One
 ideal-FCT definition for both: retx's `ideal_fct_us` of the flow (its bytes at the path's
@@ -63,7 +63,7 @@ def scenario(cm: Path, name: str) -> Scenario:
         "nic": {"mtu": 4000, "whole_packets": True},
         "switch": {"pfc": {"enabled": False}, "ecn": {"enabled": False},
                    "trim": {"queue": 0, "header": "64B", "data_queue": f"{HTSIM_DATA_QUEUE}B", "victim": "htsim"}},
-        "routing": {"policy": "spray-random"},
+        "routing": {"policy": "spray-permutation"},
         "transport": {"recovery": "ndp", "cc": "none"},
         "workload": {"kind": "htsim-cm", "file": str(cm)},
     })

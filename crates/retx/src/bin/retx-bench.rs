@@ -217,7 +217,7 @@ pfc = {{ enabled = false }}
 ecn = {{ enabled = false }}
 trim = {{ queue = 0, header = "64B", data_queue = "60000B", victim = "htsim" }}
 [routing]
-policy = "spray-random"
+policy = "spray-permutation"
 [transport]
 recovery = "ndp"
 cc = "none"

@@ -74,6 +74,7 @@ pub fn build_with_observer<O: Observer>(mut s: Scenario, obs: O) -> Result<Simul
         RoutingKind::SprayRoundRobin => Policy::SprayRoundRobin,
         RoutingKind::SprayRandom => Policy::SprayRandom,
         RoutingKind::Flowlet => Policy::Flowlet { gap: s.routing.flowlet_gap.0, entries: s.routing.flowlet_entries },
+        RoutingKind::SprayPermutation => Policy::SprayPermutation { entries: s.routing.flowlet_entries },
     };
     let template = transport(&s);
     let scheme = template.memory_scheme();

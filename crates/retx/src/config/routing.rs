@@ -14,7 +14,7 @@ pub struct RoutingCfg {
     /// The default is a few base RTTs of a two-tier 40-100 Gbps fabric (CONGA's 500 us was
     /// chosen for 10 Gbps); set it to the network at hand.
     pub flowlet_gap: Dur,
-    /// flowlet: hashed entries per switch table (a power of two).
+    /// flowlet and spray-permutation: hashed entries per switch table (a power of two).
     pub flowlet_entries: u32,
     /// "per-flow" (the 5-tuple, RoCEv2) or "per-packet" (the NIC varies the UDP source port,
     /// so ECMP switches spray).
@@ -34,6 +34,7 @@ pub enum RoutingKind {
     SprayRoundRobin,
     SprayRandom,
     Flowlet,
+    SprayPermutation,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

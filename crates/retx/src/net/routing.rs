@@ -120,6 +120,21 @@ pub enum Policy {
     /// A flow keeps its port while its packets are less than `gap` apart; after a longer gap a
     /// random port is picked. `entries` hashed entries per switch (a power of two).
     Flowlet { gap: Time, entries: u32 },
+    /// Every packet of a flow to the next port of a per-flow random permutation of the ports,
+    /// a new permutation after each has been used once (htsim's NDP `perm` path choice, made
+    /// per switch: each switch balances a flow's packets over its own ports exactly, as
+    /// htsim's source-chosen permutation of whole paths balances them over the paths).
+    /// `entries` hashed flow entries per switch (a power of two).
+    SprayPermutation { entries: u32 },
+}
+
+/// A flow's walk through a permutation of a switch's ports: how many packets it sent in the
+/// current round, and the round's permutation, `i -> (a i + b) mod n` with `a` coprime to n.
+#[derive(Clone, Copy, Debug, Default)]
+struct Walk {
+    step: u32,
+    a: u16,
+    b: u16,
 }
 
 /// Per-switch state of the routing policy.
@@ -130,6 +145,8 @@ pub struct Router {
     round_robin: u64,
     /// Flowlet table: (time of the last packet, chosen candidate index + 1; 0 = empty).
     flowlets: Vec<(Time, u32)>,
+    /// Permutation walks by hashed flow (spray-permutation).
+    walks: Vec<Walk>,
 }
 
 impl Router {
@@ -138,7 +155,11 @@ impl Router {
             Policy::Flowlet { entries, .. } => vec![(Time::ZERO, 0); entries.max(1).next_power_of_two() as usize],
             _ => Vec::new(),
         };
-        Router { policy, salt, rng, round_robin: 0, flowlets }
+        let walks = match policy {
+            Policy::SprayPermutation { entries } => vec![Walk::default(); entries.max(1).next_power_of_two() as usize],
+            _ => Vec::new(),
+        };
+        Router { policy, salt, rng, round_robin: 0, flowlets, walks }
     }
 
     /// Picks one of `candidates` (not empty) for a packet with this entropy at time `now`.
@@ -165,15 +186,70 @@ impl Router {
                 self.flowlets[slot] = (now, i as u32 + 1);
                 i
             }
+            Policy::SprayPermutation { .. } => {
+                let slot = (mix64(entropy ^ self.salt) as usize) & (self.walks.len() - 1);
+                let n = len.min(u16::MAX as u64);
+                let mut w = self.walks[slot];
+                if w.step as u64 % n == 0 {
+                    // A new round: a fresh permutation (an affine map with a random multiplier
+                    // coprime to n and a random offset).
+                    let r = self.rng.next_u64();
+                    let mut a = 1 + r % n;
+                    while gcd(a, n) != 1 {
+                        a = a % n + 1;
+                    }
+                    (w.a, w.b, w.step) = (a as u16, ((r >> 32) % n) as u16, 0);
+                }
+                let i = (w.a as u64 * (w.step as u64 % n) + w.b as u64) % n;
+                w.step = w.step.wrapping_add(1);
+                self.walks[slot] = w;
+                i
+            }
         };
         candidates[i as usize] as usize
     }
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::sim::rng::{stream, Stream};
+
+    #[test]
+    fn permutation_spraying_uses_every_port_once_per_round_in_a_new_order() {
+        let mut r = router(Policy::SprayPermutation { entries: 64 });
+        for n in [2u32, 3, 4, 6, 7, 12] {
+            let c: Vec<u32> = (100..100 + n).collect();
+            let mut orders = std::collections::BTreeSet::new();
+            for round in 0..20 {
+                let picks: Vec<usize> = (0..n).map(|_| r.pick(&c, 1_000 + n as u64, Time::ZERO)).collect();
+                let mut sorted = picks.clone();
+                sorted.sort_unstable();
+                assert_eq!(sorted, (100..100 + n as usize).collect::<Vec<_>>(), "n = {n}, round {round}: {picks:?}");
+                orders.insert(picks);
+            }
+            if n >= 3 {
+                assert!(orders.len() > 1, "n = {n}: every round in the same order");
+            }
+        }
+        // Flows walk on their own: another flow's packets do not move this one's.
+        let c = [1, 2, 3, 4];
+        let mut a = router(Policy::SprayPermutation { entries: 1 << 12 });
+        let mut b = router(Policy::SprayPermutation { entries: 1 << 12 });
+        let alone: Vec<usize> = (0..4).map(|_| a.pick(&c, 5, Time::ZERO)).collect();
+        let mixed: Vec<usize> = (0..4).map(|_| { b.pick(&c, 9, Time::ZERO); b.pick(&c, 5, Time::ZERO) }).collect();
+        let (mut x, mut y) = (alone.clone(), mixed.clone());
+        x.sort_unstable();
+        y.sort_unstable();
+        assert_eq!((x, y), (vec![1, 2, 3, 4], vec![1, 2, 3, 4]));
+    }
 
     fn router(policy: Policy) -> Router {
         Router::new(policy, 7, stream(1, Stream::Routing, 0))
