@@ -1,6 +1,8 @@
 //! Flow-size distributions given as CDF tables, and sampling from them.
 //!
-//! A table is text: `#` comment lines, then one `size cdf` pair per line. The CDF column is a
+//! A table is text: `#` comment lines, then one `size cdf` pair per line, or ns-2's
+//! `RandomVariable/Empirical` three columns `size index cdf` (its `loadCDF` reads `%lf %*f %lf`:
+//! the middle column is ignored; the ExpressPass and pFabric tables). The CDF column is a
 //! percent (0..100, the HPCC / ConWeave files) or a fraction (0..1, the Homa files); which one
 //! is read from the last point, which must be 100 or 1. Sizes and CDF values must not
 //! decrease. A first point with CDF > 0 is a point mass at that size, as if `size 0` preceded
@@ -92,6 +94,12 @@ pub const BUILTIN: &[(&str, &str)] = &[
     ("homa_w3", include_str!("../../workloads/homa_w3.txt")),
     ("homa_w4", include_str!("../../workloads/homa_w4.txt")),
     ("homa_w5", include_str!("../../workloads/homa_w5.txt")),
+    // ExpressPass's four (ns-2 Empirical tables, meant for `linear-ceil`): the Aeolus
+    // evaluation's workloads.
+    ("webserver_xpass", include_str!("../../workloads/webserver_xpass.tcl")),
+    ("cachefollower_xpass", include_str!("../../workloads/cachefollower_xpass.tcl")),
+    ("search_xpass", include_str!("../../workloads/search_xpass.tcl")),
+    ("mining_xpass", include_str!("../../workloads/mining_xpass.tcl")),
     ("gbone_fb_hadoop", GBONE_FB_HADOOP),
     ("gbone_websearch", GBONE_WEBSEARCH),
 ];
@@ -118,7 +126,10 @@ impl FlowSizeCdf {
             }
             let at = |msg: &str| format!("line {}: {msg} (in {line:?})", i + 1);
             let cols: Vec<&str> = line.split_whitespace().collect();
-            let [size, cdf] = cols[..] else { return Err(at("expected two columns, size and cdf")) };
+            let (size, cdf) = match cols[..] {
+                [size, cdf] | [size, _, cdf] => (size, cdf),
+                _ => return Err(at("expected two columns, size and cdf (or ns-2's three, size index cdf)")),
+            };
             let size: f64 = size.parse().map_err(|_| at("size is not a number"))?;
             let cdf: f64 = cdf.parse().map_err(|_| at("cdf is not a number"))?;
             if !(size.is_finite() && size >= 0.0 && cdf.is_finite() && cdf >= 0.0) {
@@ -252,6 +263,12 @@ mod tests {
             ("homa_w4", Interpolation::Step, 127_797.0),
             ("homa_w5", Interpolation::Step, 2_564_690.0),
             ("homa_w5", Interpolation::Linear, 2_527_952.0),
+            // ns-2's three-column tables: the middle column must be skipped, not read as cdf.
+            ("webserver_xpass", Interpolation::LinearCeil, 66_121.0),
+            ("cachefollower_xpass", Interpolation::LinearCeil, 712_574.0),
+            ("search_xpass", Interpolation::LinearCeil, 1_710_005.0),
+            ("mining_xpass", Interpolation::LinearCeil, 7_487_884.0),
+            ("search_xpass", Interpolation::Step, 2_433_055.0),
         ];
         for (name, i, want) in table {
             let got = cdf(name, i).mean();
@@ -341,6 +358,9 @@ mod tests {
         // A first point with CDF > 0 is a point mass.
         let pm = FlowSizeCdf::parse("100 0.5\n200 1.0\n", Interpolation::Step).unwrap();
         assert_eq!(pm.mean(), 150.0);
+        // ns-2's `size index cdf`: the middle column is ignored.
+        let ns2 = FlowSizeCdf::parse("0 7 0\n100 1 0.5\n200 3 1\n", Interpolation::Linear).unwrap();
+        assert_eq!(ns2, frac);
     }
 
     #[test]
@@ -349,7 +369,7 @@ mod tests {
         assert!(e.starts_with("line 3:"), "{e}");
         let e = FlowSizeCdf::parse("0 0\n10 50\n", Interpolation::Linear).unwrap_err();
         assert!(e.contains("must be 100 (percent) or 1 (fraction)"), "{e}");
-        let e = FlowSizeCdf::parse("0 0 0\n", Interpolation::Linear).unwrap_err();
+        let e = FlowSizeCdf::parse("0 0 0 0\n", Interpolation::Linear).unwrap_err();
         assert!(e.contains("two columns"), "{e}");
         assert!(FlowSizeCdf::parse("# only comments\n", Interpolation::Linear).is_err());
         let e = FlowSizeCdf::load("websearch", Path::new("."), Interpolation::Linear).unwrap_err();
