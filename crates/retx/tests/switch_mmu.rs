@@ -73,6 +73,25 @@ fn dynamic_pfc_makes_an_overflowing_incast_lossless() {
     assert_eq!(format!("{:?} {:?}", fixed.flows, fixed.counters), format!("{:?} {:?}", explicit.flows, explicit.counters));
 }
 
+/// A static per-port buffer: the 12 MB shared buffer holds the whole incast without a drop,
+/// a 50 KB port does not; everything is still delivered (go-back-N recovers), and the limit is
+/// validated against one packet and the shared buffer.
+#[test]
+fn a_static_port_buffer_drops_what_the_shared_buffer_would_hold() {
+    let shared = run(&incast("12MB", "enabled = false"));
+    assert_all_delivered(&shared, &[500_000; 3]);
+    assert_eq!(shared.counters.drops_buffer, 0, "{:?}", shared.counters);
+    let static_port = incast("12MB", "enabled = false").replace("[switch]\n", "[switch]\nport_buffer = \"50KB\"\n");
+    let limited = run(&static_port);
+    assert_all_delivered(&limited, &[500_000; 3]);
+    assert!(limited.counters.drops_buffer > 0, "{:?}", limited.counters);
+    for (bad, why) in [("1KB", "one packet"), ("13MB", "switch.buffer")] {
+        let e = refused(&static_port.replace("\"50KB\"", &format!("\"{bad}\"")));
+        assert_eq!(e.field, "switch.port_buffer", "{e}");
+        assert!(e.message.contains(why), "{e}");
+    }
+}
+
 #[test]
 fn dynamic_pfc_is_validated_field_by_field() {
     let e = refused(&incast("200KB", "mode = \"dynamic\""));

@@ -48,6 +48,7 @@ pub fn switch(s: &Scenario) -> SwitchParams {
             })
             .collect(),
         trim: sw.trim.as_ref().map(|t| crate::net::admission::Trim { queue: t.queue as usize, header: t.header.0 as u32, port: t.port() }),
+        port_buffer: sw.port_buffer.map(|b| b.0),
     }
 }
 

@@ -50,6 +50,11 @@ pub struct SwitchCfg {
     /// switches). Default none: drop.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trim: Option<TrimCfg>,
+    /// A static buffer per egress port beside the shared `buffer`: a packet (data or control)
+    /// that would take the port's queues past it is dropped. The Homa and Aeolus simulations'
+    /// switches (200 KB a port, the critique of Aeolus's Homa runs notes). Default none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub port_buffer: Option<Size>,
 }
 
 /// `[switch] trim`: a data packet the buffer (or its colour rule) would refuse keeps `header`
@@ -196,6 +201,7 @@ impl Default for SwitchCfg {
             wred: Vec::new(),
             shaped: None,
             trim: None,
+            port_buffer: None,
         }
     }
 }
@@ -362,6 +368,13 @@ impl SwitchCfg {
             return Err(err("switch.buffer", format!("{} B is too small (at least 10KB)", sw.buffer.0)));
         }
         range_f64("switch.dt_alpha", sw.dt_alpha, 1.0 / 1024.0, 1024.0)?;
+        if let Some(b) = sw.port_buffer {
+            // At least one full packet (MTU + 100 B of headers), or no data ever gets through.
+            let least = s.nic.mtu as u64 + 100;
+            if b.0 < least || b.0 > sw.buffer.0 {
+                return Err(err("switch.port_buffer", format!("{} B is out of range (allowed one packet, {least} B, ..=switch.buffer, {} B)", b.0, sw.buffer.0)));
+            }
+        }
         sw.ecn.check()?;
         if sw.pfc.xon > sw.pfc.xoff {
             return Err(err("switch.pfc.xon", "must not exceed switch.pfc.xoff"));

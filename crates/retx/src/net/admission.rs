@@ -48,8 +48,15 @@ impl Switch {
         }
         let queued = out.queued_bytes[q];
         let lossless = ingress.filter(|_| out.is_lossless(q)).map(|ip| (ip, q));
-        // Colour drops (WRED, thresholds) are buffer management: counted with buffer drops.
-        let by_colour = if data { self.admit_colour(p, pkt.seg.colour, q, out.rate, queued) } else { Ok(()) };
+        // Colour drops (WRED, thresholds) and a full static port buffer are buffer management:
+        // counted with buffer drops.
+        let by_colour = if p.port_buffer.is_some_and(|cap| out.held_bytes + pkt.size as u64 > cap) {
+            Err(Refusal::BufferFull)
+        } else if data {
+            self.admit_colour(p, pkt.seg.colour, q, out.rate, queued)
+        } else {
+            Ok(())
+        };
         if let (Some(t @ Trim { port: Some(limits), .. }), Ok(())) = (p.trim, by_colour) {
             if let Some(v) = self.port_limits(p, t, limits, pkt, out, q, lossless) {
                 return v;
@@ -171,7 +178,7 @@ mod tests {
     }
 
     fn params(buffer: u64, trim: Option<Trim>) -> SwitchParams {
-        SwitchParams { buffer, dt_alpha: 1.0, pfc: Some(Pfc::Fixed(PfcThresholds { xoff: 1 << 40, xon: 1 << 39 })), ecn: None, ecn_by_rate: Vec::new(), colour: Vec::new(), trim }
+        SwitchParams { buffer, dt_alpha: 1.0, pfc: Some(Pfc::Fixed(PfcThresholds { xoff: 1 << 40, xon: 1 << 39 })), ecn: None, ecn_by_rate: Vec::new(), colour: Vec::new(), trim, port_buffer: None }
     }
 
     fn port() -> Port {
@@ -208,6 +215,24 @@ mod tests {
         assert_eq!(s.admission(&p, &pkt(1, 1_000), &out, Some(&ingress)), Verdict::Drop(Refusal::BufferFull));
         assert_eq!(s.admission(&p, &cut, &out, Some(&ingress)), Verdict::Drop(Refusal::BufferFull));
         assert_eq!(s.admission(&p, &pkt(0, 100), &out, Some(&ingress)), Verdict::Drop(Refusal::BufferFull));
+    }
+
+    #[test]
+    fn a_static_port_buffer_refuses_what_would_overfill_the_port_across_its_queues_control_too() {
+        // 3_000 B a port, a 1 MB shared buffer: the port's limit decides.
+        let p = SwitchParams { port_buffer: Some(3_000), ..params(1_000_000, None) };
+        let (mut s, mut out, ingress) = (switch(), port(), port());
+        for (q, size) in [(1, 1_000), (2, 1_500)] {
+            assert_eq!(s.admission(&p, &pkt(q, size), &out, Some(&ingress)), Verdict::Enqueue { queue: q as usize, lossless: true });
+            out.enqueue(q as usize, pkt(q, size));
+        }
+        // 2_500 B held over two queues: 500 B more fits exactly, 501 B does not, whatever
+        // the queue or kind.
+        assert_eq!(s.admission(&p, &pkt(2, 500), &out, Some(&ingress)), Verdict::Enqueue { queue: 2, lossless: true });
+        assert_eq!(s.admission(&p, &pkt(1, 501), &out, Some(&ingress)), Verdict::Drop(Refusal::BufferFull));
+        assert_eq!(s.admission(&p, &pkt(0, 501), &out, None), Verdict::Drop(Refusal::BufferFull), "control too");
+        // Another port's buffer is its own.
+        assert_eq!(s.admission(&p, &pkt(1, 1_000), &port(), Some(&ingress)), Verdict::Enqueue { queue: 1, lossless: true });
     }
 
     #[test]

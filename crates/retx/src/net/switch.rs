@@ -145,6 +145,9 @@ pub struct SwitchParams {
     pub colour: Vec<ColourRule>,
     /// Trim data packets the buffer would refuse to a header instead of dropping them.
     pub trim: Option<Trim>,
+    /// A static buffer per egress port, bytes, beside the shared one: a packet that would take
+    /// the port's queues past it is refused (None: the shared buffer alone).
+    pub port_buffer: Option<u64>,
 }
 
 impl SwitchParams {
@@ -381,7 +384,7 @@ mod tests {
     }
 
     fn params(buffer: u64, dt_alpha: f64, pfc: Option<PfcThresholds>) -> SwitchParams {
-        SwitchParams { buffer, dt_alpha, pfc: pfc.map(Pfc::Fixed), ecn: None, ecn_by_rate: Vec::new(), colour: Vec::new(), trim: None }
+        SwitchParams { buffer, dt_alpha, pfc: pfc.map(Pfc::Fixed), ecn: None, ecn_by_rate: Vec::new(), colour: Vec::new(), trim: None, port_buffer: None }
     }
 
     #[test]
@@ -464,7 +467,7 @@ mod tests {
     fn dynamic_pfc_pauses_at_the_dynamic_threshold_uses_headroom_and_resumes_at_the_offset() {
         use crate::net::loss::PortLoss;
         use crate::net::port::{Discipline, Port};
-        let p = SwitchParams { buffer: 100_000, dt_alpha: 1.0, pfc: Some(Pfc::Dynamic(dynamic(4_000, 3_000))), ecn: None, ecn_by_rate: Vec::new(), colour: Vec::new(), trim: None };
+        let p = SwitchParams { buffer: 100_000, dt_alpha: 1.0, pfc: Some(Pfc::Dynamic(dynamic(4_000, 3_000))), ecn: None, ecn_by_rate: Vec::new(), colour: Vec::new(), trim: None, port_buffer: None };
         let mut s = switch();
         s.pfc_reserved = 36_000;
         let loss = PortLoss::new(stream(1, Stream::LinkLoss, 0), stream(1, Stream::BurstLoss, 0));
@@ -508,7 +511,7 @@ mod tests {
         // ns-3 drops only when both the headroom and the threshold are exceeded.
         use crate::net::loss::PortLoss;
         use crate::net::port::{Discipline, Port};
-        let p = SwitchParams { buffer: 100_000, dt_alpha: 1.0, pfc: Some(Pfc::Dynamic(dynamic(0, 0))), ecn: None, ecn_by_rate: Vec::new(), colour: Vec::new(), trim: None };
+        let p = SwitchParams { buffer: 100_000, dt_alpha: 1.0, pfc: Some(Pfc::Dynamic(dynamic(0, 0))), ecn: None, ecn_by_rate: Vec::new(), colour: Vec::new(), trim: None, port_buffer: None };
         let mut s = switch();
         let loss = PortLoss::new(stream(1, Stream::LinkLoss, 0), stream(1, Stream::BurstLoss, 0));
         let mut port = Port::new(0, Rate::gbps(10), Time::ZERO, 2, Discipline::StrictPriority, loss);
