@@ -226,6 +226,23 @@ fn a_red_threshold_drops_only_red_packets() {
     assert_eq!(t.drops, [0, 0]);
 }
 
+/// The red flow in queue 1 and the green one in queue 2 of h0's port: queue 1 goes first, so it
+/// holds little and a per-queue red rule, counting its bytes alone, drops nothing; with
+/// `scope = "port"` the green backlog in queue 2 counts too and red packets are dropped. Never
+/// a green one either way.
+#[test]
+fn a_port_scoped_colour_rule_counts_every_queue_of_the_port() {
+    let rule = |scope: &str| two_into_one(&format!("wred = [{{ colour = 2, threshold = \"20KB\", scope = \"{scope}\" }}]"), ", colour = 2, class = 1", ", class = 2");
+    let (queue_out, per_queue) = run_watched(&rule("queue"));
+    let (port_out, per_port) = run_watched(&rule("port"));
+    assert_all_delivered(&queue_out, &[100_000; 2]);
+    assert_all_delivered(&port_out, &[100_000; 2]);
+    println!("red drops: per queue {}, per port {}", per_queue.drops[0], per_port.drops[0]);
+    assert_eq!((per_queue.drops[1], per_port.drops[1]), (0, 0));
+    assert_eq!(per_queue.drops[0], 0);
+    assert!(per_port.drops[0] > 0);
+}
+
 /// Flow 0 (10 packets of 1072 B: 1024 payload + 48 header) is mapped to queue 2, shaped to
 /// 5 % of 10 Gbps with a buffer of 8 packets. Its first packet goes at once; 8 more wait; the
 /// 10th arrives to a full buffer and is dropped (go-back-N resends it). Its packets leave
@@ -270,6 +287,8 @@ fn colour_rules_shaped_queues_and_flow_classes_are_validated() {
     assert_eq!(e.field, "switch.wred[0].pmax", "{e}");
     let e = refused(&two_into_one("wred = [{ colour = 2, min = \"9KB\", max = \"1KB\", pmax = 0.5 }]", "", ""));
     assert_eq!(e.field, "switch.wred[0].min", "{e}");
+    let e = refused(&two_into_one("wred = [{ colour = 2, threshold = \"8KB\", scope = \"switch\" }]", "", ""));
+    assert!(e.field.starts_with("switch.wred") && e.message.contains("`queue`") && e.message.contains("`port`"), "{e}");
     let e = refused(&two_into_one("wred = [{ colour = 1, class = 3, threshold = \"8KB\" }]", "", ""));
     assert_eq!((e.field.as_str(), e.message.as_str()), ("switch.wred[0].class", "3 is out of range (allowed 1..=2)"));
     let e = refused(&two_into_one("shaped = { queue = 3 }", "", ""));

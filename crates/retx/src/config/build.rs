@@ -44,7 +44,7 @@ pub fn switch(s: &Scenario) -> SwitchParams {
                     Some(t) => red(t.0, t.0, 1.0),
                     None => red(w.min.map_or(0, |x| x.0), w.max.map_or(0, |x| x.0), w.pmax.unwrap_or(1.0)),
                 };
-                ColourRule { colour: w.colour, queue: w.class, rate: w.rate.map(|r| r.0), drop }
+                ColourRule { colour: w.colour, queue: w.class, rate: w.rate.map(|r| r.0), drop, of_port: w.scope == super::switch::WredScope::Port }
             })
             .collect(),
         trim: sw.trim.as_ref().map(|t| crate::net::admission::Trim { queue: t.queue as usize, header: t.header.0 as u32, port: t.port() }),

@@ -184,6 +184,27 @@ pub struct WredCfg {
     pub max: Option<Size>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pmax: Option<f64>,
+    /// Whose bytes the thresholds count: the egress queue's (default, as WRED on most ASICs)
+    /// or the port's, all its queues.
+    #[serde(default, skip_serializing_if = "WredScope::is_queue")]
+    pub scope: WredScope,
+}
+
+/// `[[switch.wred]] scope`: the bytes a colour rule's thresholds count.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WredScope {
+    /// The egress queue the packet joins.
+    #[default]
+    Queue,
+    /// Every queue of the egress port.
+    Port,
+}
+
+impl WredScope {
+    fn is_queue(&self) -> bool {
+        *self == WredScope::Queue
+    }
 }
 
 impl Default for SwitchCfg {

@@ -53,7 +53,7 @@ impl Switch {
         let by_colour = if p.port_buffer.is_some_and(|cap| out.held_bytes + pkt.size as u64 > cap) {
             Err(Refusal::BufferFull)
         } else if data {
-            self.admit_colour(p, pkt.seg.colour, q, out.rate, queued)
+            self.admit_colour(p, pkt.seg.colour, q, out.rate, queued, out.held_bytes)
         } else {
             Ok(())
         };

@@ -92,6 +92,10 @@ pub struct ColourRule {
     /// Only egress ports of this rate (None: every port).
     pub rate: Option<Rate>,
     pub drop: RedProfile,
+    /// Judge the port's bytes (all its queues) rather than the egress queue's: with strict
+    /// priorities, unscheduled packets spread over several queues, and a per-queue threshold
+    /// lets each fill to it (see docs/SCENARIO.md, `scope`).
+    pub of_port: bool,
 }
 
 /// Trimming instead of dropping (`[switch] trim`): a data packet the buffer or its colour rule
@@ -159,13 +163,12 @@ impl SwitchParams {
         }
     }
 
-    /// The drop profile of a packet of `colour` entering egress queue `q` of a port of `rate`:
-    /// the first rule that matches all three.
-    pub fn colour_drop_for(&self, colour: u8, q: usize, rate: Rate) -> Option<RedProfile> {
+    /// The drop rule of a packet of `colour` entering egress queue `q` of a port of `rate`: the
+    /// first rule that matches all three.
+    pub fn colour_rule_for(&self, colour: u8, q: usize, rate: Rate) -> Option<&ColourRule> {
         self.colour
             .iter()
             .find(|r| r.colour == colour && r.queue.is_none_or(|c| c as usize == q) && r.rate.is_none_or(|x| x == rate))
-            .map(|r| r.drop)
     }
 }
 
@@ -215,12 +218,13 @@ impl Switch {
         Switch { buffer_used: 0, pfc_reserved: 0, shared_used: 0, hdrm_used: 0, ecn_rng, wred_rng, trim_rng }
     }
 
-    /// Colour admission: a data packet of `colour` arriving at egress queue `q` of a port of
-    /// `rate` that holds `queued` bytes is dropped by its colour's profile (on the bytes ahead
-    /// of it, at enqueue, as WRED does), or passes. Randomness is drawn only on the ramp.
-    pub fn admit_colour(&mut self, p: &SwitchParams, colour: u8, q: usize, rate: Rate, queued: u64) -> Result<(), Refusal> {
-        match p.colour_drop_for(colour, q, rate) {
-            Some(red) if red.should_mark(queued, &mut self.wred_rng) => Err(Refusal::Colour),
+    /// Colour admission: a data packet of `colour` arriving at egress queue `q` (holding
+    /// `queued` bytes) of a port of `rate` (holding `held` bytes in all its queues) is dropped
+    /// by its colour's profile (on the bytes ahead of it, at enqueue, as WRED does), or passes.
+    /// Randomness is drawn only on the ramp.
+    pub fn admit_colour(&mut self, p: &SwitchParams, colour: u8, q: usize, rate: Rate, queued: u64, held: u64) -> Result<(), Refusal> {
+        match p.colour_rule_for(colour, q, rate) {
+            Some(r) if r.drop.should_mark(if r.of_port { held } else { queued }, &mut self.wred_rng) => Err(Refusal::Colour),
             _ => Ok(()),
         }
     }
@@ -590,13 +594,19 @@ mod tests {
     fn a_colour_threshold_drops_that_colour_only_above_it() {
         // Aeolus-style: red (2) packets dropped once the queue ahead holds more than 8_000 B.
         let mut p = params(1_000_000, 1.0, None);
-        p.colour = vec![ColourRule { colour: 2, queue: None, rate: None, drop: red(8_000, 8_000, 1.0) }];
+        p.colour = vec![ColourRule { colour: 2, queue: None, rate: None, drop: red(8_000, 8_000, 1.0), of_port: false }];
         let mut s = switch();
         let r = Rate::gbps(10);
-        assert_eq!(s.admit_colour(&p, 2, 1, r, 8_000), Ok(()), "at the threshold: admitted");
-        assert_eq!(s.admit_colour(&p, 2, 1, r, 8_001), Err(Refusal::Colour));
-        assert_eq!(s.admit_colour(&p, 0, 1, r, 8_001), Ok(()), "green has no rule");
-        assert_eq!(s.admit_colour(&p, 1, 1, r, 900_000), Ok(()), "nor has yellow");
+        assert_eq!(s.admit_colour(&p, 2, 1, r, 8_000, 8_000), Ok(()), "at the threshold: admitted");
+        assert_eq!(s.admit_colour(&p, 2, 1, r, 8_001, 8_001), Err(Refusal::Colour));
+        assert_eq!(s.admit_colour(&p, 0, 1, r, 8_001, 8_001), Ok(()), "green has no rule");
+        assert_eq!(s.admit_colour(&p, 1, 1, r, 900_000, 900_000), Ok(()), "nor has yellow");
+        // Per queue, the port's other queues do not count; per port, they do.
+        assert_eq!(s.admit_colour(&p, 2, 1, r, 1_000, 50_000), Ok(()), "the queue holds 1_000 B");
+        p.colour[0].of_port = true;
+        assert_eq!(s.admit_colour(&p, 2, 1, r, 1_000, 8_001), Err(Refusal::Colour), "the port holds 8_001 B");
+        assert_eq!(s.admit_colour(&p, 2, 1, r, 8_001, 8_000), Ok(()), "the port holds 8_000 B");
+        p.colour[0].of_port = false;
         // Nothing random on a hard threshold.
         let mut fresh = switch();
         assert_eq!(s.wred_rng.next_u64(), fresh.wred_rng.next_u64());
@@ -606,18 +616,18 @@ mod tests {
     fn colour_rules_select_by_class_and_rate_first_match_first() {
         let mut p = params(1_000_000, 1.0, None);
         p.colour = vec![
-            ColourRule { colour: 1, queue: Some(2), rate: None, drop: red(1_000, 1_000, 1.0) },
-            ColourRule { colour: 1, queue: None, rate: Some(Rate::gbps(100)), drop: red(5_000, 5_000, 1.0) },
-            ColourRule { colour: 1, queue: None, rate: None, drop: red(20_000, 20_000, 1.0) },
+            ColourRule { colour: 1, queue: Some(2), rate: None, drop: red(1_000, 1_000, 1.0), of_port: false },
+            ColourRule { colour: 1, queue: None, rate: Some(Rate::gbps(100)), drop: red(5_000, 5_000, 1.0), of_port: false },
+            ColourRule { colour: 1, queue: None, rate: None, drop: red(20_000, 20_000, 1.0), of_port: false },
         ];
         let (g10, g100) = (Rate::gbps(10), Rate::gbps(100));
-        assert_eq!(p.colour_drop_for(1, 2, g100).map(|r| r.kmax), Some(1_000), "queue 2 first");
-        assert_eq!(p.colour_drop_for(1, 1, g100).map(|r| r.kmax), Some(5_000), "100 Gbps ports");
-        assert_eq!(p.colour_drop_for(1, 1, g10).map(|r| r.kmax), Some(20_000), "everything else");
-        assert_eq!(p.colour_drop_for(0, 1, g10), None);
+        assert_eq!(p.colour_rule_for(1, 2, g100).map(|r| r.drop.kmax), Some(1_000), "queue 2 first");
+        assert_eq!(p.colour_rule_for(1, 1, g100).map(|r| r.drop.kmax), Some(5_000), "100 Gbps ports");
+        assert_eq!(p.colour_rule_for(1, 1, g10).map(|r| r.drop.kmax), Some(20_000), "everything else");
+        assert_eq!(p.colour_rule_for(0, 1, g10), None);
         let mut s = switch();
-        assert_eq!(s.admit_colour(&p, 1, 1, g100, 5_001), Err(Refusal::Colour));
-        assert_eq!(s.admit_colour(&p, 1, 1, g10, 5_001), Ok(()));
+        assert_eq!(s.admit_colour(&p, 1, 1, g100, 5_001, 5_001), Err(Refusal::Colour));
+        assert_eq!(s.admit_colour(&p, 1, 1, g10, 5_001, 5_001), Ok(()));
     }
 
     /// WRED from 10_000 to 30_000 B with pmax 0.2: at 20_000 B ahead a yellow packet is
@@ -627,10 +637,10 @@ mod tests {
     #[test]
     fn wred_drops_at_its_ramp_probability() {
         let mut p = params(1_000_000, 1.0, None);
-        p.colour = vec![ColourRule { colour: 1, queue: None, rate: None, drop: red(10_000, 30_000, 0.2) }];
+        p.colour = vec![ColourRule { colour: 1, queue: None, rate: None, drop: red(10_000, 30_000, 0.2), of_port: false }];
         let mut s = switch();
         let r = Rate::gbps(10);
-        let drops = |s: &mut Switch, queued: u64| (0..10_000).filter(|_| s.admit_colour(&p, 1, 1, r, queued).is_err()).count();
+        let drops = |s: &mut Switch, queued: u64| (0..10_000).filter(|_| s.admit_colour(&p, 1, 1, r, queued, queued).is_err()).count();
         let mid = drops(&mut s, 20_000);
         assert!((880..=1_120).contains(&mid), "{mid} drops of 10_000 at p = 0.1");
         assert_eq!(drops(&mut s, 10_000), 0);
