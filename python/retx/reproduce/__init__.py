@@ -22,7 +22,7 @@ import polars as pl
 
 from retx.provenance import PROVENANCE_FILE, provenance_without_scenario, utc_now, write_parquet
 
-from retx.reproduce import (aeolus_incast, cc_compare, collective_compare, gbone_fct, gbone_goodput, hpcc_micro,
+from retx.reproduce import (aeolus_incast, aeolus_workloads, cc_compare, collective_compare, gbone_fct, gbone_goodput, hpcc_micro,
                             htsim_crosscheck, melo_fig5a, melo_fig5b, melo_fig6a, melo_fig6b, ns3_crosscheck,
                             stride_fattree, stride_segment, stride_testbed)
 
@@ -66,6 +66,7 @@ CATALOGUE: dict[str, Reproduction] = {
     "collective-compare": Reproduction(collective_compare, "Ring all-reduce, all-to-all: recovery x ECMP/spray, loss",
                                        150, 8),
     "aeolus-incast": Reproduction(aeolus_incast, "Aeolus §5 testbed: 7-to-1 incast, Homa vs. Homa+Aeolus", 1, 1),
+    "aeolus-workloads": Reproduction(aeolus_workloads, "Aeolus §5: four workloads, Homa ± Aeolus and NDP, 144 hosts", 70, 10),
 }
 
 REPRODUCTIONS: dict[str, ModuleType] = {name: entry.module for name, entry in CATALOGUE.items()}
