@@ -9,7 +9,7 @@ use proptest::prelude::*;
 use retx::net::packet::Packet;
 use retx::observe::{DropCause, Observer};
 use retx::sim::units::Time;
-use retx::transport::segment::{Ext, SegKind};
+use retx::transport::segment::{Ecn, Ext, SegKind};
 use retx::Scenario;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -104,6 +104,43 @@ fn homa_recovers_a_lost_incast_burst_by_timeouts_and_aeolus_without_any() {
         assert!(s.kind == SegKind::Data && s.colour == 2 && s.payload > 0 && !s.retransmit, "{s:?}");
         assert!(!matches!(s.ext, Ext::Homa(_)), "a probe: {s:?}");
     }
+}
+
+/// Aeolus on a switch with RED/ECN but no WRED (§4.1): hosts send unscheduled packets
+/// Not-ECT and the rest ECT(0), both RED thresholds sit at the selective-drop threshold, and
+/// RED drops the Not-ECT packets above it. The run is the WRED rule's, packet for packet;
+/// with the colour left in DSCP (no packet Not-ECT) the same switch drops nothing selectively.
+#[test]
+fn selective_drop_by_ecn_codepoint_matches_the_wred_colour_rule() {
+    let sizes = [20, 50];
+    let red_ecn = |codepoint: &str| {
+        incast(&sizes, "200KB", "[recovery.homa]\naeolus = true")
+            .replace("ecn = { enabled = false }", r#"ecn = { enabled = true, kmin = "6000B", kmax = "6000B", pmax = 1.0, drop_not_ect = true }"#)
+            .replace("mtu = 1460", &format!("mtu = 1460\ncolour_codepoint = \"{codepoint}\""))
+    };
+    let wred = retx::run_toml(&incast(&sizes, "200KB", AEOLUS)).unwrap();
+    let drops = Drops::default();
+    let sim = retx::config::build_with_observer(Scenario::from_toml(&red_ecn("ecn")).unwrap(), drops.clone()).unwrap();
+    let ecn = sim.run(&mut |_, _| true).unwrap();
+    assert!(ecn.unfinished().is_none());
+    assert_eq!(ecn.counters.bad_deliveries, 0);
+    let fcts = |o: &retx::RunOutput| o.flows.iter().map(|f| f.finish.unwrap() - f.start).collect::<Vec<_>>();
+    assert_eq!(fcts(&ecn), fcts(&wred));
+    assert_eq!(ecn.counters.drops_buffer, wred.counters.drops_buffer);
+    assert!(ecn.counters.drops_buffer > 0);
+    for (pkt, _) in drops.0.borrow().iter() {
+        let s = &pkt.seg;
+        assert!(s.kind == SegKind::Data && s.ecn == Ecn::NotEct && s.colour == 0 && s.payload > 0 && !s.retransmit, "{s:?}");
+    }
+    assert!(ecn.counters.ecn_marks > 0, "ECN-capable (scheduled) packets are marked, not dropped");
+    // The colour in DSCP: every data packet ECN-capable, so RED marks and drops nothing; only
+    // the 200 KB buffer overflows, far less often than the 6,000 B threshold drops.
+    let overflow = Drops::default();
+    let sim = retx::config::build_with_observer(Scenario::from_toml(&red_ecn("dscp")).unwrap(), overflow.clone()).unwrap();
+    let dscp = sim.run(&mut |_, _| true).unwrap();
+    assert!(dscp.unfinished().is_none());
+    assert!(dscp.counters.drops_buffer < ecn.counters.drops_buffer, "{} vs {}", dscp.counters.drops_buffer, ecn.counters.drops_buffer);
+    assert!(overflow.0.borrow().iter().all(|(pkt, _)| pkt.seg.ecn == Ecn::Ect));
 }
 
 #[test]

@@ -90,6 +90,35 @@ fn every_trimmed_packet_is_nacked_and_resent_once_on_a_pull_within_a_round_trip(
     assert!(worst >= Time::from_us(4) && worst < Time::from_us(10), "{worst:?}");
 }
 
+/// Eight 15-packet initial windows into one port whose data queue holds 4 packets and header
+/// queue 3 headers: most headers find no room. Dropped, they wait for NDP's timer (htsim's
+/// main_ndp floor, 50 ms x [0.75, 1.25]); returned to their senders (htsim's return-to-sender),
+/// they are resent on the next PULLs and nothing waits for a timer.
+#[test]
+fn returned_headers_are_resent_on_pulls_where_dropped_ones_wait_for_the_timeout() {
+    let scenario = |extra: &str| {
+        let limits = format!(r#"trim = {{ queue = 0, header = "64B", data_queue = "16256B", header_queue = "192B"{extra} }}"#);
+        incast(8, "200KB", "10MB", "").replace(r#"trim = { queue = 0, header = "64B" }"#, &limits)
+    };
+    let dropped = retx::run_toml(&scenario("")).unwrap();
+    let returned = retx::run_toml(&scenario(", return_to_sender = true")).unwrap();
+    let slowest = |o: &retx::RunOutput| o.flows.iter().map(|f| f.fct().unwrap()).max().unwrap();
+    for out in [&dropped, &returned] {
+        assert!(out.unfinished().is_none());
+        assert_eq!(out.counters.bad_deliveries, 0);
+        assert_eq!(out.flows.iter().map(|f| f.delivered_bytes).sum::<u64>(), 8 * 200_000);
+        assert!(out.counters.packets_trimmed > 0);
+    }
+    let (d, r) = (&dropped.counters, &returned.counters);
+    println!("dropped: {} drops, slowest {:?}; returned: {} returned, {} drops, slowest {:?}", d.drops_buffer, slowest(&dropped), r.packets_returned, r.drops_buffer, slowest(&returned));
+    assert!(d.drops_buffer > 0 && d.packets_returned == 0);
+    assert!(dropped.flows.iter().map(|f| f.timeouts).sum::<u64>() > 0);
+    assert!(slowest(&dropped) >= Time::from_us(37_500), "{:?}", slowest(&dropped));
+    assert!(r.packets_returned > 0 && r.drops_buffer == 0, "{r:?}");
+    assert_eq!(returned.flows.iter().map(|f| f.timeouts).sum::<u64>(), 0);
+    assert!(slowest(&returned) < Time::from_ms(1), "{:?}", slowest(&returned));
+}
+
 #[test]
 fn a_lone_flow_runs_at_the_pull_rate() {
     // After its 15-packet window, one 4,064 B packet per PULL at 0.99 of 100 Gbps: the payload
@@ -121,7 +150,13 @@ fn bad_ndp_settings_are_refused_naming_the_field() {
 
 /// A k = 4 fat-tree, packets sprayed at random, trimming switches with a small buffer, random
 /// loss on every link: `n` flows between random hosts.
-fn sprayed(flows: &[(u32, u32, u32, u32)], loss: f64, buffer_kb: u32, window: u32) -> String {
+/// `per_port`: htsim's per-port limits, (data queue in packets, header queue in headers,
+/// whether full header queues return headers to their senders).
+fn sprayed(flows: &[(u32, u32, u32, u32)], loss: f64, buffer_kb: u32, window: u32, per_port: Option<(u32, u32, bool)>) -> String {
+    let trim = match per_port {
+        None => "{ queue = 0 }".to_string(),
+        Some((data, headers, back)) => format!(r#"{{ queue = 0, data_queue = "{}B", header_queue = "{}B", return_to_sender = {back} }}"#, data * 1_064, headers * 64),
+    };
     let flows: Vec<String> = flows.iter().map(|&(s, d, kb, at)| format!("{{ src = \"h{s}\", dst = \"h{d}\", size = \"{kb}KB\", start = \"{at}us\" }}")).collect();
     format!(
         r#"
@@ -136,7 +171,7 @@ mtu = 1000
 [switch]
 buffer = "{buffer_kb}KB"
 pfc = {{ enabled = false }}
-trim = {{ queue = 0 }}
+trim = {trim}
 [routing]
 policy = "spray-random"
 [transport]
@@ -161,18 +196,20 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
     /// Catches any NDP path that loses, repeats or reorders data on delivery: trimmed
-    /// packets (NACK + PULL), lost data, ACKs, NACKs and PULLs (cumulative PULL numbers, the
-    /// timer), reordering by spraying.
+    /// packets (NACK + PULL), headers dropped or returned to their senders by full header
+    /// queues, lost data, ACKs, NACKs and PULLs (cumulative PULL numbers, the timer),
+    /// reordering by spraying.
     #[test]
     fn every_byte_arrives_once_in_order_under_trimming_loss_and_spraying(
         flows in proptest::collection::vec((0u32..16, 0u32..16, 1u32..300, 0u32..50), 1..10),
         loss in prop_oneof![Just(0.0), 0.0..0.02],
         buffer_kb in 10u32..200,
         window in 1u32..30,
+        per_port in proptest::option::of((1u32..20, 1u32..8, any::<bool>())),
     ) {
         let flows: Vec<_> = flows.into_iter().filter(|f| f.0 != f.1).collect();
         prop_assume!(!flows.is_empty());
-        let out = retx::run_toml(&sprayed(&flows, loss, buffer_kb, window)).unwrap();
+        let out = retx::run_toml(&sprayed(&flows, loss, buffer_kb, window, per_port)).unwrap();
         prop_assert!(out.unfinished().is_none(), "{:?}", out.unfinished());
         prop_assert_eq!(out.counters.bad_deliveries, 0);
         for f in &out.flows {

@@ -47,8 +47,9 @@ pub fn switch(s: &Scenario) -> SwitchParams {
                 ColourRule { colour: w.colour, queue: w.class, rate: w.rate.map(|r| r.0), drop, of_port: w.scope == super::switch::WredScope::Port }
             })
             .collect(),
-        trim: sw.trim.as_ref().map(|t| crate::net::admission::Trim { queue: t.queue as usize, header: t.header.0 as u32, port: t.port() }),
+        trim: sw.trim.as_ref().map(|t| crate::net::admission::Trim { queue: t.queue as usize, header: t.header.0 as u32, port: t.port(), return_to_sender: t.return_to_sender }),
         port_buffer: sw.port_buffer.map(|b| b.0),
+        ecn_drops_not_ect: sw.ecn.enabled && sw.ecn.drop_not_ect,
     }
 }
 

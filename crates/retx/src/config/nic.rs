@@ -49,6 +49,27 @@ pub struct NicCfg {
     /// flow's bytes are rounded up to whole packets (what htsim reports as `acked_bytes`).
     /// Default false: the last packet carries what is left.
     pub whole_packets: bool,
+    /// How a host puts a data packet's colour (drop precedence) on the wire: "dscp" (default:
+    /// a switch's ACL turns it into the colour its `[[switch.wred]]` rules read) or "ecn"
+    /// (Aeolus §4.1 for switches with only RED/ECN: coloured packets leave Not-ECT, the rest
+    /// ECT(0); pair with `[switch.ecn] drop_not_ect = true`).
+    #[serde(skip_serializing_if = "ColourCodepoint::is_dscp")]
+    pub colour_codepoint: ColourCodepoint,
+}
+
+/// `[nic] colour_codepoint`: where a data packet's colour travels.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ColourCodepoint {
+    #[default]
+    Dscp,
+    Ecn,
+}
+
+impl ColourCodepoint {
+    fn is_dscp(&self) -> bool {
+        *self == ColourCodepoint::Dscp
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -74,6 +95,7 @@ impl Default for NicCfg {
             qp_swap_per_block: zero,
             ack_class: AckClass::Control,
             whole_packets: false,
+            colour_codepoint: ColourCodepoint::Dscp,
         }
     }
 }

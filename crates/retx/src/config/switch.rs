@@ -62,7 +62,7 @@ pub struct SwitchCfg {
 /// `data_queue`, every switch port also limits its queues as htsim's NDP switch does
 /// (`CompositeQueue`, sim/compositequeue.cpp): data that does not fit its data queue is
 /// trimmed, and a packet that does not fit the header queue is dropped (htsim can "return to
-/// sender" instead; that bounce is not implemented).
+/// sender" instead: `return_to_sender`).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TrimCfg {
@@ -84,6 +84,11 @@ pub struct TrimCfg {
     /// the last packet queued) or "arrival". Only with data_queue.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub victim: Option<TrimVictim>,
+    /// A trimmed header with no room in the header queue goes back to its sender instead of
+    /// being dropped (htsim's `_return_to_sender`; its NDP sender then resends it on a later
+    /// PULL). Default false: dropped.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub return_to_sender: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -248,11 +253,18 @@ pub struct EcnCfg {
     /// HPCC ns-3 configs' `KMIN_MAP`, `KMAX_MAP`, `PMAX_MAP`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub per_link: Vec<EcnLinkCfg>,
+    /// RFC 3168's RED: where the profile would mark an ECN-capable packet, a Not-ECT data
+    /// packet is dropped, at enqueue on the queue ahead of it. With kmin = kmax this is
+    /// Aeolus's selective drop on switches with RED/ECN but no WRED (§4.1; hosts send
+    /// unscheduled packets Not-ECT, `[nic] colour_codepoint = "ecn"`). Default false:
+    /// Not-ECT packets pass unmarked.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub drop_not_ect: bool,
 }
 
 impl Default for EcnCfg {
     fn default() -> Self {
-        EcnCfg { enabled: true, kmin: Size(5_000), kmax: Size(200_000), pmax: 0.01, per_link: Vec::new() }
+        EcnCfg { enabled: true, kmin: Size(5_000), kmax: Size(200_000), pmax: 0.01, per_link: Vec::new(), drop_not_ect: false }
     }
 }
 

@@ -47,7 +47,8 @@ pub fn transport(s: &Scenario) -> Template {
     };
     // ns-3 ACK_HIGH_PRIO 0: responses queue with their flow's data at switches.
     let responses_at_data_priority = s.nic.ack_class == super::AckClass::Data;
-    Template { recovery, cc, ack_interval: s.nic.ack_interval, qp_swap, int_header, responses_at_data_priority }
+    let colour_as_ecn = s.nic.colour_codepoint == super::nic::ColourCodepoint::Ecn;
+    Template { recovery, cc, ack_interval: s.nic.ack_interval, qp_swap, int_header, responses_at_data_priority, colour_as_ecn }
 }
 
 /// Switches stamp INT when asked to, and always for HPCC, which reads it.

@@ -26,12 +26,32 @@ pub enum Verdict {
     /// the last packet queued there, which [`Switch::trim_last`] cuts to `header` bytes for
     /// header queue `header_queue` (its full size has left the buffer already).
     TrimQueued { queue: usize, header_queue: usize, header: u32 },
+    /// No room for its header ([`Trim::return_to_sender`]): cut to `header` bytes at queue
+    /// `queue`'s priority (if not cut already), turned back to its sender
+    /// ([`Packet::turn_back`]) and routed from this switch like an arrival. Nothing charged.
+    Return { queue: usize, header: u32 },
     Drop(Refusal),
 }
 
 /// Whether a switch may trim `pkt`: untrimmed transport data at a data priority.
 fn trimmable(pkt: &Packet) -> bool {
     pkt.priority as usize != PRIORITY_CONTROL && pkt.frame == Frame::Transport && pkt.seg.kind == SegKind::Data && !pkt.seg.trimmed
+}
+
+/// Whether a switch may return `pkt` to its sender: a transport data header (trimmed, or one
+/// it may trim) that has not been returned before (htsim: `bounced() == false`).
+pub fn returnable(pkt: &Packet) -> bool {
+    (pkt.seg.trimmed || trimmable(pkt)) && pkt.frame == Frame::Transport && pkt.seg.kind == SegKind::Data && !pkt.seg.returned
+}
+
+/// The verdict on a packet whose header finds no room: returned if the trim rule says so and
+/// it may be, else dropped for `why`.
+fn no_room(t: Trim, pkt: &Packet, queue: usize, why: Refusal) -> Verdict {
+    if t.return_to_sender && returnable(pkt) {
+        Verdict::Return { queue, header: t.header }
+    } else {
+        Verdict::Drop(why)
+    }
 }
 
 impl Switch {
@@ -53,7 +73,7 @@ impl Switch {
         let by_colour = if p.port_buffer.is_some_and(|cap| out.held_bytes + pkt.size as u64 > cap) {
             Err(Refusal::BufferFull)
         } else if data {
-            self.admit_colour(p, pkt.seg.colour, q, out.rate, queued, out.held_bytes)
+            self.admit_colour(p, pkt.seg.colour, q, out.rate, queued, out.held_bytes).and_then(|()| self.admit_not_ect(p, pkt.seg.ecn, out.rate, queued))
         } else {
             Ok(())
         };
@@ -65,7 +85,9 @@ impl Switch {
         match by_colour.and_then(|()| self.admit(p, queued, data, pkt.size as u64, lossless)) {
             Ok(()) => Verdict::Enqueue { queue: q, lossless: lossless.is_some() },
             Err(why) => match p.trim {
-                Some(t) if trimmable(pkt) => self.trim_arrival(p, t, out),
+                Some(t) if trimmable(pkt) => self.trim_arrival(p, t, pkt, out),
+                // A header the buffer refuses: returned if the rule says so.
+                Some(t) if pkt.seg.trimmed => no_room(t, pkt, q, why),
                 _ => Verdict::Drop(why),
             },
         }
@@ -84,7 +106,7 @@ impl Switch {
         let h = t.queue.min(out.queue_count() - 1);
         let size = pkt.size as u64;
         if q == h {
-            return (out.queued_bytes[h] + size > l.header_queue).then_some(Verdict::Drop(Refusal::HeaderQueueFull));
+            return (out.queued_bytes[h] + size > l.header_queue).then(|| no_room(t, pkt, h, Refusal::HeaderQueueFull));
         }
         if !trimmable(pkt) || out.queued_bytes[q] + size <= l.data_queue {
             return None;
@@ -103,15 +125,15 @@ impl Switch {
                 }
             }
         }
-        Some(self.trim_arrival(p, t, out))
+        Some(self.trim_arrival(p, t, pkt, out))
     }
 
     /// The arrival cut to its header, into the header queue if there is room for it there.
-    fn trim_arrival(&mut self, p: &SwitchParams, t: Trim, out: &Port) -> Verdict {
+    fn trim_arrival(&mut self, p: &SwitchParams, t: Trim, pkt: &Packet, out: &Port) -> Verdict {
         let queue = t.queue.min(out.queue_count() - 1);
         match self.admit_header(p, t, out, queue) {
             Ok(()) => Verdict::Trim { queue, header: t.header },
-            Err(why) => Verdict::Drop(why),
+            Err(why) => no_room(t, pkt, queue, why),
         }
     }
 
@@ -147,6 +169,14 @@ impl Packet {
         self.priority = queue as u8;
         self.seg.trimmed = true;
     }
+
+    /// The packet sent back the way it came (htsim's `bounce()`): addressed to its source,
+    /// handed to the end that sent it, marked returned so that it is never returned again.
+    pub fn turn_back(&mut self) {
+        (self.src, self.dst) = (self.dst, self.src);
+        self.dir ^= 1;
+        self.seg.returned = true;
+    }
 }
 
 /// What a data packet carries away from an egress queue: the ECN mark the departure decided
@@ -178,7 +208,7 @@ mod tests {
     }
 
     fn params(buffer: u64, trim: Option<Trim>) -> SwitchParams {
-        SwitchParams { buffer, dt_alpha: 1.0, pfc: Some(Pfc::Fixed(PfcThresholds { xoff: 1 << 40, xon: 1 << 39 })), ecn: None, ecn_by_rate: Vec::new(), colour: Vec::new(), trim, port_buffer: None }
+        SwitchParams { buffer, dt_alpha: 1.0, pfc: Some(Pfc::Fixed(PfcThresholds { xoff: 1 << 40, xon: 1 << 39 })), ecn: None, ecn_by_rate: Vec::new(), colour: Vec::new(), trim, port_buffer: None, ecn_drops_not_ect: false }
     }
 
     fn port() -> Port {
@@ -193,7 +223,7 @@ mod tests {
 
     #[test]
     fn a_full_buffer_drops_or_trims_data_to_its_header_and_never_trims_twice_or_control() {
-        let trim = Trim { queue: 0, header: 64, port: None };
+        let trim = Trim { queue: 0, header: 64, port: None, return_to_sender: false };
         let (out, ingress) = (port(), port());
         // Room for one 1000 B packet and two headers.
         for (p, want) in [(params(1_128, None), Verdict::Drop(Refusal::BufferFull)), (params(1_128, Some(trim)), Verdict::Trim { queue: 0, header: 64 })] {
@@ -236,8 +266,29 @@ mod tests {
     }
 
     #[test]
+    fn red_drops_a_not_ect_data_packet_where_it_would_mark_an_ect_one() {
+        // Aeolus's codepoint rule: both RED thresholds at 6_000 B.
+        let mut p = SwitchParams { ecn: Some(crate::net::ecn::RedProfile { kmin: 6_000, kmax: 6_000, pmax: 1.0 }), ecn_drops_not_ect: true, ..params(1_000_000, None) };
+        let (mut s, mut out, ingress) = (switch(), port(), port());
+        let not_ect = |priority: u8| {
+            let mut x = pkt(priority, 1_000);
+            x.seg.ecn = Ecn::NotEct;
+            x
+        };
+        out.enqueue(1, pkt(1, 6_000));
+        let ok = Verdict::Enqueue { queue: 1, lossless: true };
+        assert_eq!(s.admission(&p, &not_ect(1), &out, Some(&ingress)), ok, "6_000 B ahead: at the threshold");
+        out.enqueue(1, pkt(1, 1));
+        assert_eq!(s.admission(&p, &not_ect(1), &out, Some(&ingress)), Verdict::Drop(Refusal::Colour), "6_001 B ahead");
+        assert_eq!(s.admission(&p, &pkt(1, 1_000), &out, Some(&ingress)), ok, "ECN-capable: marked at departure, never dropped here");
+        assert_eq!(s.admission(&p, &not_ect(0), &out, None), Verdict::Enqueue { queue: 0, lossless: false }, "control is exempt");
+        p.ecn_drops_not_ect = false;
+        assert_eq!(s.admission(&p, &not_ect(1), &out, Some(&ingress)), ok, "without the rule Not-ECT passes");
+    }
+
+    #[test]
     fn only_untrimmed_transport_data_at_a_data_priority_is_trimmed_even_when_a_header_fits() {
-        let trim = Trim { queue: 0, header: 64, port: None };
+        let trim = Trim { queue: 0, header: 64, port: None, return_to_sender: false };
         let (out, ingress) = (port(), port());
         // Room for one 1000 B packet and one header; each candidate below is 100 B.
         let p = params(1_064, Some(trim));
@@ -275,7 +326,7 @@ mod tests {
     fn composite(buffer: u64, headers: u64, victim: Victim) -> SwitchParams {
         let port = PortTrim { data_queue: 2_000, header_queue: headers * 64, victim };
         // Lossy (validation requires it) and the dynamic threshold out of the way.
-        SwitchParams { pfc: None, dt_alpha: 1024.0, ..params(buffer, Some(Trim { queue: 0, header: 64, port: Some(port) })) }
+        SwitchParams { pfc: None, dt_alpha: 1024.0, ..params(buffer, Some(Trim { queue: 0, header: 64, port: Some(port), return_to_sender: false })) }
     }
 
     fn seeded(seed: u64) -> Switch {
@@ -318,7 +369,7 @@ mod tests {
                 out.enqueue(queue, pkt);
                 victim
             }
-            Verdict::Drop(_) => Some(pkt),
+            Verdict::Drop(_) | Verdict::Return { .. } => Some(pkt),
         };
         (v, dropped)
     }
@@ -387,6 +438,39 @@ mod tests {
             assert_eq!((out.queued_bytes[1], out.queued_bytes[0], out.held_bytes, s.buffer_used), (2_000, 64, 2_064, 2_064), "heads {heads}");
             assert_eq!(out.dequeue_control().map(|x| (x.flow, x.priority)), Some((header_queue[0].0, 0)), "served first");
         }
+    }
+
+    #[test]
+    fn with_return_to_sender_a_header_without_room_goes_back_once_and_control_is_still_dropped() {
+        let mut p = composite(1_000_000, 2, Victim::Arrival);
+        p.trim = p.trim.map(|t| Trim { return_to_sender: true, ..t });
+        let (mut s, mut out) = (switch(), port());
+        for id in 1..=4 {
+            arrive(&mut s, &p, &mut out, data(id, 1_000)); // two queued, two trimmed: both full
+        }
+        let (back, full) = (Verdict::Return { queue: 0, header: 64 }, Verdict::Drop(Refusal::HeaderQueueFull));
+        let charged = s.buffer_used;
+        assert_eq!(s.admission(&p, &data(5, 1_000), &out, None), back, "an arrival trimmed with no room");
+        let mut upstream = data(6, 1_000);
+        upstream.trim(0, 64);
+        assert_eq!(s.admission(&p, &upstream, &out, None), back, "a header trimmed upstream");
+        assert_eq!(s.buffer_used, charged, "a returned packet is charged nothing here");
+        let mut again = upstream;
+        again.turn_back();
+        assert_eq!(s.admission(&p, &again, &out, None), full, "returned once, then dropped");
+        assert_eq!(s.admission(&p, &pkt(0, 64), &out, None), full, "nor is an untrimmed packet at the control priority");
+        let mut ack = pkt(0, 64);
+        ack.seg.kind = SegKind::Ack;
+        assert_eq!(s.admission(&p, &ack, &out, None), full, "nor control");
+        // Turned back: addressed to its source, handed to the end that sent it.
+        let mut t = Packet { src: 3, dst: 9, dir: 0, ..data(7, 1_000) };
+        t.turn_back();
+        assert_eq!((t.src, t.dst, t.dir, t.seg.returned), (9, 3, 1, true));
+        t.turn_back();
+        assert_eq!((t.src, t.dst, t.dir), (3, 9, 0));
+        // Without the rule the same arrival is dropped.
+        p.trim = p.trim.map(|t| Trim { return_to_sender: false, ..t });
+        assert_eq!(s.admission(&p, &data(5, 1_000), &out, None), full);
     }
 
     #[test]

@@ -11,6 +11,7 @@ use super::headroom::Headroom;
 use super::packet::Frame;
 use super::port::Port;
 use crate::sim::rng::Rng;
+use crate::transport::segment::Ecn;
 use crate::sim::units::{Rate, Time};
 
 /// PFC thresholds on the bytes an ingress queue holds in the buffer.
@@ -108,14 +109,18 @@ pub struct Trim {
     /// Per-port queue limits as htsim's NDP switch (`CompositeQueue`); None: trim only what the
     /// shared buffer (or a colour rule) refuses.
     pub port: Option<PortTrim>,
+    /// A trimmed header that finds no room in the header queue goes back to its sender
+    /// instead of being dropped (htsim's `_return_to_sender`), once.
+    pub return_to_sender: bool,
 }
 
 /// htsim's `CompositeQueue` (sim/compositequeue.cpp) on every switch port: each data queue
 /// holds at most `data_queue` bytes and the header queue at most `header_queue` (htsim:
 /// `_maxsize` and 2 x `_maxsize`). A data packet that does not fit its data queue is trimmed,
 /// or, with [`Victim::Htsim`], on a coin flip the last packet queued there is trimmed and the
-/// arrival takes its place; a packet that does not fit the header queue is dropped (htsim's
-/// optional "return to sender" bounce is not modelled). The shared buffer still applies.
+/// arrival takes its place; a packet that does not fit the header queue is dropped, or with
+/// [`Trim::return_to_sender`] a trimmed data header goes back to its sender. The shared buffer
+/// still applies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PortTrim {
     pub data_queue: u64,
@@ -152,6 +157,8 @@ pub struct SwitchParams {
     /// A static buffer per egress port, bytes, beside the shared one: a packet that would take
     /// the port's queues past it is refused (None: the shared buffer alone).
     pub port_buffer: Option<u64>,
+    /// RED drops a Not-ECT data packet at enqueue where it would mark an ECN-capable one.
+    pub ecn_drops_not_ect: bool,
 }
 
 impl SwitchParams {
@@ -225,6 +232,17 @@ impl Switch {
     pub fn admit_colour(&mut self, p: &SwitchParams, colour: u8, q: usize, rate: Rate, queued: u64, held: u64) -> Result<(), Refusal> {
         match p.colour_rule_for(colour, q, rate) {
             Some(r) if r.drop.should_mark(if r.of_port { held } else { queued }, &mut self.wred_rng) => Err(Refusal::Colour),
+            _ => Ok(()),
+        }
+    }
+
+    /// RFC 3168's RED on a data packet that is not ECN-capable ([`SwitchParams::ecn_drops_not_ect`]):
+    /// dropped where the port's ECN profile would mark it, on the `queued` bytes ahead of it
+    /// (counted as a colour drop: Aeolus's selective drop by codepoint). Its draws come from
+    /// the WRED stream, so ECN marking of ECN-capable packets is left as it was.
+    pub fn admit_not_ect(&mut self, p: &SwitchParams, ecn: Ecn, rate: Rate, queued: u64) -> Result<(), Refusal> {
+        match p.red_for(rate) {
+            Some(red) if p.ecn_drops_not_ect && ecn == Ecn::NotEct && red.should_mark(queued, &mut self.wred_rng) => Err(Refusal::Colour),
             _ => Ok(()),
         }
     }
@@ -388,7 +406,7 @@ mod tests {
     }
 
     fn params(buffer: u64, dt_alpha: f64, pfc: Option<PfcThresholds>) -> SwitchParams {
-        SwitchParams { buffer, dt_alpha, pfc: pfc.map(Pfc::Fixed), ecn: None, ecn_by_rate: Vec::new(), colour: Vec::new(), trim: None, port_buffer: None }
+        SwitchParams { buffer, dt_alpha, pfc: pfc.map(Pfc::Fixed), ecn: None, ecn_by_rate: Vec::new(), colour: Vec::new(), trim: None, port_buffer: None, ecn_drops_not_ect: false }
     }
 
     #[test]
@@ -471,7 +489,7 @@ mod tests {
     fn dynamic_pfc_pauses_at_the_dynamic_threshold_uses_headroom_and_resumes_at_the_offset() {
         use crate::net::loss::PortLoss;
         use crate::net::port::{Discipline, Port};
-        let p = SwitchParams { buffer: 100_000, dt_alpha: 1.0, pfc: Some(Pfc::Dynamic(dynamic(4_000, 3_000))), ecn: None, ecn_by_rate: Vec::new(), colour: Vec::new(), trim: None, port_buffer: None };
+        let p = SwitchParams { buffer: 100_000, dt_alpha: 1.0, pfc: Some(Pfc::Dynamic(dynamic(4_000, 3_000))), ecn: None, ecn_by_rate: Vec::new(), colour: Vec::new(), trim: None, port_buffer: None, ecn_drops_not_ect: false };
         let mut s = switch();
         s.pfc_reserved = 36_000;
         let loss = PortLoss::new(stream(1, Stream::LinkLoss, 0), stream(1, Stream::BurstLoss, 0));
@@ -515,7 +533,7 @@ mod tests {
         // ns-3 drops only when both the headroom and the threshold are exceeded.
         use crate::net::loss::PortLoss;
         use crate::net::port::{Discipline, Port};
-        let p = SwitchParams { buffer: 100_000, dt_alpha: 1.0, pfc: Some(Pfc::Dynamic(dynamic(0, 0))), ecn: None, ecn_by_rate: Vec::new(), colour: Vec::new(), trim: None, port_buffer: None };
+        let p = SwitchParams { buffer: 100_000, dt_alpha: 1.0, pfc: Some(Pfc::Dynamic(dynamic(0, 0))), ecn: None, ecn_by_rate: Vec::new(), colour: Vec::new(), trim: None, port_buffer: None, ecn_drops_not_ect: false };
         let mut s = switch();
         let loss = PortLoss::new(stream(1, Stream::LinkLoss, 0), stream(1, Stream::BurstLoss, 0));
         let mut port = Port::new(0, Rate::gbps(10), Time::ZERO, 2, Discipline::StrictPriority, loss);

@@ -115,6 +115,9 @@ pub struct Counters {
     pub ecn_marks: u64,
     /// Data packets a switch trimmed to their header instead of dropping (`[switch] trim`).
     pub packets_trimmed: u64,
+    /// Trimmed headers a switch sent back to their sender (`[switch] trim`,
+    /// `return_to_sender`).
+    pub packets_returned: u64,
     /// Connections swapped out of a NIC's on-chip QP cache.
     pub qp_swaps: u64,
     /// Deliveries that were out of order, duplicated or wrong: must be 0.

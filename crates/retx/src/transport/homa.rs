@@ -621,7 +621,7 @@ mod tests {
     }
 
     fn nic(p: &HomaParams) -> NicAgent {
-        let t = Template { recovery: RecoveryParams::Homa(p.clone()), cc: CcParams::None, ack_interval: 1, qp_swap: Default::default(), int_header: 0, responses_at_data_priority: false };
+        let t = Template { recovery: RecoveryParams::Homa(p.clone()), cc: CcParams::None, ack_interval: 1, qp_swap: Default::default(), int_header: 0, responses_at_data_priority: false, colour_as_ecn: false };
         NicAgent::on_link(&t, Rate::gbps(10), 1_000)
     }
 

@@ -92,6 +92,10 @@ pub struct Marking {
     pub data_header: u32,
     /// Wire bytes of a response.
     pub response_bytes: u32,
+    /// The colour travels as the ECN codepoint, not as a colour a switch reads (Aeolus §4.1,
+    /// for switches with RED/ECN but no WRED): a coloured data packet leaves Not-ECT, an
+    /// uncoloured one ECT(0).
+    pub colour_as_ecn: bool,
 }
 
 impl Default for Marking {
@@ -104,6 +108,7 @@ impl Default for Marking {
             colour: 0,
             data_header: DATA_HEADER_BYTES,
             response_bytes: CONTROL_BYTES,
+            colour_as_ecn: false,
         }
     }
 }
@@ -238,6 +243,8 @@ pub struct Template {
     /// Responses take their flow's data priority instead of the control priority (ns-3's
     /// `ACK_HIGH_PRIO 0`: buffered, paused and counted like data at switches).
     pub responses_at_data_priority: bool,
+    /// Hosts carry a data packet's colour in its ECN field (`[nic] colour_codepoint = "ecn"`).
+    pub colour_as_ecn: bool,
 }
 
 impl Template {
@@ -304,7 +311,7 @@ impl Template {
     pub fn endpoints(&self, spec: FlowSpec, line: Rate, bdp_packets: u32, path: BasePath) -> (sender::Sender, receiver::Receiver) {
         let m = spec.marking;
         let response_priority = if self.responses_at_data_priority { m.data_priority } else { m.response_priority };
-        let marking = Marking { data_header: self.data_header(), response_bytes: self.response_bytes(), response_priority, ..m };
+        let marking = Marking { data_header: self.data_header(), response_bytes: self.response_bytes(), response_priority, colour_as_ecn: self.colour_as_ecn, ..m };
         let spec = FlowSpec { marking, ..spec };
         let n = spec.npkts();
         let or_bdp = |v: u32| if v == 0 { bdp_packets } else { v };

@@ -20,6 +20,9 @@
 //!   shouldn't need to also use"), so a packet whose header is dropped is never recovered in
 //!   htsim. Here the timer fires, after that RTO without feedback, resending every
 //!   unacknowledged packet: every flow completes whatever is lost.
+//! - Return to sender (`[switch] trim`, `return_to_sender = true`): a header a full header queue
+//!   sends back is queued for resending on a later PULL, or resent at once when no PULL can
+//!   come for it (htsim `processRTS`).
 
 use super::agent::{AgentTransmit, HostAgent, NicCall, SchemeAgent};
 use super::irn::Window;
@@ -406,6 +409,22 @@ impl SendRecovery for NdpSender {
             _ => false,
         }
     }
+    /// htsim's `processRTS`: the packet joins the retransmission queue and goes on a later
+    /// PULL ("swallow"), except when no PULL can come for it, i.e. every other packet sent is
+    /// acknowledged or queued for resending already (htsim: `_pull_window == 0` and the
+    /// first window spent): then at once. (htsim also resends at once on a path it judges
+    /// bad; retx's paths are the switches' choice, so that rule has no counterpart.)
+    fn on_returned(&mut self, now: Time, index: u64) {
+        if index < self.snd_una || self.acked.get(index) {
+            return;
+        }
+        self.last_progress = now;
+        self.resend.push(Reverse(index));
+        let unacked = (self.snd_una..self.snd_nxt).filter(|&i| !self.acked.get(i)).count();
+        if self.first_window == 0 && unacked <= self.resend.len() {
+            self.rto_owed += 1;
+        }
+    }
     fn poll_timeout(&self) -> Option<Time> {
         (!self.is_done() && self.snd_nxt > self.snd_una).then(|| self.last_progress + self.rto)
     }
@@ -521,7 +540,7 @@ mod tests {
     use crate::transport::{CcParams, FlowSpec, RecoveryParams, Template};
 
     fn template() -> Template {
-        Template { recovery: RecoveryParams::Ndp(NdpParams::default()), cc: CcParams::None, ack_interval: 1, qp_swap: Default::default(), int_header: 0, responses_at_data_priority: false }
+        Template { recovery: RecoveryParams::Ndp(NdpParams::default()), cc: CcParams::None, ack_interval: 1, qp_swap: Default::default(), int_header: 0, responses_at_data_priority: false, colour_as_ecn: false }
     }
 
     fn nic() -> NicAgent {

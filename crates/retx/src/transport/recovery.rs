@@ -48,6 +48,10 @@ pub trait SendRecovery {
     /// A notification from the receiver (ACK, NAK, NACK, RACK, or a connection packet);
     /// returns whether it reported a loss.
     fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, nic: &mut NicCall<'_>) -> bool;
+    /// Data packet `index` came back from a trimming switch whose header queue was full
+    /// (`[switch] trim`, `return_to_sender`): it was lost. By default nothing happens, and the
+    /// scheme's own loss detection finds it as if it had been dropped.
+    fn on_returned(&mut self, _now: Time, _index: u64) {}
     /// The retransmission timer's deadline.
     fn poll_timeout(&self) -> Option<Time>;
     /// The retransmission timer's deadline passed (or an early call): whether it fired.

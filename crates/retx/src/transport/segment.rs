@@ -93,6 +93,9 @@ pub struct Segment {
     /// A switch cut it to its header (its payload is gone; `payload` says how much there
     /// was): the receiver learns of a loss, not of data.
     pub trimmed: bool,
+    /// A trimming switch whose header queue was full sent this trimmed header back to its
+    /// sender (htsim's return-to-sender): the sender learns its packet was lost.
+    pub returned: bool,
     /// IP ECN codepoint: data leaves the sender ECN-capable; switches mark it.
     pub ecn: Ecn,
     /// ECN echo on a response: the data packet that triggered it was marked (DCTCP's ECE;
@@ -128,6 +131,7 @@ impl Segment {
             last: false,
             retransmit: false,
             trimmed: false,
+            returned: false,
             ecn: Ecn::NotEct,
             ece: false,
             priority: to.priority,
@@ -156,6 +160,7 @@ impl Segment {
             last: false,
             retransmit: false,
             trimmed: false,
+            returned: false,
             ecn: Ecn::Ect,
             ece: false,
             priority: 0,

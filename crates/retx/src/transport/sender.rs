@@ -13,7 +13,7 @@ use super::stride::StrideSender;
 use super::tcp::TcpSender;
 use super::psn::{PsnReader, PsnSpace};
 use super::recovery::SendRecovery;
-use super::segment::{payload_tag, SegKind, Segment};
+use super::segment::{payload_tag, Ecn, SegKind, Segment};
 use super::{FlowSpec, NicCall};
 use crate::sim::units::{Rate, Time};
 
@@ -90,6 +90,10 @@ impl SendRecovery for TxRecovery {
     #[inline]
     fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, nic: &mut NicCall<'_>) -> bool {
         each!(self, r => SendRecovery::on_feedback(r, now, seg, at, nic))
+    }
+    #[inline]
+    fn on_returned(&mut self, now: Time, index: u64) {
+        each!(self, r => r.on_returned(now, index))
     }
     #[inline]
     fn poll_timeout(&self) -> Option<Time> {
@@ -228,6 +232,9 @@ impl Sender {
         let m = &self.spec.marking;
         let (priority, colour) = self.recovery.mark(index, retransmit).unwrap_or((m.data_priority, m.colour));
         (seg.priority, seg.colour, seg.wire_bytes) = (priority, colour, payload + m.data_header);
+        if m.colour_as_ecn {
+            (seg.ecn, seg.colour) = (if colour > 0 { Ecn::NotEct } else { Ecn::Ect }, 0);
+        }
         self.stats.sent_pkts += 1;
         self.stats.sent_bytes += payload as u64;
         if retransmit {
@@ -263,6 +270,13 @@ impl Sender {
     /// state all queue pairs of the NIC share (MELO's send pool).
     pub fn handle_packet(&mut self, now: Time, seg: &Segment, nic: &mut NicCall<'_>) {
         if seg.kind == SegKind::Data {
+            // Ours, returned by a switch: lost on the way.
+            if seg.returned {
+                let at = PsnReader { space: self.psn, reference: self.snd_una() };
+                if let Some(i) = at.index(seg.psn).filter(|&i| i < self.snd_nxt()) {
+                    self.recovery.on_returned(now, i);
+                }
+            }
             return;
         }
         let una = self.snd_una();

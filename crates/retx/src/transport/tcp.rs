@@ -620,6 +620,7 @@ mod tests {
             qp_swap: Default::default(),
             int_header: 0,
             responses_at_data_priority: false,
+            colour_as_ecn: false,
         });
         let mut acks = Vec::new();
         let mut feed = |rx: &mut crate::transport::receiver::Receiver, i: u64, ce: bool, retx: bool| {
@@ -651,6 +652,7 @@ mod tests {
             qp_swap: Default::default(),
             int_header: 0,
             responses_at_data_priority: false,
+            colour_as_ecn: false,
         })
     }
 

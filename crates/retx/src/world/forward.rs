@@ -3,7 +3,7 @@
 //! resume queues, and background sources feed switch egress queues.
 
 use super::{Event, Simulation, PFC_FRAME_BYTES};
-use crate::net::admission::{self, Verdict};
+use crate::net::admission::{self, returnable, Verdict};
 use crate::net::int::NO_INT;
 use crate::net::packet::{Frame, Packet, PRIORITY_CONTROL};
 use crate::observe::{DropCause, Observer};
@@ -248,8 +248,12 @@ impl<O: Observer> Simulation<O> {
     fn switch_enqueue(&mut self, node: usize, out: usize, ingress: Option<usize>, mut pkt: Packet) {
         let (sw, _) = self.switches[node].as_mut().expect("a switch node");
         // The egress queue decides (net/admission.rs); here its verdict is carried out.
+        // A packet this switch returns to its sender while queueing the arrival (htsim's
+        // CompositeQueue can bounce the packet it trims in the arrival's place).
+        let mut returned = None;
         let q = match sw.admission(&self.switch_params, &pkt, &self.ports[out], ingress.map(|ip| &self.ports[ip])) {
             Verdict::Drop(_) => return self.drop_packet(out, &pkt, DropCause::Buffer),
+            Verdict::Return { queue, header } => return self.return_to_sender(node, out, pkt, queue, header),
             Verdict::Trim { queue, header } => {
                 pkt.trim(queue, header);
                 self.c.packets_trimmed += 1;
@@ -265,6 +269,9 @@ impl<O: Observer> Simulation<O> {
                         cut.in_port = out as u32;
                         self.ports[out].enqueue(header_queue, cut);
                         self.obs.enqueue(self.now, out, header_queue, &cut, self.ports[out].queued_bytes[header_queue]);
+                    }
+                    Err(victim) if self.switch_params.trim.is_some_and(|t| t.return_to_sender) && returnable(&victim) => {
+                        returned = Some((victim, header_queue, header));
                     }
                     Err(victim) => self.drop_packet(out, &victim, DropCause::Buffer),
                 }
@@ -287,6 +294,22 @@ impl<O: Observer> Simulation<O> {
         self.ports[out].enqueue(q, pkt);
         self.obs.enqueue(self.now, out, q, &pkt, self.ports[out].queued_bytes[q]);
         self.try_transmit(out);
+        if let Some((victim, header_queue, header)) = returned {
+            self.return_to_sender(node, out, victim, header_queue, header);
+        }
+    }
+
+    /// Sends `pkt`, which found no room at port `out` of switch `node`, back to its sender:
+    /// cut to `header` bytes at queue `queue`'s priority if it is not a header already, turned
+    /// around, and routed from here as if it had just arrived by `out`.
+    fn return_to_sender(&mut self, node: usize, out: usize, mut pkt: Packet, queue: usize, header: u32) {
+        if !pkt.seg.trimmed {
+            pkt.trim(queue, header);
+            self.c.packets_trimmed += 1;
+        }
+        pkt.turn_back();
+        self.c.packets_returned += 1;
+        self.switch_receive(node, out, pkt);
     }
 
     /// Background source `i`'s tick: one packet into its egress queue, through the switch's
