@@ -7,6 +7,12 @@
 //! needs a few hundred BFS runs and tens of MB. A host with several links, or linked to another
 //! host, is a group of its own.
 //!
+//! With switch groups (a dragonfly's: [`crate::net::topology::Topology::groups`]) a path
+//! between groups is minimal as the dragonfly defines it (Kim et al., ISCA 2008): it stays in
+//! its source group, takes one link into the destination's group and stays there (local,
+//! global, local), never crossing a third group, even where two global hops would be shorter.
+//! Detours through another group ([`Paths`]) are chosen at the first switch.
+//!
 //! Policies ([`Policy`]): ECMP on the packet's entropy (the 5-tuple hash), per-packet spraying
 //! (round robin or random per switch), and flowlets (a flow keeps its path until a gap longer
 //! than the flowlet timeout, then a random path is picked: LetFlow's rule), in a fixed table of
@@ -42,8 +48,9 @@ pub struct Routes {
 const NONE: u32 = u32::MAX;
 
 impl Routes {
-    /// `node_ports[n]` lists node n's ports; `peer_node[p]` is the node at the far end of port p.
-    pub fn build(node_ports: &[Vec<usize>], peer_node: &[usize], is_host: &[bool]) -> Routes {
+    /// `node_ports[n]` lists node n's ports; `peer_node[p]` is the node at the far end of port p;
+    /// `group[n]` node n's switch group (empty: none, every shortest path is taken).
+    pub fn build(node_ports: &[Vec<usize>], peer_node: &[usize], is_host: &[bool], group: &[u32]) -> Routes {
         let nodes = node_ports.len();
         let mut group_of = vec![NONE; nodes];
         let mut attach = vec![(NONE, NONE); nodes];
@@ -84,6 +91,10 @@ impl Routes {
         let mut dist = vec![u32::MAX; nodes];
         let mut queue = VecDeque::new();
         for (g, &root) in roots.iter().enumerate() {
+            // A hop from `a` to `b` may be on a path to this root: always, without groups;
+            // with them, in a group, into the root's group, or to or from a host.
+            let target = group.get(root).copied().unwrap_or(NONE);
+            let legal = |a: usize, b: usize| group.is_empty() || group[a] == NONE || group[b] == NONE || group[a] == group[b] || group[b] == target;
             dist.fill(u32::MAX);
             dist[root] = 0;
             queue.push_back(root);
@@ -94,7 +105,7 @@ impl Routes {
                 }
                 for &p in &node_ports[n] {
                     let m = peer_node[p];
-                    if dist[m] == u32::MAX {
+                    if dist[m] == u32::MAX && legal(m, n) {
                         dist[m] = dist[n] + 1;
                         queue.push_back(m);
                     }
@@ -107,7 +118,7 @@ impl Routes {
                 let start = ports.len() as u32;
                 for &p in &node_ports[n] {
                     let m = peer_node[p];
-                    if dist[m] != u32::MAX && dist[m] + 1 == dist[n] && (m == root || !is_host[m]) {
+                    if dist[m] != u32::MAX && dist[m] + 1 == dist[n] && (m == root || !is_host[m]) && legal(n, m) {
                         ports.push(p as u32);
                     }
                 }
@@ -153,13 +164,14 @@ impl Routes {
 
     /// Where a packet goes next at switch `node`: the equal-cost egress ports towards its
     /// destination `dst`, or, while it is on a detour, towards the node it detours through
-    /// (`via`, [`crate::net::packet::NO_VIA`] for none). At the first switch (`first`: it came
-    /// from a host) the detour is chosen, if routing is not minimal; at the detour's node it
-    /// ends. `depth(port)`: bytes queued at one of this switch's ports (UGAL weighs them).
+    /// (`via`, [`NO_VIA`] for none). At the first switch (`first`: it came from a host) the
+    /// detour is chosen, if routing is not minimal; it ends when the packet reaches the
+    /// detour node's switch group. `depth(port)`: bytes queued at one of this switch's ports
+    /// (UGAL weighs them).
     #[inline]
     pub fn route(&self, node: usize, via: &mut u32, dst: usize, first: bool, entropy: u64, router: &mut Router, now: Time, depth: &dyn Fn(u32) -> u64) -> &[u32] {
         if let Some(d) = &self.detour {
-            if *via == node as u32 {
+            if *via != NO_VIA && d.group[node] == d.group[*via as usize] {
                 *via = NO_VIA;
             }
             if first && *via == NO_VIA {
@@ -170,6 +182,14 @@ impl Routes {
             }
         }
         self.candidates(node, dst)
+    }
+
+    /// The egress port a packet takes at switch `node` (None: no way to `dst`):
+    /// [`Routes::route`]'s ports, picked among by `router`'s policy.
+    #[inline]
+    pub fn next_port(&self, node: usize, via: &mut u32, dst: usize, first: bool, entropy: u64, router: &mut Router, now: Time, depth: &dyn Fn(u32) -> u64) -> Option<usize> {
+        let c = self.route(node, via, dst, first, entropy, router, now, depth);
+        (!c.is_empty()).then(|| router.pick(c, entropy, now))
     }
 
     /// Hops from `node` along the tables to the root of group `g` (each hop the first
@@ -544,7 +564,7 @@ mod tests {
         }
         let mut is_host = vec![true; hosts + 1];
         is_host[0] = false;
-        let r = Routes::build(&node_ports, &peer, &is_host);
+        let r = Routes::build(&node_ports, &peer, &is_host, &[]);
         assert_eq!(r.groups, 1);
         assert_eq!(r.candidates(0, 17), &[(17 - 1) * 2]);
         assert_eq!(r.candidates(5, 17), &[(5 - 1) * 2 + 1]);
@@ -567,7 +587,7 @@ mod tests {
             peer.push(a);
         }
         let is_host: Vec<bool> = (0..nodes).map(|n| hosts.contains(&n)).collect();
-        Routes::build(&node_ports, &peer, &is_host)
+        Routes::build(&node_ports, &peer, &is_host, &[])
     }
 
     #[test]

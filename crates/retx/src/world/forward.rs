@@ -236,11 +236,9 @@ impl<O: Observer> Simulation<O> {
         // (non-minimal routing: `pkt.via`), weighing this switch's queues.
         let first = self.is_host[self.ports[in_port].peer_node];
         let ports = &self.ports;
-        let candidates = self.routes.route(node, &mut pkt.via, pkt.dst as usize, first, pkt.entropy, router, self.now, &|p| ports[p as usize].held_bytes);
-        if candidates.is_empty() {
+        let Some(out) = self.routes.next_port(node, &mut pkt.via, pkt.dst as usize, first, pkt.entropy, router, self.now, &|p| ports[p as usize].held_bytes) else {
             return self.drop_packet(in_port, &pkt, DropCause::Unroutable);
-        }
-        let out = router.pick(candidates, pkt.entropy, self.now);
+        };
         self.switch_enqueue(node, out, Some(in_port), pkt);
     }
 

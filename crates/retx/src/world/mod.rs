@@ -348,7 +348,7 @@ impl<O: Observer> Simulation<O> {
             }
         }
         let peer_node: Vec<usize> = ports.iter().map(|p| p.peer_node).collect();
-        let routes = Routes::build(&node_ports, &peer_node, &is_host).detouring(p.paths, &topo.groups, &peer_node);
+        let routes = Routes::build(&node_ports, &peer_node, &is_host, &topo.groups).detouring(p.paths, &topo.groups, &peer_node);
         let mut nic_of = vec![u32::MAX; n];
         let mut nics = Vec::new();
         for node in 0..n {
