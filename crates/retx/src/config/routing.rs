@@ -23,7 +23,6 @@ pub struct RoutingCfg {
     /// "minimal" (shortest paths), "valiant" or "ugal": detours through another switch group
     /// of a topology that has groups (a dragonfly), chosen at the first switch; `policy` picks
     /// among the equal-cost ports of whichever path.
-    #[serde(skip_serializing_if = "PathsKind::is_minimal")]
     pub paths: PathsKind,
 }
 
@@ -49,12 +48,6 @@ pub enum PathsKind {
     Minimal,
     Valiant,
     Ugal,
-}
-
-impl PathsKind {
-    fn is_minimal(&self) -> bool {
-        *self == PathsKind::Minimal
-    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

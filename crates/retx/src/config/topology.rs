@@ -422,7 +422,7 @@ fn check_built(topo: &Topology, field: &str, what: &str) -> Result<(), ScenarioE
     if entries > MAX_ROUTING_ENTRIES {
         return Err(ScenarioError::new(
             field,
-            format!("{what}forwarding tables of {entries} entries (nodes x edge switches) are above the limit of {MAX_ROUTING_ENTRIES}; use fewer leaves or ToRs"),
+            format!("{what}forwarding tables of {entries} entries (switches x edge switches; a single-homed host has no row) are above the limit of {MAX_ROUTING_ENTRIES}; use fewer leaves or ToRs"),
         ));
     }
     Ok(())
