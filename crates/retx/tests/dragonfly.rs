@@ -586,3 +586,24 @@ flows = [{ src = "h0", dst = "h16511", size = "10KB" }]
     assert!(bytes < 80_000_000, "{bytes} B of routing tables");
     assert!(out.flows[0].finish.is_some());
 }
+
+/// The run's base RTT (what windows, bitmaps and the memory table are sized by) is the longest
+/// path's: 5 links (host, local, global, local, host) with minimal routing, 7 (two more for
+/// the detour's local and global links) with Valiant or UGAL, each link's propagation both
+/// ways and one MTU's serialization out.
+#[test]
+fn the_base_rtt_covers_the_detours() {
+    let rtt = |paths: &str| {
+        let text = format!(
+            "name = \"t\"\nduration = \"1ms\"\n[topology]\nkind = \"left-dragonfly\"\n[nic]\nmtu = 1000\n[routing]\npaths = \"{paths}\"\n[workload]\nkind = \"flow-list\"\nflows = [{{ src = \"h0\", dst = \"h1\", size = \"1KB\" }}]\n"
+        );
+        retx::config::build(Scenario::from_toml(&text).unwrap()).expect("builds").longest_base_rtt()
+    };
+    let link = |rate_gbps: u64| Time::from_us(2) + retx::sim::units::Rate::gbps(rate_gbps).serialization(1000);
+    let (host, fabric) = (link(200), link(400));
+    let minimal = host + host + fabric + fabric + fabric;
+    let detour = minimal + fabric + fabric;
+    assert_eq!(rtt("minimal"), minimal);
+    assert_eq!(rtt("valiant"), detour);
+    assert_eq!(rtt("ugal"), detour);
+}

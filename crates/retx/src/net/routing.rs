@@ -192,6 +192,30 @@ impl Routes {
         (!c.is_empty()).then(|| router.pick(c, entropy, now))
     }
 
+    /// Every node a detour from first switch `first` to host `dst` may go through (none with
+    /// minimal paths): the path model's longest paths ([`crate::net::path`]) walk them.
+    pub fn detours(&self, first: usize, dst: usize) -> Vec<u32> {
+        let (Some(d), Some(edge)) = (&self.detour, self.edge(dst)) else { return Vec::new() };
+        let (from, to) = (d.group[first], d.group[edge]);
+        if from == NONE || to == NONE || from == to {
+            return Vec::new();
+        }
+        (0..d.groups)
+            .filter(|&t| t != from && t != to)
+            .flat_map(|t| {
+                let (start, len) = d.spans[(from * d.groups + t) as usize];
+                d.landing[start as usize..(start + len) as usize].iter().copied()
+            })
+            .collect()
+    }
+
+    /// On a detour through `via`: whether it ends at `node` (the node is in `via`'s group), and
+    /// otherwise the ports towards `via`.
+    pub fn detour_step(&self, node: usize, via: u32) -> Option<&[u32]> {
+        let d = self.detour.as_ref()?;
+        (d.group[node] != d.group[via as usize]).then(|| self.toward(node, self.root_group[via as usize]))
+    }
+
     /// Hops from `node` along the tables to the root of group `g` (each hop the first
     /// candidate: every candidate is on a shortest path, so any gives the count).
     fn hops(&self, peer: &[u32], mut node: usize, g: u32) -> u32 {
