@@ -103,6 +103,7 @@ fn router_of(t: &Topology, host: usize) -> usize {
 
 /// A packet's walk from host `src` to host `dst`: the switches it crosses, in order, and the
 /// detour node the first switch chose. `pick` chooses among the candidates.
+#[allow(clippy::too_many_arguments)]
 fn walk(t: &Topology, r: &Routes, peer: &[usize], router: &mut Router, src: usize, dst: usize, entropy: u64, depth: &dyn Fn(u32) -> u64) -> (Vec<usize>, u32) {
     let mut node = router_of(t, src);
     let mut via = NO_VIA;

@@ -169,6 +169,7 @@ impl Routes {
     /// detour node's switch group. `depth(port)`: bytes queued at one of this switch's ports
     /// (UGAL weighs them).
     #[inline]
+    #[allow(clippy::too_many_arguments)]
     pub fn route(&self, node: usize, via: &mut u32, dst: usize, first: bool, entropy: u64, router: &mut Router, now: Time, depth: &dyn Fn(u32) -> u64) -> &[u32] {
         if let Some(d) = &self.detour {
             if *via != NO_VIA && d.group[node] == d.group[*via as usize] {
@@ -187,6 +188,7 @@ impl Routes {
     /// The egress port a packet takes at switch `node` (None: no way to `dst`):
     /// [`Routes::route`]'s ports, picked among by `router`'s policy.
     #[inline]
+    #[allow(clippy::too_many_arguments)]
     pub fn next_port(&self, node: usize, via: &mut u32, dst: usize, first: bool, entropy: u64, router: &mut Router, now: Time, depth: &dyn Fn(u32) -> u64) -> Option<usize> {
         let c = self.route(node, via, dst, first, entropy, router, now, depth);
         (!c.is_empty()).then(|| router.pick(c, entropy, now))
@@ -315,6 +317,7 @@ impl Detour {
 
     /// The detour of a packet at its first switch `node`: the node it goes through, or
     /// [`NO_VIA`] (which is [`NONE`]).
+    #[allow(clippy::too_many_arguments)]
     fn choose(&self, routes: &Routes, node: usize, dst: usize, entropy: u64, router: &mut Router, now: Time, depth: &dyn Fn(u32) -> u64) -> u32 {
         let Some(edge) = routes.edge(dst) else { return NONE };
         let (from, to) = (self.group[node], self.group[edge]);
