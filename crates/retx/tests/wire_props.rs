@@ -70,7 +70,7 @@ fn any_packet() -> impl Strategy<Value = Packet> {
                 ext,
                 ..Segment::data(psn, 0, 0, Time::ZERO)
             };
-            Packet { frame: Frame::Transport, seg, flow, dir, src: 0, dst: 1, size: 0, priority: PRIORITY_DATA as u8, in_port: 0, entropy: 0, int: NO_INT }
+            Packet { frame: Frame::Transport, seg, flow, dir, src: 0, dst: 1, size: 0, priority: PRIORITY_DATA as u8, in_port: 0, entropy: 0, int: NO_INT, via: retx::net::packet::NO_VIA }
         })
 }
 

@@ -1,11 +1,11 @@
 //! Builds a simulation from a validated scenario: the only place that knows both the scenario
 //! schema and the parts of the world. Every scheme's section maps to its parameters here.
 
-use super::{DisciplineKind, EntropyKind, RecoveryKind, RoutingKind, Scenario, ScenarioError};
+use super::{DisciplineKind, EntropyKind, PathsKind, RecoveryKind, RoutingKind, Scenario, ScenarioError};
 use crate::hw::memory::{MemoryReport, Sizing};
 use crate::net::ecn::RedProfile;
 use crate::net::port::{Discipline, ShapedRate, ShaperSpec};
-use crate::net::routing::Policy;
+use crate::net::routing::{Paths, Policy};
 use crate::net::pfc_watch::WatchParams;
 use crate::net::switch::{ColourRule, RateProfile, SwitchParams};
 use crate::nic::{ClockPlan, HostClock};
@@ -113,6 +113,11 @@ pub fn build_with_observer<O: Observer>(mut s: Scenario, obs: O) -> Result<Simul
             buffer: x.buffer,
         }),
         routing,
+        paths: match s.routing.paths {
+            PathsKind::Minimal => Paths::Minimal,
+            PathsKind::Valiant => Paths::Valiant,
+            PathsKind::Ugal => Paths::Ugal,
+        },
         entropy: match s.routing.entropy {
             EntropyKind::PerFlow => SourceEntropy::PerFlow,
             EntropyKind::PerPacket => SourceEntropy::PerPacket,

@@ -1,6 +1,7 @@
 //! The `[routing]` section: how switches pick among equal-cost paths, and its checks.
 
 use super::Dur;
+use crate::net::topology::{Topology, NO_GROUP};
 use crate::sim::check::{positive_time, Checked, FieldError};
 use crate::sim::units::Time;
 use serde::{Deserialize, Serialize};
@@ -19,11 +20,15 @@ pub struct RoutingCfg {
     /// "per-flow" (the 5-tuple, RoCEv2) or "per-packet" (the NIC varies the UDP source port,
     /// so ECMP switches spray).
     pub entropy: EntropyKind,
+    /// "minimal" (shortest paths), "valiant" or "ugal": detours through another switch group
+    /// of a topology that has groups (a dragonfly), chosen at the first switch; `policy` picks
+    /// among the equal-cost ports of whichever path.
+    pub paths: PathsKind,
 }
 
 impl Default for RoutingCfg {
     fn default() -> Self {
-        RoutingCfg { policy: RoutingKind::Ecmp, flowlet_gap: Dur(Time::from_us(50)), flowlet_entries: 4096, entropy: EntropyKind::PerFlow }
+        RoutingCfg { policy: RoutingKind::Ecmp, flowlet_gap: Dur(Time::from_us(50)), flowlet_entries: 4096, entropy: EntropyKind::PerFlow, paths: PathsKind::Minimal }
     }
 }
 
@@ -35,6 +40,14 @@ pub enum RoutingKind {
     SprayRandom,
     Flowlet,
     SprayPermutation,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PathsKind {
+    Minimal,
+    Valiant,
+    Ugal,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -51,5 +64,22 @@ impl RoutingCfg {
             return Err(FieldError::new("flowlet_entries", format!("{} is not a power of two in 1..=16777216", self.flowlet_entries)));
         }
         positive_time("flowlet_gap", self.flowlet_gap.0)
+    }
+
+    /// Non-minimal paths detour through another switch group: the topology must have at
+    /// least three (source, destination and one more).
+    pub fn check_paths(&self, topo: &Topology) -> Checked {
+        if self.paths == PathsKind::Minimal {
+            return Ok(());
+        }
+        let name = if self.paths == PathsKind::Valiant { "valiant" } else { "ugal" };
+        let groups = topo.groups.iter().filter(|&&g| g != NO_GROUP).max().map_or(0, |&g| g as u64 + 1);
+        if groups == 0 {
+            return Err(FieldError::new("paths", format!("{name:?} detours through switch groups, and this topology has none (use kind = \"dragonfly\", or paths = \"minimal\")")));
+        }
+        if groups < 3 {
+            return Err(FieldError::new("paths", format!("{name:?} detours through a group other than the source's and the destination's, and this topology has {groups} groups (at least 3)")));
+        }
+        Ok(())
     }
 }

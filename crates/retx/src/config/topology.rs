@@ -2,7 +2,7 @@
 
 use super::{Bw, Dur, ScenarioError};
 use serde::{Deserialize, Serialize};
-use crate::net::topology::{Clos, NodeKind, Topology, MAX_HOSTS, MAX_LINKS, MAX_LINK_DELAY, MAX_LINK_RATE, MAX_ROUTING_ENTRIES, MIN_LINK_RATE};
+use crate::net::topology::{Clos, Dragonfly, NodeKind, Topology, MAX_HOSTS, MAX_LINKS, MAX_LINK_DELAY, MAX_LINK_RATE, MAX_ROUTING_ENTRIES, MIN_LINK_RATE};
 use crate::sim::units::{Rate, Time};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -26,6 +26,11 @@ pub enum TopologyKind {
     /// STRIDE's 256-host fat-tree (OMNeT++ evaluation): a Clos preset.
     #[serde(rename = "stride-256")]
     Stride256,
+    /// A dragonfly: groups of routers joined all-to-all by local links, groups joined
+    /// all-to-all by global links (`p`, `a`, `h`, `groups`).
+    Dragonfly,
+    /// LEFT's (APNet '24) ns-3 evaluation network: a dragonfly preset.
+    LeftDragonfly,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -75,6 +80,26 @@ pub struct TopologyCfg {
     pub tor_agg_delay: Option<Dur>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agg_core_delay: Option<Dur>,
+    /// dragonfly: hosts per router, routers per group, global links per router, groups. Only
+    /// `h` gives the balanced dragonfly (p = h, a = 2h, groups = a·h + 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub a: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub h: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub groups: Option<u32>,
+    /// dragonfly: local (in a group) and global (between groups) link rates and delays
+    /// (default `fabric_link`, `link_delay`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_link: Option<Bw>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub global_link: Option<Bw>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_delay: Option<Dur>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub global_delay: Option<Dur>,
 }
 
 /// The MELO (APNet'17) Fig. 4 network: 4 spines, 32 leaves, 10 hosts per leaf, 40 Gbps host
@@ -122,6 +147,22 @@ pub fn stride_256_defaults(cfg: &mut TopologyCfg) {
     cfg.link_delay.get_or_insert(Dur(Time::from_us(1)));
 }
 
+/// LEFT's ns-3 evaluation network (Huang et al., "LEFT: LightwEight and FasT packet
+/// Reordering for RDMA", APNet 2024, §NS3 evaluation): a dragonfly with 200 Gbps host links,
+/// 400 Gbps global links ("400Gbps direct between groups") and 1 us links; its 1 KB MTU is a
+/// `[nic] mtu` setting. The talk gives no size and no local-link rate: this is the balanced
+/// h = 2 dragonfly (a = 4 routers of p = 2 hosts per group, 9 groups, 72 hosts), the smallest
+/// balanced one in which Valiant has a choice of detours (7 intermediate groups per pair),
+/// with 400 Gbps local links (one switch generation, hosts on 200 Gbps breakouts of its
+/// ports). A router then takes 400 Gbps from its hosts and has 800 Gbps of global links: the
+/// 2x a Valiant detour needs. Every value may be overridden.
+pub fn left_dragonfly_defaults(cfg: &mut TopologyCfg) {
+    cfg.h.get_or_insert(2);
+    cfg.host_link.get_or_insert(Bw(Rate::gbps(200)));
+    cfg.fabric_link.get_or_insert(Bw(Rate::gbps(400)));
+    cfg.link_delay.get_or_insert(Dur(Time::from_us(1)));
+}
+
 fn kind_name(k: TopologyKind) -> &'static str {
     match k {
         TopologyKind::SingleSwitch => "single-switch",
@@ -132,18 +173,22 @@ fn kind_name(k: TopologyKind) -> &'static str {
         TopologyKind::Clos => "clos",
         TopologyKind::Hpcc320 => "hpcc-320",
         TopologyKind::Stride256 => "stride-256",
+        TopologyKind::Dragonfly => "dragonfly",
+        TopologyKind::LeftDragonfly => "left-dragonfly",
     }
 }
 
 /// Rejects a field the kind does not use, naming the fields it does use.
 fn check_fields(cfg: &TopologyCfg) -> Result<(), ScenarioError> {
     use TopologyKind::*;
-    const ALL_BUT_FILE: &[TopologyKind] = &[SingleSwitch, LeafSpine, MeloFig4, FatTree, Clos, Hpcc320, Stride256];
+    const ALL_BUT_FILE: &[TopologyKind] = &[SingleSwitch, LeafSpine, MeloFig4, FatTree, Clos, Hpcc320, Stride256, Dragonfly, LeftDragonfly];
     const LEAF_SPINE: &[TopologyKind] = &[LeafSpine, MeloFig4];
     const CLOS: &[TopologyKind] = &[Clos, Hpcc320, Stride256];
     const THREE_TIER: &[TopologyKind] = &[FatTree, Clos, Hpcc320, Stride256];
-    const FABRIC: &[TopologyKind] = &[LeafSpine, MeloFig4, FatTree, Clos, Hpcc320, Stride256];
-    let given: [(&str, bool, &[TopologyKind]); 19] = [
+    const PER_TIER_HOST: &[TopologyKind] = &[FatTree, Clos, Hpcc320, Stride256, Dragonfly, LeftDragonfly];
+    const FABRIC: &[TopologyKind] = &[LeafSpine, MeloFig4, FatTree, Clos, Hpcc320, Stride256, Dragonfly, LeftDragonfly];
+    const DRAGONFLY: &[TopologyKind] = &[Dragonfly, LeftDragonfly];
+    let given: [(&str, bool, &[TopologyKind]); 27] = [
         ("hosts", cfg.hosts.is_some(), &[SingleSwitch]),
         ("spines", cfg.spines.is_some(), LEAF_SPINE),
         ("leaves", cfg.leaves.is_some(), LEAF_SPINE),
@@ -159,9 +204,17 @@ fn check_fields(cfg: &TopologyCfg) -> Result<(), ScenarioError> {
         ("hosts_per_tor", cfg.hosts_per_tor.is_some(), CLOS),
         ("tor_agg_link", cfg.tor_agg_link.is_some(), THREE_TIER),
         ("agg_core_link", cfg.agg_core_link.is_some(), THREE_TIER),
-        ("host_delay", cfg.host_delay.is_some(), THREE_TIER),
+        ("host_delay", cfg.host_delay.is_some(), PER_TIER_HOST),
         ("tor_agg_delay", cfg.tor_agg_delay.is_some(), THREE_TIER),
         ("agg_core_delay", cfg.agg_core_delay.is_some(), THREE_TIER),
+        ("p", cfg.p.is_some(), DRAGONFLY),
+        ("a", cfg.a.is_some(), DRAGONFLY),
+        ("h", cfg.h.is_some(), DRAGONFLY),
+        ("groups", cfg.groups.is_some(), DRAGONFLY),
+        ("local_link", cfg.local_link.is_some(), DRAGONFLY),
+        ("global_link", cfg.global_link.is_some(), DRAGONFLY),
+        ("local_delay", cfg.local_delay.is_some(), DRAGONFLY),
+        ("global_delay", cfg.global_delay.is_some(), DRAGONFLY),
         ("file", cfg.file.is_some(), &[HpccFile]),
     ];
     for (field, present, kinds) in given {
@@ -215,6 +268,12 @@ pub fn resolve(cfg: &mut TopologyCfg) -> Result<(), ScenarioError> {
         }
         TopologyKind::Hpcc320 => hpcc_320_defaults(cfg),
         TopologyKind::Stride256 => stride_256_defaults(cfg),
+        TopologyKind::LeftDragonfly => left_dragonfly_defaults(cfg),
+        TopologyKind::Dragonfly => {
+            if cfg.h.is_none() {
+                return Err(ScenarioError::new("topology.h", "dragonfly needs h = 2 (global links per router; h alone gives the balanced dragonfly: a = 2h routers per group, p = h hosts per router, a x h + 1 groups)"));
+            }
+        }
     }
     cfg.host_link.get_or_insert(Bw(Rate::gbps(40)));
     cfg.link_delay.get_or_insert(Dur(Time::from_us(1)));
@@ -226,6 +285,26 @@ pub fn resolve(cfg: &mut TopologyCfg) -> Result<(), ScenarioError> {
         cfg.host_delay.get_or_insert(delay);
         cfg.tor_agg_delay.get_or_insert(delay);
         cfg.agg_core_delay.get_or_insert(delay);
+    }
+    if matches!(cfg.kind, TopologyKind::Dragonfly | TopologyKind::LeftDragonfly) {
+        let fabric = *cfg.fabric_link.get_or_insert(cfg.host_link.expect("set above"));
+        cfg.local_link.get_or_insert(fabric);
+        cfg.global_link.get_or_insert(fabric);
+        let delay = cfg.link_delay.expect("set above");
+        cfg.host_delay.get_or_insert(delay);
+        cfg.local_delay.get_or_insert(delay);
+        cfg.global_delay.get_or_insert(delay);
+        // Balanced by default: from h, a = 2h and p = h; the most groups a x h + 1.
+        let h = cfg.h.expect("required above");
+        if !(1..=64).contains(&h) {
+            return Err(ScenarioError::new("topology.h", format!("{h} is out of range (allowed 1..=64)")));
+        }
+        let a = *cfg.a.get_or_insert(2 * h);
+        cfg.p.get_or_insert(h);
+        if !(1..=256).contains(&a) {
+            return Err(ScenarioError::new("topology.a", format!("{a} is out of range (allowed 1..=256)")));
+        }
+        cfg.groups.get_or_insert(a * h + 1);
     }
     let check = |field: &str, v: Option<u32>, lo: u32, hi: u32| match v {
         Some(x) if x < lo || x > hi => Err(ScenarioError::new(format!("topology.{field}"), format!("{x} is out of range (allowed {lo}..={hi})"))),
@@ -240,11 +319,14 @@ pub fn resolve(cfg: &mut TopologyCfg) -> Result<(), ScenarioError> {
     check("aggs_per_pod", cfg.aggs_per_pod, 1, 1_000)?;
     check("cores", cfg.cores, 1, 100_000)?;
     check("hosts_per_tor", cfg.hosts_per_tor, 1, 10_000)?;
+    check("p", cfg.p, 1, 256)?;
     for (field, bw) in [
         ("host_link", cfg.host_link),
         ("fabric_link", cfg.fabric_link),
         ("tor_agg_link", cfg.tor_agg_link),
         ("agg_core_link", cfg.agg_core_link),
+        ("local_link", cfg.local_link),
+        ("global_link", cfg.global_link),
     ] {
         if let Some(Bw(r)) = bw {
             if r < MIN_LINK_RATE {
@@ -255,7 +337,14 @@ pub fn resolve(cfg: &mut TopologyCfg) -> Result<(), ScenarioError> {
             }
         }
     }
-    for (field, d) in [("link_delay", cfg.link_delay), ("host_delay", cfg.host_delay), ("tor_agg_delay", cfg.tor_agg_delay), ("agg_core_delay", cfg.agg_core_delay)] {
+    for (field, d) in [
+        ("link_delay", cfg.link_delay),
+        ("host_delay", cfg.host_delay),
+        ("tor_agg_delay", cfg.tor_agg_delay),
+        ("agg_core_delay", cfg.agg_core_delay),
+        ("local_delay", cfg.local_delay),
+        ("global_delay", cfg.global_delay),
+    ] {
         if let Some(Dur(t)) = d {
             if t > MAX_LINK_DELAY {
                 return Err(ScenarioError::new(format!("topology.{field}"), format!("{t} is out of range (allowed 0ns..={MAX_LINK_DELAY})")));
@@ -279,6 +368,24 @@ pub fn resolve(cfg: &mut TopologyCfg) -> Result<(), ScenarioError> {
             return Err(ScenarioError::new(
                 format!("topology.{field}"),
                 format!("{links} links (hosts + pods x tors_per_pod x aggs_per_pod + pods x cores) is out of range (allowed up to {MAX_LINKS})"),
+            ));
+        }
+    }
+    if let Some(d) = dragonfly(cfg) {
+        d.validate().map_err(|(field, msg)| ScenarioError::new(format!("topology.{field}"), msg))?;
+        let hosts = d.hosts();
+        if !(2..=MAX_HOSTS as u64).contains(&hosts) {
+            return Err(ScenarioError::new(
+                "topology.p",
+                format!("{hosts} hosts (groups x a x p = {} x {} x {}) is out of range (allowed 2..={MAX_HOSTS})", d.groups, d.a, d.p),
+            ));
+        }
+        // Tables: one row per router, one destination group per router.
+        let entries = d.routers() * d.routers();
+        if entries > MAX_ROUTING_ENTRIES {
+            return Err(ScenarioError::new(
+                "topology.a",
+                format!("{} routers (groups x a) need forwarding tables of {entries} entries, above the limit of {MAX_ROUTING_ENTRIES}", d.routers()),
             ));
         }
     }
@@ -315,7 +422,7 @@ fn check_built(topo: &Topology, field: &str, what: &str) -> Result<(), ScenarioE
     if entries > MAX_ROUTING_ENTRIES {
         return Err(ScenarioError::new(
             field,
-            format!("{what}forwarding tables of {entries} entries (nodes x edge switches) are above the limit of {MAX_ROUTING_ENTRIES}; use fewer leaves or ToRs"),
+            format!("{what}forwarding tables of {entries} entries (switches x edge switches; a single-homed host has no row) are above the limit of {MAX_ROUTING_ENTRIES}; use fewer leaves or ToRs"),
         ));
     }
     Ok(())
@@ -331,7 +438,7 @@ pub fn clos(cfg: &TopologyCfg) -> Option<Clos> {
         TopologyKind::Clos | TopologyKind::Hpcc320 | TopologyKind::Stride256 => {
             (cfg.pods?, cfg.tors_per_pod?, cfg.aggs_per_pod?, cfg.cores?, cfg.hosts_per_tor?)
         }
-        TopologyKind::SingleSwitch | TopologyKind::LeafSpine | TopologyKind::MeloFig4 | TopologyKind::HpccFile => return None,
+        TopologyKind::SingleSwitch | TopologyKind::LeafSpine | TopologyKind::MeloFig4 | TopologyKind::HpccFile | TopologyKind::Dragonfly | TopologyKind::LeftDragonfly => return None,
     };
     Some(Clos {
         pods,
@@ -345,6 +452,25 @@ pub fn clos(cfg: &TopologyCfg) -> Option<Clos> {
         host_delay: cfg.host_delay?.0,
         tor_agg_delay: cfg.tor_agg_delay?.0,
         agg_core_delay: cfg.agg_core_delay?.0,
+    })
+}
+
+/// The dragonfly a resolved section describes (dragonfly and its presets).
+pub fn dragonfly(cfg: &TopologyCfg) -> Option<Dragonfly> {
+    if !matches!(cfg.kind, TopologyKind::Dragonfly | TopologyKind::LeftDragonfly) {
+        return None;
+    }
+    Some(Dragonfly {
+        p: cfg.p?,
+        a: cfg.a?,
+        h: cfg.h?,
+        groups: cfg.groups?,
+        host_link: cfg.host_link?.0,
+        local_link: cfg.local_link?.0,
+        global_link: cfg.global_link?.0,
+        host_delay: cfg.host_delay?.0,
+        local_delay: cfg.local_delay?.0,
+        global_delay: cfg.global_delay?.0,
     })
 }
 
@@ -362,6 +488,7 @@ pub fn build(cfg: &TopologyCfg, base_dir: &std::path::Path) -> Result<Topology, 
         TopologyKind::SingleSwitch => "topology.hosts",
         TopologyKind::LeafSpine | TopologyKind::MeloFig4 => "topology.leaves",
         TopologyKind::FatTree => "topology.k",
+        TopologyKind::Dragonfly | TopologyKind::LeftDragonfly => "topology.h",
         _ => "topology.tors_per_pod",
     };
     check_built(&topo, field, "")?;
@@ -372,12 +499,16 @@ fn build_preset(cfg: &TopologyCfg) -> Topology {
     if let Some(c) = clos(cfg) {
         return c.build();
     }
+    if let Some(d) = dragonfly(cfg) {
+        return d.build();
+    }
     let host = cfg.host_link.expect("resolved").0;
     let delay = cfg.link_delay.expect("resolved").0;
     match cfg.kind {
         TopologyKind::SingleSwitch => Topology::single_switch(cfg.hosts.expect("resolved"), host, delay),
         TopologyKind::HpccFile => unreachable!("built from its file"),
         TopologyKind::FatTree | TopologyKind::Clos | TopologyKind::Hpcc320 | TopologyKind::Stride256 => unreachable!("built as a Clos"),
+        TopologyKind::Dragonfly | TopologyKind::LeftDragonfly => unreachable!("built as a dragonfly"),
         TopologyKind::LeafSpine | TopologyKind::MeloFig4 => Topology::leaf_spine(
             cfg.spines.expect("resolved"),
             cfg.leaves.expect("resolved"),

@@ -53,6 +53,7 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
     s.cc.check()?;
     s.transport.check()?;
     s.routing.check().map_err(|e| e.within("routing"))?;
+    s.routing.check_paths(&topo).map_err(|e| e.within("routing"))?;
     for (i, l) in s.loss.iter().enumerate() {
         loss_rule(&topo, l, i)?;
     }

@@ -218,7 +218,7 @@ mod tests {
 
     fn pkt(priority: u8, size: u32) -> Packet {
         let seg = Segment::data(Default::default(), size, 0, Time::ZERO);
-        Packet { frame: Frame::Transport, seg, flow: 0, dir: 0, src: 0, dst: 0, size, priority, in_port: 0, entropy: 0, int: NO_INT }
+        Packet { frame: Frame::Transport, seg, flow: 0, dir: 0, src: 0, dst: 0, size, priority, in_port: 0, entropy: 0, int: NO_INT, via: crate::net::packet::NO_VIA }
     }
 
     #[test]

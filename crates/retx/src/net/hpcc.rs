@@ -64,6 +64,7 @@ pub fn parse_topology(text: &str) -> Result<Topology, String> {
             })
             .collect(),
         links: Vec::new(),
+        groups: Vec::new(),
     };
     for (n, line) in lines.by_ref().take(links) {
         let f = fields(line, 5, "src dst rate delay error_rate", n)?;

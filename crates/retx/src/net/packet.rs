@@ -43,7 +43,13 @@ pub struct Packet {
     pub entropy: u64,
     /// Its INT records' slot in the side table ([`super::int::NO_INT`]: none).
     pub int: u32,
+    /// The switch it detours through before heading for `dst` ([`NO_VIA`]: none): set at its
+    /// first switch by non-minimal routing ([`super::routing::Routes::route`]), cleared there.
+    pub via: u32,
 }
+
+/// A packet on no detour (minimal routing, or past its detour's node).
+pub const NO_VIA: u32 = u32::MAX;
 
 impl Packet {
     /// The kind a loss rule targets.

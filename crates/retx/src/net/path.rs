@@ -76,11 +76,57 @@ pub fn ideal_fct(ports: &[Port], routes: &Routes, src_port: usize, dst: usize, f
 }
 
 /// The longest round trip over the paths, with a hop cost of `hop(port)` on the way out
-/// (propagation both ways included), and the bottleneck rate of that path class.
+/// (propagation both ways included), and the bottleneck rate of that path class. With
+/// non-minimal routing every detour's path counts too (the way back taken as long as the
+/// way out).
 pub fn longest_round_trip(ports: &[Port], routes: &Routes, src_port: usize, dst: usize, hop: &dyn Fn(&Port) -> Time) -> (Time, Rate) {
-    classes(ports, routes, src_port, dst, &|p| p.delay + p.delay + hop(p))
-        .iter()
-        .map(|c| (c.max, c.bottleneck))
-        .max()
-        .expect("a path has a hop")
+    let cost = |p: &Port| p.delay + p.delay + hop(p);
+    let mut all = classes(ports, routes, src_port, dst, &cost);
+    let detours = routes.detours(ports[src_port].peer_node, dst);
+    if !detours.is_empty() {
+        let mut minimal: HashMap<usize, Vec<PathClass>> = HashMap::new();
+        for via in detours {
+            let mut memo: HashMap<usize, Vec<PathClass>> = HashMap::new();
+            all.extend(detour_from_port(ports, routes, src_port, dst, via, &cost, &mut memo, &mut minimal));
+        }
+    }
+    all.iter().map(|c| (c.max, c.bottleneck)).max().expect("a path has a hop")
+}
+
+/// Path classes from port `p` on a detour through `via` (ended where the packet enters its
+/// group, minimal from there on) to host `dst`.
+#[allow(clippy::too_many_arguments)]
+fn detour_from_port(
+    ports: &[Port],
+    routes: &Routes,
+    p: usize,
+    dst: usize,
+    via: u32,
+    hop: &dyn Fn(&Port) -> Time,
+    memo: &mut HashMap<usize, Vec<PathClass>>,
+    minimal: &mut HashMap<usize, Vec<PathClass>>,
+) -> Vec<PathClass> {
+    if let Some(v) = memo.get(&p) {
+        return v.clone();
+    }
+    let port = &ports[p];
+    let cost = hop(port);
+    let next: Vec<PathClass> = match routes.detour_step(port.peer_node, via) {
+        Some(toward) => toward.iter().flat_map(|&n| detour_from_port(ports, routes, n as usize, dst, via, hop, memo, minimal)).collect(),
+        None => routes.candidates(port.peer_node, dst).iter().flat_map(|&n| from_port(ports, routes, n as usize, dst, hop, minimal)).collect(),
+    };
+    let mut out: Vec<PathClass> = Vec::new();
+    for c in next {
+        let b = c.bottleneck.min(port.rate);
+        let (lo, hi) = (c.min + cost, c.max + cost);
+        match out.iter_mut().find(|x| x.bottleneck == b) {
+            Some(x) => {
+                x.min = x.min.min(lo);
+                x.max = x.max.max(hi);
+            }
+            None => out.push(PathClass { bottleneck: b, min: lo, max: hi }),
+        }
+    }
+    memo.insert(p, out.clone());
+    out
 }

@@ -1,7 +1,7 @@
 //! Topologies: named nodes and full-duplex links, built from a scenario's `[topology]`.
 //!
-//! Builders: one switch, a two-tier leaf-spine, and a three-tier Clos ([`Clos`]) of which the
-//! k-ary fat-tree is a case. Node ids follow the HPCC ns-3 files: hosts first (`h0..`), then
+//! Builders: one switch, a two-tier leaf-spine, a three-tier Clos ([`Clos`]) of which the
+//! k-ary fat-tree is a case, and the dragonfly ([`Dragonfly`]). Node ids follow the HPCC ns-3 files: hosts first (`h0..`), then
 //! the switches tier by tier, so a host's id is its index and a flow file written for the same
 //! network names the same hosts.
 
@@ -50,7 +50,14 @@ pub struct LinkSpec {
 pub struct Topology {
     pub nodes: Vec<NodeSpec>,
     pub links: Vec<LinkSpec>,
+    /// Switch groups, if the network has them (a dragonfly's groups): per node, the group of
+    /// a switch, [`NO_GROUP`] for a host. Empty when the network has none. Non-minimal routing
+    /// ([`crate::net::routing::Detour`]) detours through another group.
+    pub groups: Vec<u32>,
 }
+
+/// A node in no switch group (a host, or any node of a network without groups).
+pub const NO_GROUP: u32 = u32::MAX;
 
 impl Topology {
     fn add(&mut self, name: String, kind: NodeKind) -> usize {
@@ -83,8 +90,9 @@ impl Topology {
         self.nodes.iter().enumerate().filter(|(_, n)| n.kind == NodeKind::Host).map(|(i, _)| i)
     }
 
-    /// Entries of the forwarding tables ([`crate::net::routing::Routes`]): nodes x destination
-    /// groups, a group being the switch a single-homed host hangs off, or a host of its own.
+    /// Entries of the forwarding tables ([`crate::net::routing::Routes`]): forwarding nodes x
+    /// destination groups, a group being the switch a single-homed host hangs off, or a host of
+    /// its own; a forwarding node is any node but a single-homed host (which has one way out).
     pub fn routing_entries(&self) -> u64 {
         let mut degree = vec![0u32; self.nodes.len()];
         let mut peer = vec![usize::MAX; self.nodes.len()];
@@ -100,7 +108,8 @@ impl Topology {
             root[if single { peer[h] } else { h }] = true;
         }
         let groups = root.iter().filter(|&&r| r).count() as u64;
-        groups * self.nodes.len() as u64
+        let single_homed = self.hosts().filter(|&h| degree[h] == 1 && self.nodes[peer[h]].kind == NodeKind::Switch).count();
+        groups * (self.nodes.len() - single_homed) as u64
     }
 
     /// Two hosts with no path between them (paths pass through switches only), if any: every
@@ -286,6 +295,136 @@ impl Clos {
             let stripe = agg % app;
             for c in 0..cpa {
                 t.link(agg0 + agg, core0 + stripe * cpa + c, self.agg_core_link, self.agg_core_delay);
+            }
+        }
+        t
+    }
+}
+
+/// A dragonfly (Kim, Dally, Scott and Abts, ISCA 2008): `groups` groups of `a` routers, `p`
+/// hosts on every router, the routers of a group joined all-to-all by local links, and `h`
+/// global links on every router joining the groups all-to-all.
+///
+/// Global links: the *absolute* arrangement (Hastings et al., "Comparing global link
+/// arrangements for dragonfly networks", IEEE Cluster 2015; Camarero, Vallejo and Beivide, ACM
+/// TACO 2014, call the family "consecutive"): a group's `a·h` global ports are numbered router
+/// by router (port k on router k / h), and port k of group i leads to the other groups in
+/// ascending order, round after round: to the (k mod (g − 1))-th group other than i. With the
+/// most groups, g = a·h + 1, every pair of groups is joined by exactly one global link; with
+/// fewer, g − 1 must divide a·h and every pair is joined by a·h / (g − 1) links.
+///
+/// The balanced dragonfly has a = 2p = 2h ([`Dragonfly::balanced`]): h = 2 gives 9 groups and
+/// 72 hosts, h = 4 33 groups and 1,056 hosts, h = 8 129 groups and 16,512 hosts.
+///
+/// Numbering: hosts `h0..` router by router (router r of group i has hosts (i·a + r)·p ..),
+/// then routers `g{i}r{r}` group by group; node ids in that order, hosts first as the other
+/// builders. Links: each host to its router, then the local links group by group (router r to
+/// each r' > r), then the global links, each once, from the lower group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dragonfly {
+    pub p: u32,
+    pub a: u32,
+    pub h: u32,
+    pub groups: u32,
+    pub host_link: Rate,
+    pub local_link: Rate,
+    pub global_link: Rate,
+    pub host_delay: Time,
+    pub local_delay: Time,
+    pub global_delay: Time,
+}
+
+impl Dragonfly {
+    /// The balanced dragonfly of `h` global links per router: a = 2h routers per group, p = h
+    /// hosts per router, a·h + 1 groups.
+    pub fn balanced(h: u32, host_link: Rate, local_link: Rate, global_link: Rate, delay: Time) -> Dragonfly {
+        Dragonfly { p: h, a: 2 * h, h, groups: 2 * h * h + 1, host_link, local_link, global_link, host_delay: delay, local_delay: delay, global_delay: delay }
+    }
+
+    pub fn routers(&self) -> u64 {
+        self.groups as u64 * self.a as u64
+    }
+
+    pub fn hosts(&self) -> u64 {
+        self.routers() * self.p as u64
+    }
+
+    /// Links of every kind: hosts, local (a(a−1)/2 per group), global (g·a·h/2).
+    pub fn links(&self) -> u64 {
+        let (g, a, h) = (self.groups as u64, self.a as u64, self.h as u64);
+        self.hosts() + g * a * a.saturating_sub(1) / 2 + g * a * h / 2
+    }
+
+    /// Ports of a router: p hosts, a − 1 local, h global.
+    pub fn radix(&self) -> u32 {
+        self.p + self.a - 1 + self.h
+    }
+
+    /// Why these counts cannot be wired: (the count at fault, what is allowed).
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        let ports = self.a as u64 * self.h as u64;
+        let most = ports + 1;
+        if self.groups < 2 || self.groups as u64 > most || !ports.is_multiple_of(self.groups as u64 - 1) {
+            let allowed: Vec<String> = (2..=most).filter(|g| ports.is_multiple_of(g - 1)).map(|g| g.to_string()).collect();
+            return Err((
+                "groups",
+                format!(
+                    "{} groups cannot be joined all-to-all by a x h = {ports} global ports per group (groups - 1 must divide a x h; allowed: {})",
+                    self.groups,
+                    allowed.join(", ")
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The node id of router `r` of group `i`.
+    pub fn router(&self, group: u32, r: u32) -> usize {
+        self.hosts() as usize + (group * self.a + r) as usize
+    }
+
+    /// The far end of global port `k` of group `i`: (group, its port back).
+    pub fn global_peer(&self, i: u32, k: u32) -> (u32, u32) {
+        let others = self.groups - 1;
+        let (round, idx) = (k / others, k % others);
+        let j = if idx < i { idx } else { idx + 1 };
+        let back = if i < j { i } else { i - 1 };
+        (j, round * others + back)
+    }
+
+    /// The network, numbered as the type's documentation says. Counts must pass
+    /// [`Dragonfly::validate`].
+    pub fn build(&self) -> Topology {
+        let mut t = Topology::default();
+        let (hosts, routers) = (self.hosts() as usize, self.routers() as usize);
+        t.nodes.reserve(hosts + routers);
+        t.links.reserve(self.links() as usize);
+        for x in 0..hosts {
+            t.add(format!("h{x}"), NodeKind::Host);
+        }
+        for i in 0..self.groups {
+            for r in 0..self.a {
+                t.add(format!("g{i}r{r}"), NodeKind::Switch);
+            }
+        }
+        t.groups = vec![NO_GROUP; hosts];
+        t.groups.extend((0..routers).map(|x| x as u32 / self.a));
+        for x in 0..hosts {
+            t.link(x, hosts + x / self.p as usize, self.host_link, self.host_delay);
+        }
+        for i in 0..self.groups {
+            for r in 0..self.a {
+                for r2 in r + 1..self.a {
+                    t.link(self.router(i, r), self.router(i, r2), self.local_link, self.local_delay);
+                }
+            }
+        }
+        for i in 0..self.groups {
+            for k in 0..self.a * self.h {
+                let (j, back) = self.global_peer(i, k);
+                if i < j {
+                    t.link(self.router(i, k / self.h), self.router(j, back / self.h), self.global_link, self.global_delay);
+                }
             }
         }
         t

@@ -372,7 +372,7 @@ mod tests {
     use crate::transport::segment::{Hole, Segment};
 
     fn packet(seg: Segment, dir: u8) -> Packet {
-        Packet { frame: Frame::Transport, seg, flow: 5, dir, src: 0, dst: 1, size: 0, priority: PRIORITY_DATA as u8, in_port: 0, entropy: 0, int: NO_INT }
+        Packet { frame: Frame::Transport, seg, flow: 5, dir, src: 0, dst: 1, size: 0, priority: PRIORITY_DATA as u8, in_port: 0, entropy: 0, int: NO_INT, via: crate::net::packet::NO_VIA }
     }
 
     fn ctx() -> Context {

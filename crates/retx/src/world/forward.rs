@@ -5,7 +5,7 @@
 use super::{Event, Simulation, PFC_FRAME_BYTES};
 use crate::net::admission::{self, returnable, Verdict};
 use crate::net::int::NO_INT;
-use crate::net::packet::{Frame, Packet, PRIORITY_CONTROL};
+use crate::net::packet::{Frame, Packet, NO_VIA, PRIORITY_CONTROL};
 use crate::observe::{DropCause, Observer};
 use crate::transport::int::IntHop;
 use crate::transport::segment::{Ecn, SegKind, Segment};
@@ -74,6 +74,7 @@ impl<O: Observer> Simulation<O> {
                 in_port: p as u32,
                 entropy: 0,
                 int: NO_INT,
+                via: NO_VIA,
             };
             self.created();
             self.put_on_wire(p, pkt);
@@ -229,13 +230,15 @@ impl<O: Observer> Simulation<O> {
     }
 
     #[inline(always)]
-    fn switch_receive(&mut self, node: usize, in_port: usize, pkt: Packet) {
+    fn switch_receive(&mut self, node: usize, in_port: usize, mut pkt: Packet) {
         let (_, router) = self.switches[node].as_mut().expect("a switch node");
-        let candidates = self.routes.candidates(node, pkt.dst as usize);
-        if candidates.is_empty() {
+        // Routing decides where it goes, and whether a first switch sends it on a detour
+        // (non-minimal routing: `pkt.via`), weighing this switch's queues.
+        let first = self.is_host[self.ports[in_port].peer_node];
+        let ports = &self.ports;
+        let Some(out) = self.routes.next_port(node, &mut pkt.via, pkt.dst as usize, first, pkt.entropy, router, self.now, &|p| ports[p as usize].held_bytes) else {
             return self.drop_packet(in_port, &pkt, DropCause::Unroutable);
-        }
-        let out = router.pick(candidates, pkt.entropy, self.now);
+        };
         self.switch_enqueue(node, out, Some(in_port), pkt);
     }
 
@@ -329,6 +332,7 @@ impl<O: Observer> Simulation<O> {
             in_port: p as u32,
             entropy: 0,
             int: NO_INT,
+            via: NO_VIA,
         };
         self.created();
         self.c.background_sent += 1;

@@ -252,6 +252,7 @@ impl<O: Observer> Simulation<O> {
             in_port: 0,
             entropy,
             int,
+            via: crate::net::packet::NO_VIA,
         }
     }
 

@@ -17,7 +17,7 @@ use crate::net::loss::{KindMask, LossRule, PortLoss};
 use crate::net::path;
 use crate::net::pfc_watch::{PfcWatch, PortGraph, WatchParams};
 use crate::net::port::{Discipline, Port, ShaperSpec};
-use crate::net::routing::{Policy, Router, Routes};
+use crate::net::routing::{Paths, Policy, Router, Routes};
 use crate::net::switch::{Pfc, Switch, SwitchParams};
 use crate::net::topology::{NodeKind, Topology};
 use crate::nic::{ClockPlan, Nic, QpCache};
@@ -68,6 +68,8 @@ pub struct Parts {
     /// A shaped queue on every switch port (ExpressPass's credit queue), if any.
     pub shaped: Option<ShaperSpec>,
     pub routing: Policy,
+    /// Minimal paths, or detours through the topology's switch groups (Valiant, UGAL).
+    pub paths: Paths,
     pub entropy: SourceEntropy,
     /// Loss rules, applied to every port they target, in order.
     pub loss: Vec<LossRule>,
@@ -346,7 +348,7 @@ impl<O: Observer> Simulation<O> {
             }
         }
         let peer_node: Vec<usize> = ports.iter().map(|p| p.peer_node).collect();
-        let routes = Routes::build(&node_ports, &peer_node, &is_host);
+        let routes = Routes::build(&node_ports, &peer_node, &is_host, &topo.groups).detouring(p.paths, &topo.groups, &peer_node);
         let mut nic_of = vec![u32::MAX; n];
         let mut nics = Vec::new();
         for node in 0..n {

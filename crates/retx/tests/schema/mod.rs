@@ -305,7 +305,7 @@ pub fn names_related_field(changed: &str, error: &ScenarioError) -> bool {
     error.field == changed
         || error_section == changed_section
         || (changed == "duration" && ["workload", "output", "background"].contains(&error_section.as_str()))
-        || (changed_section == "topology" && ["workload", "output", "background", "loss", "switch"].contains(&error_section.as_str()))
+        || (changed_section == "topology" && ["workload", "output", "background", "loss", "switch", "routing"].contains(&error_section.as_str()))
 }
 
 /// An error is one line, non-empty.
@@ -386,8 +386,25 @@ pub const BASES: &[(&str, &[&str])] = &[
     (STRIDE, &["recovery.stride", "cc.stride", "nic"]),
     (FAT_TREE, &["topology"]),
     (CLOS, &["topology"]),
+    (DRAGONFLY, &["topology", "routing"]),
     (COLLECTIVE, &["workload"]),
 ];
+
+/// The smallest dragonfly (h = 1: 3 groups of 2 routers, 6 hosts) with UGAL over spraying: every
+/// dragonfly field and `routing.paths` have a value to vary.
+const DRAGONFLY: &str = r#"
+name = "bounds"
+duration = "100us"
+[topology]
+kind = "dragonfly"
+h = 1
+[routing]
+policy = "spray-random"
+paths = "ugal"
+[workload]
+kind = "flow-list"
+flows = [{ src = "h0", dst = "h5", size = "10KB" }]
+"#;
 
 /// A strided ring all-reduce, twice with a gap: every collective field has a value to vary.
 const COLLECTIVE: &str = r#"
