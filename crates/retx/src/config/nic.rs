@@ -53,7 +53,6 @@ pub struct NicCfg {
     /// a switch's ACL turns it into the colour its `[[switch.wred]]` rules read) or "ecn"
     /// (Aeolus §4.1 for switches with only RED/ECN: coloured packets leave Not-ECT, the rest
     /// ECT(0); pair with `[switch.ecn] drop_not_ect = true`).
-    #[serde(skip_serializing_if = "ColourCodepoint::is_dscp")]
     pub colour_codepoint: ColourCodepoint,
 }
 
@@ -66,11 +65,6 @@ pub enum ColourCodepoint {
     Ecn,
 }
 
-impl ColourCodepoint {
-    fn is_dscp(&self) -> bool {
-        *self == ColourCodepoint::Dscp
-    }
-}
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
