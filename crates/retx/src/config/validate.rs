@@ -52,6 +52,10 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
     s.recovery.check()?;
     s.cc.check()?;
     s.transport.check()?;
+    if s.transport.recovery == super::RecoveryKind::Xpass {
+        // One data packet per credit: it must fit the frame a credit pays for.
+        s.recovery.xpass.check_mtu(s.nic.mtu).map_err(|e| e.within("recovery.xpass"))?;
+    }
     s.routing.check().map_err(|e| e.within("routing"))?;
     for (i, l) in s.loss.iter().enumerate() {
         loss_rule(&topo, l, i)?;

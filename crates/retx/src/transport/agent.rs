@@ -68,6 +68,8 @@ pub enum SchemeAgent {
     Ndp(super::ndp::NdpPacer),
     /// Homa's receiver-side SRPT grant scheduler.
     Homa(super::homa::HomaScheduler),
+    /// ExpressPass's host-wide credit pacer.
+    Xpass(super::xpass::XpassPacer),
     /// The test-only receiver-driven scheme's grant pacer ([`super::pull`]).
     #[cfg(test)]
     Pull(super::pull::PullPacer),
@@ -86,6 +88,7 @@ macro_rules! each_agent {
             SchemeAgent::None($a) => $e,
             SchemeAgent::Ndp($a) => $e,
             SchemeAgent::Homa($a) => $e,
+            SchemeAgent::Xpass($a) => $e,
             #[cfg(test)]
             SchemeAgent::Pull($a) => $e,
         }
@@ -271,6 +274,10 @@ impl NicAgent {
         let nics: Vec<&NicAgent> = nics.collect();
         let mut report = melo::MeloPools::report(nics.iter().map(|n| &n.melo));
         report.extend(stride::StrideDram::report(nics.iter().map(|n| &n.stride)));
+        report.extend(super::xpass::report(nics.iter().filter_map(|n| match &n.scheme {
+            SchemeAgent::Xpass(p) => Some(p),
+            _ => None,
+        })));
         report
     }
 }

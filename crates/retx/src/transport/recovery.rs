@@ -45,6 +45,11 @@ pub trait SendRecovery {
     fn mark(&self, _index: u64, _retransmit: bool) -> Option<(u8, u8)> {
         None
     }
+    /// What data packet `index`, just chosen by `next`, carries beyond the common header (its
+    /// `Ext`, the time it echoes): nothing by default. ExpressPass's data names the credit it
+    /// spends and echoes that credit's send time.
+    #[inline]
+    fn stamp(&self, _seg: &mut Segment) {}
     /// A notification from the receiver (ACK, NAK, NACK, RACK, or a connection packet);
     /// returns whether it reported a loss.
     fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, nic: &mut NicCall<'_>) -> bool;
