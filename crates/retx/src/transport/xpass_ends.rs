@@ -197,9 +197,20 @@ impl XpassSender {
         None
     }
 
-    /// Nothing left to send while credits flow: stop them.
-    fn maybe_stop(&mut self) {
-        if self.state == Credits::Requested && self.snd_nxt >= self.unscheduled && !self.has_work() {
+    /// Nothing left to send while credits flow: the credits held are wasted, and a stop goes.
+    fn maybe_stop(&mut self, nic: &mut NicCall<'_>) {
+        if self.snd_nxt < self.unscheduled || self.has_work() {
+            return;
+        }
+        let n = self.credits.len() as u64;
+        if n > 0 {
+            self.credits.clear();
+            self.credits_wasted += n;
+            if let Some(p) = pacer(nic) {
+                p.credits_wasted += n;
+            }
+        }
+        if self.state == Credits::Requested {
             self.state = Credits::StopDue;
         }
     }
@@ -246,17 +257,11 @@ impl SendRecovery for XpassSender {
                 self.credits.pop_front();
                 (self.spent, self.colour) = ((seq, sent), 0);
                 self.credits_used += 1;
-                self.maybe_stop();
+                self.maybe_stop(nic);
                 Some(p)
             }
             None => {
-                let n = self.credits.len() as u64;
-                self.credits.clear();
-                self.credits_wasted += n;
-                if let Some(p) = pacer(nic) {
-                    p.credits_wasted += n;
-                }
-                self.maybe_stop();
+                self.maybe_stop(nic);
                 None
             }
         }
@@ -334,7 +339,7 @@ impl SendRecovery for XpassSender {
                         self.detect(i);
                     }
                 }
-                self.maybe_stop();
+                self.maybe_stop(nic);
             }
             _ => {}
         }
