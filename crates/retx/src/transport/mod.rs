@@ -2,6 +2,7 @@
 //! carries `now`; outputs are pulled (`poll_transmit`, `poll_timeout`). The simulator, unit
 //! tests and a future real-UDP harness drive the same code.
 
+pub mod aeolus;
 pub mod agent;
 pub mod cc;
 pub mod congestion;

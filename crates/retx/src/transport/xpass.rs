@@ -2,7 +2,8 @@
 //! Datacenters", SIGCOMM 2017) as its authors' ns-2 code models it (kaist-ina/ns2-xpass
 //! `xpass/xpass.cc`, `xpass/xpass.h`, `queue/xpass-drop-tail.cc`, `tcl/lib/ns-default.tcl`
 //! and the large-scale script `scripts/large-scale-fattree.tcl`; learnt from, not copied), with
-//! Aeolus (Hu et al., SIGCOMM 2020, §3.3; the project's seed `002`) as an option. This file
+//! Aeolus (Hu et al., SIGCOMM 2020, §3.3; the project's seed `002`; its unscheduled-packet
+//! state is shared with Homa in [`super::aeolus`]) as an option. This file
 //! holds the parameters, what the packets carry, the credit feedback controller and the
 //! host-wide credit pacer; the two ends of a flow are in [`super::xpass_ends`].
 //!

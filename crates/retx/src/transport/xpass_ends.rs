@@ -25,6 +25,7 @@
 //!   unacknowledged (each unscheduled packet resent once this way). The first credit ends
 //!   the unscheduled phase: what is left of the first BDP goes on credits.
 
+use super::aeolus::{Probe, Unscheduled, UnscheduledPackets, PROBE_BYTES};
 use super::agent::NicCall;
 use super::irn::Window;
 use super::psn::{PsnReader, PsnSpace};
@@ -35,25 +36,6 @@ use super::xpass::{info, pacer, XpassInfo, XpassKind, XpassParams, ACK_BYTES, RE
 use super::{FlowSpec, PRIORITY_CONTROL};
 use crate::sim::units::{Rate, Time};
 use std::collections::VecDeque;
-
-/// An unscheduled packet's state under Aeolus.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Unscheduled {
-    Unsent,
-    /// Sent once before any credit, not known lost.
-    Sent,
-    /// Its loss detected (a later one SACKed, or the probe ACKed): resent first.
-    Lost,
-    /// Resent on a credit (or queued by the timeout).
-    Resent,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Probe {
-    NotYet,
-    Due,
-    Sent,
-}
 
 /// Where the sender stands with the receiver's credits (ns-2 `credit_recv_state_`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -84,7 +66,7 @@ pub struct XpassSender {
     /// The credit (sequence number, send time) and colour of the packet `next` chose.
     spent: (u32, Time),
     colour: u8,
-    states: Vec<Unscheduled>,
+    states: UnscheduledPackets,
     probe: Probe,
     state: Credits,
     /// Packets the timeout queued for resending.
@@ -123,7 +105,7 @@ impl XpassSender {
             credits: VecDeque::new(),
             spent: (0, Time::ZERO),
             colour: 0,
-            states: vec![Unscheduled::Unsent; unscheduled as usize],
+            states: UnscheduledPackets::new(unscheduled),
             probe: Probe::NotYet,
             state: Credits::RequestDue,
             resend: VecDeque::new(),
@@ -144,22 +126,19 @@ impl XpassSender {
     }
 
     fn state(&self, i: u64) -> Option<Unscheduled> {
-        self.states.get(i as usize).copied()
+        self.states.get(i)
     }
 
     /// The first unscheduled packet in `state` still unacknowledged.
     fn first(&self, state: Unscheduled) -> Option<u64> {
-        (0..self.unscheduled).find(|&i| self.states[i as usize] == state && !self.acked(i))
+        let (una, nxt, acked) = (self.snd_una, self.snd_nxt, &self.acked);
+        self.states.first(state, |i| i < una || (i < nxt && acked.get(i)))
     }
 
     /// Marks lost every unscheduled packet below `end` sent once and unacknowledged.
     fn detect(&mut self, end: u64) {
-        for i in 0..end.min(self.unscheduled) {
-            if self.states[i as usize] == Unscheduled::Sent && !self.acked(i) {
-                self.states[i as usize] = Unscheduled::Lost;
-                self.losses_detected += 1;
-            }
-        }
+        let (una, nxt, acked) = (self.snd_una, self.snd_nxt, &self.acked);
+        self.losses_detected += self.states.detect(end, |i| i < una || (i < nxt && acked.get(i)));
     }
 
     /// Whether a credit would find something to send.
@@ -184,14 +163,14 @@ impl XpassSender {
             }
         }
         if let Some(i) = self.first(Unscheduled::Lost) {
-            self.states[i as usize] = Unscheduled::Resent;
+            self.states.set(i, Unscheduled::Resent);
             return Some((i, true));
         }
         if self.snd_nxt < self.npkts {
             return Some((self.new_packet(), false));
         }
         if let Some(i) = self.first(Unscheduled::Sent) {
-            self.states[i as usize] = Unscheduled::Resent;
+            self.states.set(i, Unscheduled::Resent);
             return Some((i, true));
         }
         None
@@ -244,7 +223,7 @@ impl SendRecovery for XpassSender {
         if self.snd_nxt < self.unscheduled {
             // Aeolus's first RTT: unscheduled, at line rate, coloured.
             let i = self.new_packet();
-            self.states[i as usize] = Unscheduled::Sent;
+            self.states.set(i, Unscheduled::Sent);
             (self.spent, self.colour) = ((0, Time::ZERO), self.aeolus.unwrap_or(0));
             if self.snd_nxt == self.unscheduled {
                 self.end_unscheduled();
@@ -278,7 +257,7 @@ impl SendRecovery for XpassSender {
             // Aeolus's probe: header only, right after the last unscheduled packet, on the
             // data priority, never coloured.
             self.probe = Probe::Sent;
-            (XpassKind::Probe, 0, psn.wire(self.unscheduled - 1), ACK_BYTES)
+            (XpassKind::Probe, 0, psn.wire(self.unscheduled - 1), PROBE_BYTES)
         } else if self.state == Credits::RequestDue && !self.is_done() {
             self.state = Credits::Requested;
             self.requests_sent += 1;
@@ -357,9 +336,7 @@ impl SendRecovery for XpassSender {
         for i in self.snd_una..self.snd_nxt {
             if !self.acked(i) {
                 self.resend.push_back(i);
-                if let Some(s) = self.states.get_mut(i as usize) {
-                    *s = Unscheduled::Resent;
-                }
+                self.states.set(i, Unscheduled::Resent);
             }
         }
         // The unscheduled phase is over: what is left goes on credits.
@@ -372,7 +349,7 @@ impl SendRecovery for XpassSender {
     }
     fn release(&mut self) {
         self.acked.release();
-        self.states = Vec::new();
+        self.states.release();
         self.unscheduled = 0;
         self.resend = VecDeque::new();
         self.credits = VecDeque::new();
