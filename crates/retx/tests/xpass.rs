@@ -297,6 +297,12 @@ fn one_data_packet_per_credit_and_none_before_the_first_without_aeolus() {
     // were wasted.
     assert_eq!(data, figure(&out, "xpass_credits_received") - figure(&out, "xpass_credits_wasted"));
     assert_eq!(seen.dropped.len(), 0);
+    // Seven receivers' worth of credits leave one host: its credit queue (8 credits, at the
+    // maximum credit rate) drops the excess, the receivers measure it as credit loss from the
+    // numbers the data echoes, and cut their rates.
+    assert!(figure(&out, "xpass_credits_dropped_at_host") > 0);
+    assert!(figure(&out, "xpass_credits_lost") >= figure(&out, "xpass_credits_dropped_at_host") - 8 * 7);
+    assert!(figure(&out, "xpass_rate_decreases") > 0);
     // First-RTT waste: no flow's data arrives before a credit reached its sender.
     for f in 0..7u32 {
         assert!(first_data[&f] > first_credit[&f], "flow {f}");
@@ -572,6 +578,7 @@ fn bad_xpass_settings_are_refused_naming_the_field() {
         ("[recovery.xpass]\nrto = \"0s\"", "recovery.xpass.rto"),
         ("[recovery.xpass]\naeolus_colour = 3", "recovery.xpass.aeolus_colour"),
         ("[recovery.xpass]\ncredits = 3", "credits"),
+        ("[recovery.xpass]\ncredit_priority = 1", "recovery.xpass.credit_priority"),
     ] {
         let Err(e) = retx::run_toml(&incast("10KB", extra)) else { panic!("{extra}: accepted") };
         let e = e.to_string();
