@@ -478,19 +478,29 @@ fn the_timeout_resends_what_is_unacknowledged_on_credits_and_asks_again() {
     assert_eq!(drain(&mut tx, &mut nic), vec![(0, false, 0), (1, false, 0), (2, false, 0)]);
     let stop = tx.poll_connection(Time::from_us(10), space).unwrap();
     assert!(matches!(stop.ext, Ext::Xpass(XpassInfo { kind: XpassKind::Stop, .. })));
-    // 1 is ACKed alone; 0 and 2 are lost.
+    // 1 is ACKed alone; 0 and 2 are lost. The timer runs from when 0, the oldest outstanding
+    // packet, left (drain sends at 2 ns).
     tx.on_feedback(Time::from_us(20), &ack(0, 1, XpassKind::Ack), at, &mut nic.call(0));
-    assert_eq!(tx.poll_timeout(), Some(Time::from_us(120)));
-    assert!(!tx.handle_timeout(Time::from_us(119), &mut nic.call(0)));
-    assert!(tx.handle_timeout(Time::from_us(120), &mut nic.call(0)));
-    // Credits stopped: a new request, then each resend on a credit.
-    let req = tx.poll_connection(Time::from_us(120), space).unwrap();
+    let due = Time::from_ns(2) + Time::from_us(100);
+    assert_eq!(tx.poll_timeout(), Some(due));
+    assert!(!tx.handle_timeout(due - Time(1), &mut nic.call(0)));
+    assert!(tx.handle_timeout(due, &mut nic.call(0)));
+    // Credits stopped: a new request, then the resend on a credit: 0, the hole below the
+    // packet SACKed; 2, above it, may still be on its way.
+    let req = tx.poll_connection(due, space).unwrap();
     assert!(matches!(req.ext, Ext::Xpass(XpassInfo { kind: XpassKind::Request, count: 3, .. })));
     assert!(drain(&mut tx, &mut nic).is_empty());
     tx.on_feedback(Time::from_us(130), &credit(4), at, &mut nic.call(0));
     tx.on_feedback(Time::from_us(130), &credit(5), at, &mut nic.call(0));
-    assert_eq!(drain(&mut tx, &mut nic), vec![(0, true, 0), (2, true, 0)]);
-    tx.on_feedback(Time::from_us(140), &ack(3, 2, XpassKind::Ack), at, &mut nic.call(0));
+    assert_eq!(drain(&mut tx, &mut nic), vec![(0, true, 0)]);
+    // 0 arrives: snd_una moves to 2 and the timer runs from there; 2 waits rto more.
+    tx.on_feedback(Time::from_us(140), &ack(2, 0, XpassKind::Ack), at, &mut nic.call(0));
+    assert_eq!(tx.poll_timeout(), Some(Time::from_us(240)));
+    assert!(tx.handle_timeout(Time::from_us(240), &mut nic.call(0)));
+    tx.poll_connection(Time::from_us(240), space);
+    tx.on_feedback(Time::from_us(250), &credit(6), at, &mut nic.call(0));
+    assert_eq!(drain(&mut tx, &mut nic), vec![(2, true, 0)]);
+    tx.on_feedback(Time::from_us(260), &ack(3, 2, XpassKind::Ack), at, &mut nic.call(0));
     assert!(tx.is_done());
 }
 

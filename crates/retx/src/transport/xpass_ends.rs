@@ -10,10 +10,12 @@
 //! - Loss recovery. ns-2 ExpressPass has no ACKs: its receiver NACKs the first gap in the
 //!   byte stream and its sender goes back to it (`recv_nack`: `t_seqno_ = ackno`), with a
 //!   receiver timer repeating the NACK. retx's flows complete at the sender, so the receiver
-//!   ACKs every packet, and recovery is a sender timeout: `rto` without any ACK queues every
-//!   packet not acknowledged for resending, each on a credit as new data would go, and asks
+//!   ACKs every packet, and recovery is a sender timeout: when the oldest outstanding packet
+//!   has waited `rto` (snd_una has not moved), it and the holes below the highest packet
+//!   SACKed are queued for resending, each on a credit ahead of new data, and the sender asks
 //!   for credits again if they stopped (ns-2 `handle_sender_retransmit` re-sends the request
-//!   the same way). A late request to a receiver that has everything draws an ACK.
+//!   the same way); with nothing outstanding, `rto` without an ACK or credit asks again too.
+//!   A late request to a receiver that has everything draws an ACK.
 //! - Aeolus (`aeolus = true`): the first `unscheduled_bytes` (default one BDP) go at line rate
 //!   before any credit, coloured `aeolus_colour` (switches drop them selectively above the
 //!   colour's WRED threshold); credits, credited data, requests, stops, ACKs and the probe are
@@ -72,8 +74,14 @@ pub struct XpassSender {
     /// Packets the timeout queued for resending.
     resend: VecDeque<u64>,
     rto: Time,
-    /// The last ACK (or the request, or the timeout): the timer runs from here.
+    /// The last ACK (or the request, or the timeout): with nothing outstanding, the timer runs
+    /// from here (to ask for credits again).
     last_progress: Time,
+    /// When snd_una last moved (or a packet left with nothing outstanding, or the timer
+    /// fired): with packets outstanding, the timer runs from here.
+    una_since: Time,
+    /// One past the highest packet SACKed (0: none).
+    sacked_end: u64,
     last_credit: Time,
     started: bool,
     pub credits_used: u64,
@@ -111,6 +119,8 @@ impl XpassSender {
             resend: VecDeque::new(),
             rto: p.rto.0,
             last_progress: Time::ZERO,
+            una_since: Time::ZERO,
+            sacked_end: 0,
             last_credit: Time::ZERO,
             started: false,
             credits_used: 0,
@@ -219,7 +229,11 @@ impl SendRecovery for XpassSender {
     fn is_done(&self) -> bool {
         self.snd_una >= self.npkts
     }
-    fn next(&mut self, _now: Time, _rate: Rate, nic: &mut NicCall<'_>) -> Option<(u64, bool)> {
+    fn next(&mut self, now: Time, _rate: Rate, nic: &mut NicCall<'_>) -> Option<(u64, bool)> {
+        if self.snd_una == self.snd_nxt {
+            // Whatever goes now is the oldest outstanding packet: the timer runs from here.
+            self.una_since = now;
+        }
         if self.snd_nxt < self.unscheduled {
             // Aeolus's first RTT: unscheduled, at line rate, coloured.
             let i = self.new_packet();
@@ -303,7 +317,7 @@ impl SendRecovery for XpassSender {
                     for i in self.snd_una..cum {
                         self.acked.clear(i);
                     }
-                    self.snd_una = cum;
+                    (self.snd_una, self.una_since) = (cum, now);
                 }
                 if x.kind == XpassKind::ProbeAck {
                     // Every unscheduled packet still unacknowledged was lost.
@@ -313,6 +327,7 @@ impl SendRecovery for XpassSender {
                     if i >= self.snd_una {
                         self.acked.set(i);
                     }
+                    self.sacked_end = self.sacked_end.max(i + 1);
                     if first_ack {
                         // Unscheduled packets leave in order: a gap below one SACKed is a loss.
                         self.detect(i);
@@ -325,15 +340,19 @@ impl SendRecovery for XpassSender {
         false
     }
     fn poll_timeout(&self) -> Option<Time> {
-        (self.started && !self.is_done()).then(|| self.last_progress + self.rto)
+        let from = if self.snd_nxt > self.snd_una { self.una_since } else { self.last_progress };
+        (self.started && !self.is_done()).then(|| from + self.rto)
     }
     fn handle_timeout(&mut self, now: Time, _nic: &mut NicCall<'_>) -> bool {
         if self.poll_timeout().is_none_or(|t| now < t) {
             return false;
         }
-        self.last_progress = now;
+        (self.last_progress, self.una_since) = (now, now);
         self.resend.clear();
-        for i in self.snd_una..self.snd_nxt {
+        // The oldest outstanding packet and the holes below the highest one SACKed are
+        // presumed lost; packets above it may still be on their way (the next round gets them).
+        let end = self.sacked_end.max(self.snd_una + 1).min(self.snd_nxt);
+        for i in self.snd_una..end {
             if !self.acked(i) {
                 self.resend.push_back(i);
                 self.states.set(i, Unscheduled::Resent);
