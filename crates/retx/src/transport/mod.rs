@@ -290,7 +290,7 @@ impl Template {
         match &self.recovery {
             RecoveryParams::Ndp(p) => agent::SchemeAgent::Ndp(ndp::NdpPacer::new(p, link, mtu)),
             RecoveryParams::Homa(p) => agent::SchemeAgent::Homa(homa::HomaScheduler::new(p)),
-            RecoveryParams::Xpass(p) => agent::SchemeAgent::Xpass(xpass::XpassPacer::new(p, link)),
+            RecoveryParams::Xpass(p) => agent::SchemeAgent::Xpass(Box::new(xpass::XpassPacer::new(p, link))),
             #[cfg(test)]
             RecoveryParams::Pull(p) => agent::SchemeAgent::Pull(pull::PullPacer::new(p)),
             _ => agent::SchemeAgent::default(),
@@ -335,7 +335,7 @@ impl Template {
             ),
             RecoveryParams::Ndp(p) => (sender::TxRecovery::Ndp(ndp::NdpSender::new(p, n, spec.key)), receiver::RxRecovery::Ndp(ndp::NdpReceiver::new(n))),
             RecoveryParams::Homa(p) => (sender::TxRecovery::Homa(homa::HomaSender::new(p, &spec)), receiver::RxRecovery::Homa(homa::HomaReceiver::new(p, &spec))),
-            RecoveryParams::Xpass(p) => (sender::TxRecovery::Xpass(xpass_ends::XpassSender::new(p, &spec, bdp_packets)), receiver::RxRecovery::Xpass(xpass_ends::XpassReceiver::new(n))),
+            RecoveryParams::Xpass(p) => (sender::TxRecovery::Xpass(Box::new(xpass_ends::XpassSender::new(p, &spec, bdp_packets))), receiver::RxRecovery::Xpass(xpass_ends::XpassReceiver::new(n))),
             #[cfg(test)]
             RecoveryParams::Pull(p) => (sender::TxRecovery::Pull(pull::PullSender::new(p, n)), receiver::RxRecovery::Pull(pull::PullReceiver::new(p, n))),
             #[cfg(test)]

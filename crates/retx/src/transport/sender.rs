@@ -28,7 +28,8 @@ pub enum TxRecovery {
     Stride(StrideSender),
     Ndp(super::ndp::NdpSender),
     Homa(super::homa::HomaSender),
-    Xpass(super::xpass_ends::XpassSender),
+    /// Boxed: its state is the largest.
+    Xpass(Box<super::xpass_ends::XpassSender>),
     #[cfg(test)]
     Pull(super::pull::PullSender),
     #[cfg(test)]
