@@ -551,7 +551,7 @@ fn the_feedback_controller_cuts_to_the_delivered_rate_on_loss_and_grows_w_after_
     let mut t = now + Time::from_us(40);
     for k in 0..200u32 {
         c.on_data(31 + k, &mut next);
-        t = t + Time::from_us(20);
+        t += Time::from_us(20);
         c.feedback(t, rtt);
     }
     assert_eq!(c.w, 0.5);
@@ -560,7 +560,7 @@ fn the_feedback_controller_cuts_to_the_delivered_rate_on_loss_and_grows_w_after_
     for _ in 0..10 {
         let seq = next + 5;
         c.on_data(seq, &mut next);
-        t = t + Time::from_us(20);
+        t += Time::from_us(20);
         c.feedback(t, rtt);
     }
     assert_eq!(c.w, 0.01);

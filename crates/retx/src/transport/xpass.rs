@@ -380,7 +380,7 @@ impl XpassPacer {
         if i >= self.flows.len() {
             self.flows.resize(i + 1, None);
         }
-        let share = self.p.initial_rate * (count.min(FULL_START_PACKETS).max(1) as f64 / FULL_START_PACKETS as f64);
+        let share = self.p.initial_rate * (count.clamp(1, FULL_START_PACKETS) as f64 / FULL_START_PACKETS as f64);
         let control = CreditControl::new(&self.p, self.max_rate, share, now);
         let f = self.flows[i].get_or_insert(Crediting {
             active: false,
