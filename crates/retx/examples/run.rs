@@ -47,4 +47,12 @@ fn main() {
         c.bad_deliveries,
         secs
     );
+    let fcts: Vec<f64> = out.flows.iter().filter_map(|f| f.fct()).map(|t| t.as_us_f64()).collect();
+    if !fcts.is_empty() {
+        let timeouts: u64 = out.flows.iter().map(|f| f.timeouts).sum();
+        println!("mean fct {:.1} us over {} flows, timeouts {}", fcts.iter().sum::<f64>() / fcts.len() as f64, fcts.len(), timeouts);
+    }
+    for (name, v) in out.scheme_report.iter().filter(|(n, _)| n.starts_with("xpass_")) {
+        println!("{name} {v}");
+    }
 }

@@ -111,6 +111,7 @@ pub fn build_with_observer<O: Observer>(mut s: Scenario, obs: O) -> Result<Simul
                 None => ShapedRate::Share(x.share.unwrap_or(super::EXPRESSPASS_CREDIT_SHARE)),
             },
             buffer: x.buffer,
+            burst: x.burst,
         }),
         routing,
         paths: match s.routing.paths {

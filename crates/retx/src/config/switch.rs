@@ -160,6 +160,15 @@ pub struct ShapedCfg {
     /// few credits as in ExpressPass.
     #[serde(default = "eight")]
     pub buffer: u32,
+    /// Packets the shaper lets go back to back after an idle spell (its token bucket's depth).
+    /// Default 1: no burst. ExpressPass's large-scale ns-2 script gives 2 (`maxCreditBurst`
+    /// 84 x 2 B of tokens).
+    #[serde(default = "one")]
+    pub burst: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 fn eight() -> u32 {
@@ -473,6 +482,7 @@ impl ShapedCfg {
         }
         range_u32("switch.shaped.queue", self.queue, 1, queues - 1)?;
         range_u32("switch.shaped.buffer", self.buffer, 1, 1 << 16)?;
+        range_u32("switch.shaped.burst", self.burst, 1, 1 << 16)?;
         match (self.share, self.rate) {
             (Some(_), Some(_)) => Err(err("switch.shaped.rate", "give share (a fraction of the link rate) or rate, not both")),
             (Some(f), None) if !(f > 0.0 && f <= 1.0) => Err(err("switch.shaped.share", format!("{f} is out of range (allowed above 0, up to 1)"))),

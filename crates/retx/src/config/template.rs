@@ -17,6 +17,7 @@ pub fn transport(s: &Scenario) -> Template {
         RecoveryKind::Stride => RecoveryParams::Stride(r.stride),
         RecoveryKind::Ndp => RecoveryParams::Ndp(r.ndp),
         RecoveryKind::Homa => RecoveryParams::Homa(r.homa.clone()),
+        RecoveryKind::Xpass => RecoveryParams::Xpass(r.xpass),
         #[cfg(test)]
         RecoveryKind::Pull => RecoveryParams::Pull(Default::default()),
         #[cfg(test)]

@@ -29,6 +29,10 @@ pub enum RecoveryKind {
     /// priorities from size cutoffs, a timeout), with Aeolus's selective-drop loss recovery as
     /// an option (`[recovery.homa] aeolus = true`).
     Homa,
+    /// ExpressPass as its authors' ns-2 code models it: credits paced by the receiver's host
+    /// at a feedback-controlled rate, one data packet per credit, credit stop; Aeolus as an
+    /// option (`[recovery.xpass] aeolus = true`).
+    Xpass,
     /// The test-only receiver-driven scheme (`transport/pull.rs`).
     #[cfg(test)]
     Pull,
@@ -87,6 +91,7 @@ pub struct RecoveryCfg {
     pub stride: crate::transport::stride::StrideParams,
     pub ndp: crate::transport::ndp::NdpParams,
     pub homa: crate::transport::homa::HomaParams,
+    pub xpass: crate::transport::xpass::XpassParams,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -114,7 +119,8 @@ impl RecoveryCfg {
         self.tcp.check().map_err(|e| e.within("recovery.tcp"))?;
         self.stride.check().map_err(|e| e.within("recovery.stride"))?;
         self.ndp.check().map_err(|e| e.within("recovery.ndp"))?;
-        self.homa.check().map_err(|e| e.within("recovery.homa"))
+        self.homa.check().map_err(|e| e.within("recovery.homa"))?;
+        self.xpass.check().map_err(|e| e.within("recovery.xpass"))
     }
 }
 

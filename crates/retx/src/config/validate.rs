@@ -52,6 +52,14 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
     s.recovery.check()?;
     s.cc.check()?;
     s.transport.check()?;
+    if s.transport.recovery == super::RecoveryKind::Xpass {
+        // One data packet per credit: it must fit the frame a credit pays for.
+        s.recovery.xpass.check_mtu(s.nic.mtu).map_err(|e| e.within("recovery.xpass"))?;
+        // Credits find the switches' credit queue by their priority.
+        if let Some(q) = s.switch.shaped.as_ref().map(|x| x.queue).filter(|&q| q != s.recovery.xpass.credit_priority as u32) {
+            return Err(ScenarioError::new("recovery.xpass.credit_priority", format!("{} is not the switches' shaped (credit) queue, switch.shaped.queue = {q}: give them the same number", s.recovery.xpass.credit_priority)));
+        }
+    }
     s.routing.check().map_err(|e| e.within("routing"))?;
     s.routing.check_paths(&topo).map_err(|e| e.within("routing"))?;
     for (i, l) in s.loss.iter().enumerate() {

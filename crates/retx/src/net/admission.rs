@@ -316,7 +316,7 @@ mod tests {
         assert_eq!(s.admission(&p, &pkt(7, 100), &out, Some(&ingress)), Verdict::Enqueue { queue: 2, lossless: true });
         assert_eq!(s.admission(&p, &pkt(0, 100), &out, Some(&ingress)), Verdict::Enqueue { queue: 0, lossless: false }, "control is never paused");
         assert_eq!(s.admission(&p, &pkt(1, 100), &out, None), Verdict::Enqueue { queue: 1, lossless: false }, "born here: no ingress");
-        out.shaper = Some(crate::net::port::Shaper { queue: 2, rate: Rate::mbps(500), buffer: 1 });
+        out.shaper = Some(crate::net::port::Shaper { queue: 2, rate: Rate::mbps(500), buffer: 1, burst: 1 });
         out.enqueue(2, pkt(2, 84));
         assert_eq!(s.admission(&p, &pkt(2, 84), &out, Some(&ingress)), Verdict::Drop(Refusal::BufferFull), "the shaped queue's own buffer");
     }

@@ -28,13 +28,15 @@ pub enum Discipline {
 /// A shaped queue with a small buffer of its own, as ExpressPass's credit queue (SIGCOMM '17):
 /// served ahead of the other data queues whenever its shaper allows, at most `rate` on
 /// average, holding at most `buffer` packets (an arrival beyond that is dropped). The shaper
-/// is a next-allowed time (a token bucket one packet deep): a packet of `s` bytes sent at `t`
-/// lets the next go at `t + s / rate`, so idle time earns no burst.
+/// is a next-allowed time (a token bucket `burst` packets deep, as GCRA keeps one): a packet
+/// of `s` bytes sent at `t` lets the next go at `max(next, t - (burst - 1) x s / rate) + s /
+/// rate`, so idle time earns at most `burst` packets back to back (1: no burst).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shaper {
     pub queue: usize,
     pub rate: Rate,
     pub buffer: u32,
+    pub burst: u32,
 }
 
 /// A run's shaped queue, the same on every switch port: its rate a share of each port's link
@@ -44,6 +46,7 @@ pub struct ShaperSpec {
     pub queue: usize,
     pub rate: ShapedRate,
     pub buffer: u32,
+    pub burst: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -59,7 +62,7 @@ impl ShaperSpec {
             ShapedRate::Share(f) => Rate((link.bps() as f64 * f).round() as u64),
             ShapedRate::Fixed(r) => r,
         };
-        Shaper { queue: self.queue, rate, buffer: self.buffer }
+        Shaper { queue: self.queue, rate, buffer: self.buffer, burst: self.burst }
     }
 }
 
@@ -313,7 +316,9 @@ impl Port {
         };
         let pkt = self.take(q).expect("picked a non-empty queue");
         if let Some(s) = self.shaper.filter(|s| s.queue == q) {
-            self.shaper_next = self.shaper_next.max(now) + s.rate.serialization(pkt.size as u64);
+            let gap = s.rate.serialization(pkt.size as u64);
+            let tolerance = Time(gap.0 * (s.burst.max(1) as u64 - 1));
+            self.shaper_next = self.shaper_next.max(now.saturating_sub(tolerance)) + gap;
         }
         Some((q, pkt))
     }
@@ -648,7 +653,7 @@ mod tests {
     /// ExpressPass credit frame) leave exactly 84 x 8 / 500e6 s = 1.344 us apart.
     fn shaped(d: Discipline) -> Port {
         let mut p = port(3, d);
-        p.shaper = Some(Shaper { queue: 2, rate: Rate::mbps(500), buffer: 8 });
+        p.shaper = Some(Shaper { queue: 2, rate: Rate::mbps(500), buffer: 8, burst: 1 });
         p
     }
 
@@ -681,6 +686,30 @@ mod tests {
         assert_eq!(p.dequeue_data(Time::from_us(100)).map(|x| x.1.flow), Some(100));
         assert!(p.dequeue_data(Time::from_us(100)).is_none());
         assert_eq!(p.shaper_wait(), Some(Time(Time::from_us(100).0 + GAP.0)));
+    }
+
+    #[test]
+    fn a_shaper_two_deep_lets_two_go_back_to_back_after_a_pause_then_its_rate() {
+        let mut p = shaped(Discipline::StrictPriority);
+        p.shaper = Some(Shaper { burst: 2, ..p.shaper.unwrap() });
+        for i in 0..5 {
+            put(&mut p, 2, i, 84);
+        }
+        // Busy from the start: the first two go at once (a burst of 2), then one per gap.
+        let t0 = Time::from_us(100);
+        assert_eq!(p.dequeue_data(t0).map(|x| x.1.flow), Some(0));
+        assert_eq!(p.dequeue_data(t0).map(|x| x.1.flow), Some(1));
+        assert!(p.dequeue_data(t0).is_none(), "a third is beyond the burst");
+        assert_eq!(p.shaper_wait(), Some(Time(t0.0 + GAP.0)));
+        assert_eq!(p.dequeue_data(Time(t0.0 + GAP.0)).map(|x| x.1.flow), Some(2));
+        assert_eq!(p.shaper_wait(), Some(Time(t0.0 + 2 * GAP.0)), "sustained: the rate");
+        assert_eq!(p.dequeue_data(Time(t0.0 + 2 * GAP.0)).map(|x| x.1.flow), Some(3));
+        // Idle for long: the burst is earned back, no more.
+        assert_eq!(p.dequeue_data(Time(t0.0 + 50 * GAP.0)).map(|x| x.1.flow), Some(4));
+        put(&mut p, 2, 5, 84);
+        put(&mut p, 2, 6, 84);
+        assert_eq!(p.dequeue_data(Time(t0.0 + 50 * GAP.0)).map(|x| x.1.flow), Some(5));
+        assert!(p.dequeue_data(Time(t0.0 + 50 * GAP.0)).is_none());
     }
 
     #[test]

@@ -52,6 +52,26 @@ pub trait HostAgent {
     fn handle_timeout(&mut self, _now: Time, _wake: &mut Vec<u32>) {}
 }
 
+/// A boxed agent is one: a large agent (ExpressPass's pacer) is stored boxed in `SchemeAgent`,
+/// so every NIC of every other scheme does not grow with it.
+impl<T: HostAgent + ?Sized> HostAgent for Box<T> {
+    #[inline]
+    fn poll_transmit(&mut self, now: Time) -> AgentTransmit {
+        (**self).poll_transmit(now)
+    }
+    #[inline]
+    fn wants_wire(&self) -> bool {
+        (**self).wants_wire()
+    }
+    #[inline]
+    fn poll_timeout(&self) -> Option<Time> {
+        (**self).poll_timeout()
+    }
+    fn handle_timeout(&mut self, now: Time, wake: &mut Vec<u32>) {
+        (**self).handle_timeout(now, wake)
+    }
+}
+
 /// No NIC-wide agent of its own (every user-visible scheme today): never sends, no timer.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NoAgent;
@@ -68,6 +88,8 @@ pub enum SchemeAgent {
     Ndp(super::ndp::NdpPacer),
     /// Homa's receiver-side SRPT grant scheduler.
     Homa(super::homa::HomaScheduler),
+    /// ExpressPass's host-wide credit pacer.
+    Xpass(Box<super::xpass::XpassPacer>),
     /// The test-only receiver-driven scheme's grant pacer ([`super::pull`]).
     #[cfg(test)]
     Pull(super::pull::PullPacer),
@@ -86,6 +108,7 @@ macro_rules! each_agent {
             SchemeAgent::None($a) => $e,
             SchemeAgent::Ndp($a) => $e,
             SchemeAgent::Homa($a) => $e,
+            SchemeAgent::Xpass($a) => $e,
             #[cfg(test)]
             SchemeAgent::Pull($a) => $e,
         }
@@ -271,6 +294,10 @@ impl NicAgent {
         let nics: Vec<&NicAgent> = nics.collect();
         let mut report = melo::MeloPools::report(nics.iter().map(|n| &n.melo));
         report.extend(stride::StrideDram::report(nics.iter().map(|n| &n.stride)));
+        report.extend(super::xpass::report(nics.iter().filter_map(|n| match &n.scheme {
+            SchemeAgent::Xpass(p) => Some(&**p),
+            _ => None,
+        })));
         report
     }
 }

@@ -43,6 +43,7 @@
 //! are 64 B control packets; priorities are not adapted to the workload (no "CBF graduated"
 //! cutoffs: give explicit ones).
 
+use super::aeolus::{Probe, Unscheduled, UnscheduledPackets};
 use super::agent::{HostAgent, NicCall, SchemeAgent};
 use super::psn::{Psn, PsnReader, PsnSpace};
 use super::recovery::{ReceiveRecovery, SendRecovery};
@@ -274,25 +275,6 @@ impl HostAgent for HomaScheduler {}
 // ---------------------------------------------------------------------------------------
 // Sender.
 
-/// An unscheduled packet's state under Aeolus.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Unscheduled {
-    Unsent,
-    /// Sent once, not known lost.
-    Sent,
-    /// Its loss detected (a later one SACKed, or the probe ACKed): resent first.
-    Lost,
-    /// Resent on a grant (or by the timeout).
-    Resent,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Probe {
-    NotYet,
-    Due,
-    Sent,
-}
-
 #[derive(Clone, Debug)]
 pub struct HomaSender {
     npkts: u64,
@@ -310,7 +292,7 @@ pub struct HomaSender {
     /// The last grant's priority (before one: the lowest scheduled).
     grant_priority: u8,
     /// Aeolus: each unscheduled packet's state.
-    states: Vec<Unscheduled>,
+    states: UnscheduledPackets,
     probe: Probe,
     /// Resends the timeout owes, ungranted.
     timeout_resend: BTreeSet<u64>,
@@ -326,7 +308,7 @@ impl HomaSender {
     pub fn new(p: &HomaParams, spec: &FlowSpec) -> Self {
         let npkts = spec.npkts();
         let unscheduled = p.rtt_packets(spec.mtu).min(npkts);
-        let states = if p.aeolus { vec![Unscheduled::Unsent; unscheduled as usize] } else { Vec::new() };
+        let states = UnscheduledPackets::new(if p.aeolus { unscheduled } else { 0 });
         HomaSender {
             npkts,
             unscheduled,
@@ -354,27 +336,23 @@ impl HomaSender {
 
     /// The first unscheduled packet in `state` still unacknowledged.
     fn first(&self, state: Unscheduled) -> Option<u64> {
-        (0..self.states.len() as u64).find(|&i| self.states[i as usize] == state && !self.acked(i))
+        let (una, sacked) = (self.snd_una, &self.sacked);
+        self.states.first(state, |i| i < una || sacked.contains(&i))
     }
 
     /// Marks lost every unscheduled packet below `end` sent once and unacknowledged.
     fn detect(&mut self, end: u64) -> bool {
-        let mut found = false;
-        for i in 0..end.min(self.states.len() as u64) {
-            if self.states[i as usize] == Unscheduled::Sent && !self.acked(i) {
-                self.states[i as usize] = Unscheduled::Lost;
-                self.losses_detected += 1;
-                found = true;
-            }
-        }
-        found
+        let (una, sacked) = (self.snd_una, &self.sacked);
+        let found = self.states.detect(end, |i| i < una || sacked.contains(&i));
+        self.losses_detected += found;
+        found > 0
     }
 
     fn scheduled(&mut self, i: u64, retransmit: bool) -> Option<(u64, bool)> {
         self.used += 1;
         self.marked = (self.grant_priority, 0);
-        if let Some(s) = self.states.get_mut(i as usize).filter(|_| retransmit) {
-            *s = Unscheduled::Resent;
+        if retransmit {
+            self.states.set(i, Unscheduled::Resent);
         }
         Some((i, retransmit))
     }
@@ -414,9 +392,7 @@ impl SendRecovery for HomaSender {
             self.snd_nxt += 1;
             self.used += 1;
             self.marked = (self.unscheduled_priority, self.aeolus.unwrap_or(0));
-            if let Some(s) = self.states.get_mut(i as usize) {
-                *s = Unscheduled::Sent;
-            }
+            self.states.set(i, Unscheduled::Sent);
             if self.aeolus.is_some() && self.snd_nxt == self.unscheduled {
                 self.probe = Probe::Due;
             }
@@ -474,7 +450,7 @@ impl SendRecovery for HomaSender {
                     self.detect(self.unscheduled);
                     return false;
                 }
-                let first_ack = self.states.get(i as usize) == Some(&Unscheduled::Sent);
+                let first_ack = self.states.get(i) == Some(Unscheduled::Sent);
                 if i >= self.snd_una {
                     self.sacked.insert(i);
                 }
@@ -506,9 +482,7 @@ impl SendRecovery for HomaSender {
         for i in self.snd_una..self.snd_nxt {
             if !self.acked(i) {
                 self.timeout_resend.insert(i);
-                if let Some(s) = self.states.get_mut(i as usize) {
-                    *s = Unscheduled::Resent;
-                }
+                self.states.set(i, Unscheduled::Resent);
             }
         }
         self.last_progress = now;
@@ -516,7 +490,7 @@ impl SendRecovery for HomaSender {
     }
     fn release(&mut self) {
         self.sacked = BTreeSet::new();
-        self.states = Vec::new();
+        self.states.release();
         self.timeout_resend = BTreeSet::new();
     }
 }

@@ -2,6 +2,7 @@
 //! carries `now`; outputs are pulled (`poll_transmit`, `poll_timeout`). The simulator, unit
 //! tests and a future real-UDP harness drive the same code.
 
+pub mod aeolus;
 pub mod agent;
 pub mod cc;
 pub mod congestion;
@@ -39,6 +40,8 @@ pub mod stride_cc;
 pub mod timely;
 pub mod tcp;
 pub mod vegas;
+pub mod xpass;
+pub mod xpass_ends;
 
 pub use agent::{NicAgent, NicCall};
 use crate::sim::units::{Rate, Time};
@@ -189,6 +192,7 @@ pub enum RecoveryParams {
     Stride(stride::StrideParams),
     Ndp(ndp::NdpParams),
     Homa(homa::HomaParams),
+    Xpass(xpass::XpassParams),
     #[cfg(test)]
     Pull(pull::PullParams),
     #[cfg(test)]
@@ -253,6 +257,7 @@ impl Template {
         match self.recovery {
             RecoveryParams::Stride(_) => stride::HEADER_BYTES + self.int_header,
             RecoveryParams::Ndp(_) => ndp::HEADER_BYTES + self.int_header,
+            RecoveryParams::Xpass(_) => xpass::DATA_HEADER_BYTES + self.int_header,
             _ => DATA_HEADER_BYTES + self.int_header,
         }
     }
@@ -262,6 +267,7 @@ impl Template {
         match self.recovery {
             RecoveryParams::Stride(_) => stride::HEADER_BYTES + self.int_header,
             RecoveryParams::Ndp(_) => ndp::HEADER_BYTES + self.int_header,
+            RecoveryParams::Xpass(_) => xpass::ACK_BYTES + self.int_header,
             _ => CONTROL_BYTES.max(RESPONSE_HEADER_BYTES + self.int_header),
         }
     }
@@ -277,6 +283,7 @@ impl Template {
             RecoveryParams::Stride(_) => "stride",
             RecoveryParams::Ndp(_) => "ndp",
             RecoveryParams::Homa(_) => "homa",
+            RecoveryParams::Xpass(_) => "xpass",
             #[cfg(test)]
             RecoveryParams::Pull(_) => "pull",
             #[cfg(test)]
@@ -290,6 +297,7 @@ impl Template {
         match &self.recovery {
             RecoveryParams::Ndp(p) => agent::SchemeAgent::Ndp(ndp::NdpPacer::new(p, link, mtu)),
             RecoveryParams::Homa(p) => agent::SchemeAgent::Homa(homa::HomaScheduler::new(p)),
+            RecoveryParams::Xpass(p) => agent::SchemeAgent::Xpass(Box::new(xpass::XpassPacer::new(p, link))),
             #[cfg(test)]
             RecoveryParams::Pull(p) => agent::SchemeAgent::Pull(pull::PullPacer::new(p)),
             _ => agent::SchemeAgent::default(),
@@ -334,6 +342,7 @@ impl Template {
             ),
             RecoveryParams::Ndp(p) => (sender::TxRecovery::Ndp(ndp::NdpSender::new(p, n, spec.key)), receiver::RxRecovery::Ndp(ndp::NdpReceiver::new(n))),
             RecoveryParams::Homa(p) => (sender::TxRecovery::Homa(homa::HomaSender::new(p, &spec)), receiver::RxRecovery::Homa(homa::HomaReceiver::new(p, &spec))),
+            RecoveryParams::Xpass(p) => (sender::TxRecovery::Xpass(Box::new(xpass_ends::XpassSender::new(p, &spec, bdp_packets))), receiver::RxRecovery::Xpass(xpass_ends::XpassReceiver::new(n))),
             #[cfg(test)]
             RecoveryParams::Pull(p) => (sender::TxRecovery::Pull(pull::PullSender::new(p, n)), receiver::RxRecovery::Pull(pull::PullReceiver::new(p, n))),
             #[cfg(test)]

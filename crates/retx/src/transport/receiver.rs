@@ -24,6 +24,7 @@ pub enum RxRecovery {
     Stride(StrideReceiver),
     Ndp(super::ndp::NdpReceiver),
     Homa(super::homa::HomaReceiver),
+    Xpass(super::xpass_ends::XpassReceiver),
     #[cfg(test)]
     Pull(super::pull::PullReceiver),
     #[cfg(test)]
@@ -41,6 +42,7 @@ macro_rules! each {
             RxRecovery::Stride($x) => $e,
             RxRecovery::Ndp($x) => $e,
             RxRecovery::Homa($x) => $e,
+            RxRecovery::Xpass($x) => $e,
             #[cfg(test)]
             RxRecovery::Pull($x) => $e,
             #[cfg(test)]

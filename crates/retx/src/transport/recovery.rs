@@ -45,6 +45,11 @@ pub trait SendRecovery {
     fn mark(&self, _index: u64, _retransmit: bool) -> Option<(u8, u8)> {
         None
     }
+    /// What data packet `index`, just chosen by `next`, carries beyond the common header (its
+    /// `Ext`, the time it echoes): nothing by default. ExpressPass's data names the credit it
+    /// spends and echoes that credit's send time.
+    #[inline]
+    fn stamp(&self, _seg: &mut Segment) {}
     /// A notification from the receiver (ACK, NAK, NACK, RACK, or a connection packet);
     /// returns whether it reported a loss.
     fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, nic: &mut NicCall<'_>) -> bool;
@@ -63,6 +68,67 @@ pub trait SendRecovery {
     }
     /// The message is acknowledged: per-packet state may go (what counters read stays).
     fn release(&mut self) {}
+}
+
+/// A boxed send side is one: a scheme whose state is large (ExpressPass's) is stored boxed in
+/// `TxRecovery`, so the enum, and every other scheme's sender, does not grow with it.
+impl<T: SendRecovery + ?Sized> SendRecovery for Box<T> {
+    #[inline]
+    fn snd_una(&self) -> u64 {
+        (**self).snd_una()
+    }
+    #[inline]
+    fn snd_nxt(&self) -> u64 {
+        (**self).snd_nxt()
+    }
+    #[inline]
+    fn has_data(&self) -> bool {
+        (**self).has_data()
+    }
+    #[inline]
+    fn is_done(&self) -> bool {
+        (**self).is_done()
+    }
+    #[inline]
+    fn next(&mut self, now: Time, rate: Rate, nic: &mut NicCall<'_>) -> Option<(u64, bool)> {
+        (**self).next(now, rate, nic)
+    }
+    #[inline]
+    fn next_past_closed_window(&mut self, now: Time) -> Option<(u64, bool)> {
+        (**self).next_past_closed_window(now)
+    }
+    #[inline]
+    fn window_inflation(&self) -> i64 {
+        (**self).window_inflation()
+    }
+    #[inline]
+    fn mark(&self, index: u64, retransmit: bool) -> Option<(u8, u8)> {
+        (**self).mark(index, retransmit)
+    }
+    #[inline]
+    fn stamp(&self, seg: &mut Segment) {
+        (**self).stamp(seg)
+    }
+    #[inline]
+    fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, nic: &mut NicCall<'_>) -> bool {
+        (**self).on_feedback(now, seg, at, nic)
+    }
+    #[inline]
+    fn poll_timeout(&self) -> Option<Time> {
+        (**self).poll_timeout()
+    }
+    #[inline]
+    fn handle_timeout(&mut self, now: Time, nic: &mut NicCall<'_>) -> bool {
+        (**self).handle_timeout(now, nic)
+    }
+    #[inline]
+    fn poll_connection(&mut self, now: Time, psn: PsnSpace) -> Option<Segment> {
+        (**self).poll_connection(now, psn)
+    }
+    #[inline]
+    fn release(&mut self) {
+        (**self).release()
+    }
 }
 
 /// The receive side of a loss recovery scheme: what a data packet does to the receive state

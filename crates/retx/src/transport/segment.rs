@@ -78,6 +78,8 @@ pub enum Ext {
     Pull(super::ndp::PullInfo),
     /// Homa's ACK, grant and Aeolus probe: what they name beyond `psn`.
     Homa(super::homa::HomaInfo),
+    /// ExpressPass's credits, requests, stops, data, ACKs and Aeolus probes.
+    Xpass(super::xpass::XpassInfo),
 }
 
 /// A transport header plus the few facts the simulator needs about the payload.

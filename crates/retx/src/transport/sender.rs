@@ -28,6 +28,8 @@ pub enum TxRecovery {
     Stride(StrideSender),
     Ndp(super::ndp::NdpSender),
     Homa(super::homa::HomaSender),
+    /// Boxed: its state is the largest.
+    Xpass(Box<super::xpass_ends::XpassSender>),
     #[cfg(test)]
     Pull(super::pull::PullSender),
     #[cfg(test)]
@@ -46,6 +48,7 @@ macro_rules! each {
             TxRecovery::Stride($x) => $e,
             TxRecovery::Ndp($x) => $e,
             TxRecovery::Homa($x) => $e,
+            TxRecovery::Xpass($x) => $e,
             #[cfg(test)]
             TxRecovery::Pull($x) => $e,
             #[cfg(test)]
@@ -86,6 +89,10 @@ impl SendRecovery for TxRecovery {
     #[inline]
     fn mark(&self, index: u64, retransmit: bool) -> Option<(u8, u8)> {
         each!(self, r => r.mark(index, retransmit))
+    }
+    #[inline]
+    fn stamp(&self, seg: &mut Segment) {
+        each!(self, r => r.stamp(seg))
     }
     #[inline]
     fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, nic: &mut NicCall<'_>) -> bool {
@@ -235,6 +242,7 @@ impl Sender {
         if m.colour_as_ecn {
             (seg.ecn, seg.colour) = (if colour > 0 { Ecn::NotEct } else { Ecn::Ect }, 0);
         }
+        self.recovery.stamp(&mut seg);
         self.stats.sent_pkts += 1;
         self.stats.sent_bytes += payload as u64;
         if retransmit {
