@@ -22,7 +22,7 @@ import polars as pl
 
 from retx.provenance import PROVENANCE_FILE, provenance_without_scenario, utc_now, write_parquet
 
-from retx.reproduce import (aeolus_incast, aeolus_workloads, cc_compare, collective_compare, gbone_fct, gbone_goodput, hpcc_micro,
+from retx.reproduce import (aeolus_incast, aeolus_threshold, aeolus_workloads, cc_compare, collective_compare, gbone_fct, gbone_goodput, hpcc_micro,
                             htsim_crosscheck, melo_fig5a, melo_fig5b, melo_fig6a, melo_fig6b, ns3_crosscheck,
                             stride_fattree, stride_segment, stride_testbed)
 
@@ -65,7 +65,8 @@ CATALOGUE: dict[str, Reproduction] = {
     "stride-testbed": Reproduction(stride_testbed, "STRIDE Figs. 6-8: the two-switch testbed", 1, 1),
     "collective-compare": Reproduction(collective_compare, "Ring all-reduce, all-to-all: recovery x ECMP/spray, loss",
                                        150, 8),
-    "aeolus-incast": Reproduction(aeolus_incast, "Aeolus §5 testbed: 7-to-1 incast, Homa vs. Homa+Aeolus", 1, 1),
+    "aeolus-incast": Reproduction(aeolus_incast, "Aeolus §5 testbed: 7-to-1 incast, Homa and ExpressPass ± Aeolus", 1, 1),
+    "aeolus-threshold": Reproduction(aeolus_threshold, "Aeolus: the selective-drop threshold, WRED vs. ECN codepoint", 12, 1),
     "aeolus-workloads": Reproduction(aeolus_workloads, "Aeolus §5: four workloads, Homa ± Aeolus and NDP, 144 hosts", 70, 10),
 }
 
