@@ -31,6 +31,7 @@ pub mod psn;
 pub mod rate_window;
 pub mod receiver;
 pub mod recovery;
+pub mod reorder;
 pub mod reno;
 pub mod rx_ctx;
 pub mod segment;

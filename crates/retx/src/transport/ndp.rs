@@ -28,6 +28,7 @@ use super::agent::{AgentTransmit, HostAgent, NicCall, SchemeAgent};
 use super::irn::Window;
 use super::psn::{Psn, PsnReader};
 use super::recovery::{ReceiveRecovery, SendRecovery};
+use super::reorder::ReorderBuffer;
 use super::rx_ctx::RxCtx;
 use super::segment::{Ext, SegKind, Segment};
 use super::PRIORITY_CONTROL;
@@ -454,21 +455,14 @@ impl SendRecovery for NdpSender {
 
 #[derive(Clone, Debug)]
 pub struct NdpReceiver {
-    /// Packets received out of order, over [expected, expected + window).
-    held: Window,
-    /// Their payload digests, by ring slot.
-    tags: Vec<u32>,
+    pub reorder: ReorderBuffer,
     /// The flow's PULL number: one per packet or header received (htsim `_pull_no`).
     pull_no: u32,
-    pub stored_bytes: u64,
-    pub copied_bytes: u64,
 }
 
 impl NdpReceiver {
     pub fn new(npkts: u64) -> Self {
-        let held = Window::new(npkts.clamp(1, u32::MAX as u64) as u32, npkts);
-        let tags = vec![0; held.slots()];
-        NdpReceiver { held, tags, pull_no: 0, stored_bytes: 0, copied_bytes: 0 }
+        NdpReceiver { reorder: ReorderBuffer::new(npkts), pull_no: 0 }
     }
 
     /// Answers a packet (or header) with `kind` naming it, and numbers its pull: carried by
@@ -494,26 +488,7 @@ impl NdpReceiver {
 
 impl ReceiveRecovery for NdpReceiver {
     fn on_data(&mut self, now: Time, index: u64, seg: &Segment, rx: &mut RxCtx, nic: &mut NicCall<'_>) {
-        let expected = rx.expected();
-        if index == expected {
-            rx.deliver(now, index, seg.tag, seg.payload);
-            while self.held.get(rx.expected()) {
-                let i = rx.expected();
-                self.held.clear(i);
-                let bytes = rx.spec().payload(i);
-                rx.deliver(now, i, self.tags[self.held.slot(i)], bytes);
-                self.copied_bytes += bytes as u64;
-            }
-        } else if index > expected && index < rx.spec().npkts() {
-            if let Some(r) = self.held.cover(expected, index) {
-                r.apply(&mut self.tags);
-            }
-            if !self.held.get(index) {
-                self.held.set(index);
-                self.tags[self.held.slot(index)] = seg.tag;
-                self.stored_bytes += seg.payload as u64;
-            }
-        }
+        self.reorder.accept(now, index, seg, rx);
         self.answer(SegKind::Ack, now, seg, rx, nic);
     }
 
@@ -523,12 +498,11 @@ impl ReceiveRecovery for NdpReceiver {
     }
 
     fn reorder_stats(&self) -> (u64, u64, u64) {
-        (self.stored_bytes, self.copied_bytes, 0)
+        self.reorder.stats()
     }
 
     fn release(&mut self) {
-        self.held.release();
-        self.tags = Vec::new();
+        self.reorder.release();
     }
 }
 

@@ -32,6 +32,7 @@ use super::agent::NicCall;
 use super::irn::Window;
 use super::psn::{PsnReader, PsnSpace};
 use super::recovery::{ReceiveRecovery, SendRecovery};
+use super::reorder::ReorderBuffer;
 use super::rx_ctx::RxCtx;
 use super::segment::{Ext, SegKind, Segment};
 use super::xpass::{info, pacer, XpassInfo, XpassKind, XpassParams, ACK_BYTES, REQUEST_BYTES};
@@ -380,19 +381,12 @@ impl SendRecovery for XpassSender {
 
 #[derive(Clone, Debug)]
 pub struct XpassReceiver {
-    /// Packets received out of order, over [expected, expected + window).
-    held: Window,
-    /// Their payload digests, by ring slot.
-    tags: Vec<u32>,
-    pub stored_bytes: u64,
-    pub copied_bytes: u64,
+    pub reorder: ReorderBuffer,
 }
 
 impl XpassReceiver {
     pub fn new(npkts: u64) -> Self {
-        let held = Window::new(npkts.clamp(1, u32::MAX as u64) as u32, npkts);
-        let tags = vec![0; held.slots()];
-        XpassReceiver { held, tags, stored_bytes: 0, copied_bytes: 0 }
+        XpassReceiver { reorder: ReorderBuffer::new(npkts) }
     }
 
     /// Answers `seg` with a 64 B ACK: the cumulative index, and the PSN it names.
@@ -429,26 +423,7 @@ impl ReceiveRecovery for XpassReceiver {
         if let Some(p) = pacer(nic) {
             p.on_data(now, qp, x.seq, seg.echo_ts);
         }
-        let expected = rx.expected();
-        if index == expected {
-            rx.deliver(now, index, seg.tag, seg.payload);
-            while self.held.get(rx.expected()) {
-                let i = rx.expected();
-                self.held.clear(i);
-                let bytes = rx.spec().payload(i);
-                rx.deliver(now, i, self.tags[self.held.slot(i)], bytes);
-                self.copied_bytes += bytes as u64;
-            }
-        } else if index > expected && index < rx.spec().npkts() {
-            if let Some(r) = self.held.cover(expected, index) {
-                r.apply(&mut self.tags);
-            }
-            if !self.held.get(index) {
-                self.held.set(index);
-                self.tags[self.held.slot(index)] = seg.tag;
-                self.stored_bytes += seg.payload as u64;
-            }
-        }
+        self.reorder.accept(now, index, seg, rx);
         Self::ack(XpassKind::Ack, now, seg, rx);
         if rx.is_complete() {
             if let Some(p) = pacer(nic) {
@@ -458,11 +433,10 @@ impl ReceiveRecovery for XpassReceiver {
     }
 
     fn reorder_stats(&self) -> (u64, u64, u64) {
-        (self.stored_bytes, self.copied_bytes, 0)
+        self.reorder.stats()
     }
 
     fn release(&mut self) {
-        self.held.release();
-        self.tags = Vec::new();
+        self.reorder.release();
     }
 }
