@@ -47,13 +47,14 @@ use super::aeolus::{Probe, Unscheduled, UnscheduledPackets};
 use super::agent::{HostAgent, NicCall, SchemeAgent};
 use super::psn::{Psn, PsnReader, PsnSpace};
 use super::recovery::{ReceiveRecovery, SendRecovery};
+use super::reorder::ReorderBuffer;
 use super::rx_ctx::RxCtx;
 use super::segment::{Ext, SegKind, Segment};
 use super::{FlowSpec, PRIORITY_CONTROL};
 use crate::sim::check::{self, Checked, FieldError};
 use crate::sim::units::{Dur, Rate, Size, Time};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 /// Bytes of an ACK, a grant and Aeolus's probe on the wire: the minimum Ethernet frame (the
 /// seed: "of minimal Ethernet packet size, e.g., 64 bytes").
@@ -503,30 +504,28 @@ pub struct HomaReceiver {
     npkts: u64,
     unscheduled: u64,
     rtt_pkts: u64,
-    /// Packets received out of order: index to payload digest.
-    held: BTreeMap<u64, u32>,
+    /// Packets received out of order.
+    reorder: ReorderBuffer,
     /// Unscheduled packets missing when the probe arrived.
     wasted: u64,
     probed: bool,
-    pub stored_bytes: u64,
-    pub copied_bytes: u64,
 }
 
 impl HomaReceiver {
     pub fn new(p: &HomaParams, spec: &FlowSpec) -> Self {
         let npkts = spec.npkts();
         let rtt_pkts = p.rtt_packets(spec.mtu);
-        HomaReceiver { npkts, unscheduled: rtt_pkts.min(npkts), rtt_pkts, held: BTreeMap::new(), wasted: 0, probed: false, stored_bytes: 0, copied_bytes: 0 }
+        HomaReceiver { npkts, unscheduled: rtt_pkts.min(npkts), rtt_pkts, reorder: ReorderBuffer::new(npkts), wasted: 0, probed: false }
     }
 
     fn has(&self, rx: &RxCtx, i: u64) -> bool {
-        i < rx.expected() || self.held.contains_key(&i)
+        i < rx.expected() || self.reorder.holds(i)
     }
 
     /// Hands the host's scheduler the news and answers `seg` with an ACK naming it, which
     /// also carries the message's grant so far (a lost grant is made up by the next ACK).
     fn answer(&mut self, now: Time, seg: &Segment, probe: bool, rx: &mut RxCtx, nic: &mut NicCall<'_>) {
-        let received = rx.expected() + self.held.len() as u64;
+        let received = rx.expected() + self.reorder.held();
         let qp = nic.caller();
         let (grants, granted) = match &mut nic.scheme {
             SchemeAgent::Homa(s) => (s.update(qp, self.npkts, self.unscheduled, self.rtt_pkts, received, self.wasted).len(), s.granted(qp)),
@@ -559,28 +558,16 @@ impl ReceiveRecovery for HomaReceiver {
             }
             return self.answer(now, seg, true, rx, nic);
         }
-        let expected = rx.expected();
-        if index == expected {
-            rx.deliver(now, index, seg.tag, seg.payload);
-            while let Some(tag) = self.held.remove(&rx.expected()) {
-                let i = rx.expected();
-                let bytes = rx.spec().payload(i);
-                rx.deliver(now, i, tag, bytes);
-                self.copied_bytes += bytes as u64;
-            }
-        } else if index > expected && index < self.npkts && !self.held.contains_key(&index) {
-            self.held.insert(index, seg.tag);
-            self.stored_bytes += seg.payload as u64;
-        }
+        self.reorder.accept(now, index, seg, rx);
         self.answer(now, seg, false, rx, nic);
     }
 
     fn reorder_stats(&self) -> (u64, u64, u64) {
-        (self.stored_bytes, self.copied_bytes, 0)
+        self.reorder.stats()
     }
 
     fn release(&mut self) {
-        self.held = BTreeMap::new();
+        self.reorder.release();
     }
 }
 

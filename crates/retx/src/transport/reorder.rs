@@ -15,6 +15,8 @@ pub struct ReorderBuffer {
     held: Window,
     /// Their payload digests, by ring slot.
     tags: Vec<u32>,
+    /// How many are held.
+    count: u64,
     /// Payload bytes put into the buffer, and copied out of it in order.
     pub stored_bytes: u64,
     pub copied_bytes: u64,
@@ -25,7 +27,7 @@ impl ReorderBuffer {
     pub fn new(npkts: u64) -> Self {
         let held = Window::new(npkts.clamp(1, u32::MAX as u64) as u32, npkts);
         let tags = vec![0; held.slots()];
-        ReorderBuffer { held, tags, stored_bytes: 0, copied_bytes: 0 }
+        ReorderBuffer { held, tags, count: 0, stored_bytes: 0, copied_bytes: 0 }
     }
 
     /// Packet `index` (`seg`) arrived: delivered, with every held packet it releases, if it is
@@ -37,6 +39,7 @@ impl ReorderBuffer {
             while self.held.get(rx.expected()) {
                 let i = rx.expected();
                 self.held.clear(i);
+                self.count -= 1;
                 let bytes = rx.spec().payload(i);
                 rx.deliver(now, i, self.tags[self.held.slot(i)], bytes);
                 self.copied_bytes += bytes as u64;
@@ -49,9 +52,20 @@ impl ReorderBuffer {
             if !self.held.get(index) {
                 self.held.set(index);
                 self.tags[self.held.slot(index)] = seg.tag;
+                self.count += 1;
                 self.stored_bytes += seg.payload as u64;
             }
         }
+    }
+
+    /// Whether packet `i` is held (out of order, not yet delivered).
+    pub fn holds(&self, i: u64) -> bool {
+        self.held.get(i)
+    }
+
+    /// How many packets are held.
+    pub fn held(&self) -> u64 {
+        self.count
     }
 
     /// (stored, copied, dropped) bytes, as `ReceiveRecovery::reorder_stats` reports them.
