@@ -16,7 +16,7 @@ pub fn transport(s: &Scenario) -> Template {
         RecoveryKind::Tcp => RecoveryParams::Tcp(r.tcp),
         RecoveryKind::Stride => RecoveryParams::Stride(r.stride),
         RecoveryKind::Ndp => RecoveryParams::Ndp(r.ndp),
-        RecoveryKind::Homa => RecoveryParams::Homa(r.homa.clone()),
+        RecoveryKind::Homa => RecoveryParams::Homa(homa(s)),
         RecoveryKind::Xpass => RecoveryParams::Xpass(r.xpass),
         #[cfg(test)]
         RecoveryKind::Pull => RecoveryParams::Pull(Default::default()),
@@ -50,6 +50,20 @@ pub fn transport(s: &Scenario) -> Template {
     let responses_at_data_priority = s.nic.ack_class == super::AckClass::Data;
     let colour_as_ecn = s.nic.colour_codepoint == super::nic::ColourCodepoint::Ecn;
     Template { recovery, cc, ack_interval: s.nic.ack_interval, qp_swap, int_header, responses_at_data_priority, colour_as_ecn }
+}
+
+/// Homa's parameters, with cutoffs from the workload's flow sizes if asked (validation made
+/// sure the workload has a table): 100,000 sizes at evenly spaced quantiles stand for it.
+fn homa(s: &Scenario) -> crate::transport::homa::HomaParams {
+    let p = &s.recovery.homa;
+    match p.workload_cutoffs.then(|| super::workload::poisson_cdf(&s.workload, &s.base_dir)) {
+        Some(Ok(cdf)) => {
+            const N: u32 = 100_000;
+            let sizes: Vec<u64> = (0..N).map(|i| cdf.quantile((i as f64 + 0.5) / N as f64)).collect();
+            p.with_cutoffs_for(&sizes)
+        }
+        _ => p.clone(),
+    }
 }
 
 /// Switches stamp INT when asked to, and always for HPCC, which reads it.

@@ -52,6 +52,12 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
     s.recovery.check()?;
     s.cc.check()?;
     s.transport.check()?;
+    if s.transport.recovery == super::RecoveryKind::Homa && s.recovery.homa.workload_cutoffs {
+        if s.workload.cdf.is_none() {
+            return Err(ScenarioError::new("recovery.homa.workload_cutoffs", "needs a [workload] with a flow-size table (cdf = ...)"));
+        }
+        workload::poisson_cdf(&s.workload, &s.base_dir)?;
+    }
     if s.transport.recovery == super::RecoveryKind::Xpass {
         // One data packet per credit: it must fit the frame a credit pays for.
         s.recovery.xpass.check_mtu(s.nic.mtu).map_err(|e| e.within("recovery.xpass"))?;

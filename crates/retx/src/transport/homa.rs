@@ -73,6 +73,10 @@ pub struct HomaParams {
     /// Message sizes splitting the unscheduled levels, increasing, one fewer than them: a
     /// message of at most `cutoffs[0]` bytes takes the highest (testbed: 2, 4, 6, 8, 10 KB).
     pub cutoffs: Vec<Size>,
+    /// Derive the cutoffs from the workload's flow-size table instead (the Homa paper's rule,
+    /// HomaSimulation's "CBF graduated"-style: each unscheduled level carries an equal share of
+    /// the unscheduled bytes, smallest messages highest): needs a `[workload]` with a `cdf`.
+    pub workload_cutoffs: bool,
     /// Messages granted at once per receiver (Homa's overcommitment degree; here one per
     /// scheduled level, as the Homa paper sets it).
     pub overcommitment: u32,
@@ -91,6 +95,7 @@ impl Default for HomaParams {
             unscheduled_priorities: 6,
             scheduled_priorities: 2,
             cutoffs: [2_000, 4_000, 6_000, 8_000, 10_000].into_iter().map(Size).collect(),
+            workload_cutoffs: false,
             overcommitment: 2,
             rto: Dur(Time::from_ms(10)),
             aeolus: false,
@@ -105,7 +110,9 @@ impl HomaParams {
         check::range_u64("rtt_bytes", self.rtt_bytes.0, 1, 1 << 30)?;
         check::range_u32("unscheduled_priorities", self.unscheduled_priorities as u32, 1, 7)?;
         check::range_u32("scheduled_priorities", self.scheduled_priorities as u32, 1, 8 - self.unscheduled_priorities as u32)?;
-        if self.cutoffs.len() + 1 != self.unscheduled_priorities as usize {
+        if self.workload_cutoffs {
+            // Set from the workload once it is known (`with_cutoffs_for`).
+        } else if self.cutoffs.len() + 1 != self.unscheduled_priorities as usize {
             return Err(FieldError::new("cutoffs", format!("{} cutoffs for {} unscheduled priorities: give one fewer than them", self.cutoffs.len(), self.unscheduled_priorities)));
         }
         if self.cutoffs.windows(2).any(|w| w[0] >= w[1]) {
@@ -114,6 +121,31 @@ impl HomaParams {
         check::range_u32("overcommitment", self.overcommitment, 1, 1 << 16)?;
         check::timer("rto", self.rto.0)?;
         check::range_u32("aeolus_colour", self.aeolus_colour as u32, 1, 2)
+    }
+
+    /// These parameters with cutoffs from `sizes`, message sizes drawn evenly over the
+    /// workload's distribution (its quantiles, ascending): each of the unscheduled levels
+    /// carries an equal share of the unscheduled bytes, min(size, rtt_bytes) summed, the
+    /// smallest messages at the highest level (the Homa paper, §3.4). A cutoff is the largest
+    /// size of its share; cutoffs that would repeat (a point mass spanning shares) are made to
+    /// increase by a byte.
+    pub fn with_cutoffs_for(&self, sizes: &[u64]) -> HomaParams {
+        let levels = self.unscheduled_priorities as u64;
+        let unscheduled = |s: u64| s.min(self.rtt_bytes.0) as u128;
+        let total: u128 = sizes.iter().map(|&s| unscheduled(s)).sum();
+        let mut cutoffs = Vec::with_capacity(levels as usize - 1);
+        let (mut sum, mut i) = (0u128, 0usize);
+        for j in 1..levels {
+            // The first size at which the running sum reaches j / levels of the total.
+            while i < sizes.len() && sum * (levels as u128) < total * (j as u128) {
+                sum += unscheduled(sizes[i]);
+                i += 1;
+            }
+            let at = sizes.get(i.saturating_sub(1)).copied().unwrap_or(1).max(1);
+            let floor = cutoffs.last().map_or(0, |c: &Size| c.0 + 1);
+            cutoffs.push(Size(at.max(floor)));
+        }
+        HomaParams { cutoffs, workload_cutoffs: false, ..self.clone() }
     }
 
     /// Packets of `rtt_bytes` at `mtu` payload bytes each.
@@ -622,6 +654,24 @@ mod tests {
             out.push((i, r, p, c));
         }
         out
+    }
+
+    #[test]
+    fn workload_cutoffs_split_the_unscheduled_bytes_evenly() {
+        // Sizes 1..=10_000 B once each, two unscheduled levels. All unscheduled (rtt_bytes
+        // 10_000): half of the 50_005_000 B is reached at 7_071 (7_071 x 7_072 / 2 =
+        // 25_003_056 B; 7_070 x 7_071 / 2 = 24_995_985 B is short). With rtt_bytes 5_000 a message counts at most 5_000 B: 12_502_500 B
+        // below 5_000, then 1_250 more messages of 5_000 reach half of 37_502_500 B at 6_250.
+        let sizes: Vec<u64> = (1..=10_000).collect();
+        let two = |rtt: u64| HomaParams { rtt_bytes: Size(rtt), unscheduled_priorities: 2, scheduled_priorities: 2, workload_cutoffs: true, ..Default::default() };
+        assert_eq!(two(10_000).with_cutoffs_for(&sizes).cutoffs, vec![Size(7_071)]);
+        assert_eq!(two(5_000).with_cutoffs_for(&sizes).cutoffs, vec![Size(6_250)]);
+        assert!(!two(5_000).with_cutoffs_for(&sizes).workload_cutoffs, "resolved: checked as explicit cutoffs");
+        // One size only: the cutoffs still increase (a byte apart), as `check` requires.
+        let three = HomaParams { unscheduled_priorities: 3, ..two(10_000) };
+        let p = three.with_cutoffs_for(&[100; 1_000]);
+        assert_eq!(p.cutoffs, vec![Size(100), Size(101)]);
+        assert!(p.check().is_ok());
     }
 
     #[test]

@@ -191,9 +191,14 @@ impl FlowSizeCdf {
 
     /// Draws one size in bytes, at least 1.
     pub fn sample(&self, rng: &mut Rng) -> u64 {
-        // u in (0, 1], so the segment found below always has F_{i-1} < u <= F_i: it carries
-        // probability, and the linear case never divides by zero.
-        let u = 1.0 - rng.uniform();
+        // u in (0, 1], so the segment found in `quantile` always has F_{i-1} < u <= F_i: it
+        // carries probability, and the linear case never divides by zero.
+        self.quantile(1.0 - rng.uniform())
+    }
+
+    /// The size at cumulative probability `u` in (0, 1] as the sampler draws it: `n` of them
+    /// at evenly spaced `u` stand for the distribution without randomness.
+    pub fn quantile(&self, u: f64) -> u64 {
         let p = &self.points;
         let i = 1 + p[1..].partition_point(|&(_, f)| f < u);
         let i = i.min(p.len() - 1);
