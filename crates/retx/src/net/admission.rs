@@ -86,9 +86,10 @@ impl Switch {
             Ok(()) => Verdict::Enqueue { queue: q, lossless: lossless.is_some() },
             Err(why) => match p.trim {
                 Some(t) if trimmable(pkt) => self.trim_arrival(p, t, pkt, out),
-                // A header the buffer refuses: returned if the rule says so.
-                Some(t) if pkt.seg.trimmed => no_room(t, pkt, q, why),
-                _ => Verdict::Drop(why),
+                // A header the buffer refuses is returned if the rule says so; anything else
+                // is dropped.
+                Some(t) => no_room(t, pkt, q, why),
+                None => Verdict::Drop(why),
             },
         }
     }
@@ -152,7 +153,8 @@ impl Switch {
     /// Err(the victim) to drop when there is no room for its header (htsim drops it too).
     pub fn trim_last(&mut self, p: &SwitchParams, out: &mut Port, queue: usize, header_queue: usize, header: u32) -> Result<Packet, Packet> {
         let mut victim = out.pop_last(queue).expect("a verdict on a non-empty queue");
-        let t = Trim { header, ..p.trim.expect("per-port trimming is on") };
+        // The verdict's `header` is the rule's.
+        let t = p.trim.expect("per-port trimming is on");
         if self.admit_header(p, t, out, header_queue).is_err() {
             return Err(victim);
         }
@@ -471,6 +473,26 @@ mod tests {
         // Without the rule the same arrival is dropped.
         p.trim = p.trim.map(|t| Trim { return_to_sender: false, ..t });
         assert_eq!(s.admission(&p, &data(5, 1_000), &out, None), full);
+    }
+
+    #[test]
+    fn without_per_port_limits_a_header_the_shared_buffer_refuses_is_returned_too() {
+        // Room for one 1000 B packet and one header, no per-port limits.
+        let trim = Trim { queue: 0, header: 64, port: None, return_to_sender: true };
+        let p = params(1_064, Some(trim));
+        let (mut s, out, ingress) = (switch(), port(), port());
+        assert_eq!(s.admission(&p, &pkt(1, 1_000), &out, Some(&ingress)), Verdict::Enqueue { queue: 1, lossless: true });
+        assert_eq!(s.admission(&p, &pkt(1, 1_000), &out, Some(&ingress)), Verdict::Trim { queue: 0, header: 64 });
+        // Full: an arrival trimmed here, and a header trimmed upstream, go back.
+        let back = Verdict::Return { queue: 0, header: 64 };
+        assert_eq!(s.admission(&p, &pkt(1, 1_000), &out, Some(&ingress)), back);
+        let mut upstream = pkt(1, 1_000);
+        upstream.trim(0, 64);
+        assert_eq!(s.admission(&p, &upstream, &out, Some(&ingress)), Verdict::Return { queue: 0, header: 64 });
+        // Control the buffer refuses is dropped.
+        let mut ack = pkt(0, 64);
+        ack.seg.kind = SegKind::Ack;
+        assert_eq!(s.admission(&p, &ack, &out, None), Verdict::Drop(Refusal::BufferFull));
     }
 
     #[test]
