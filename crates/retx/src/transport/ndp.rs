@@ -627,6 +627,41 @@ mod tests {
     }
 
     #[test]
+    fn a_returned_packet_waits_for_a_pull_unless_no_pull_can_come() {
+        let mut nic = nic();
+        let mut tx = NdpSender::new(&NdpParams { initial_window: 4, ..Default::default() }, 8, 1);
+        assert_eq!(drain(&mut tx, &mut nic).len(), 4);
+        // Packet 0 is ACKed; 1, 2 and 3 are in flight.
+        tx.on_feedback(ns(3), &feedback(SegKind::Ack, 1, 0, 1, false), reader(0), &mut nic.call(0));
+        // Returns of what is acknowledged, below snd_una or ACKed ahead of it, change nothing.
+        tx.on_returned(ns(4), 0);
+        tx.on_feedback(ns(4), &feedback(SegKind::Ack, 1, 3, 2, false), reader(1), &mut nic.call(0));
+        tx.on_returned(ns(4), 3);
+        assert!(tx.resend.is_empty() && tx.rto_owed == 0);
+        // 1 comes back while 2 is still in flight, its PULL still to come: swallowed, queued.
+        tx.on_returned(ns(5), 1);
+        assert_eq!((tx.resend.len(), tx.rto_owed), (1, 0));
+        assert!(drain(&mut tx, &mut nic).is_empty(), "it waits for a PULL");
+        // 2 comes back too: nothing left in flight, no PULL can come, so it goes at once.
+        tx.on_returned(ns(6), 2);
+        assert_eq!(tx.rto_owed, 1);
+        assert_eq!(drain(&mut tx, &mut nic), vec![(1, true)], "one resend now, the lowest first");
+        // The next PULL takes the other.
+        tx.on_feedback(ns(7), &feedback(SegKind::Grant, 1, 0, 1, false), reader(1), &mut nic.call(0));
+        assert_eq!(drain(&mut tx, &mut nic), vec![(2, true)]);
+    }
+
+    #[test]
+    fn a_returned_packet_of_the_initial_window_waits_while_the_window_is_unsent() {
+        let mut nic = nic();
+        let mut tx = NdpSender::new(&NdpParams { initial_window: 4, ..Default::default() }, 8, 1);
+        assert_eq!(tx.next(ns(1), Rate::gbps(100), &mut nic.call(0)), Some((0, false)));
+        // Packet 0 back before the window is out: the window's own packets will bring PULLs.
+        tx.on_returned(ns(2), 0);
+        assert_eq!((tx.resend.len(), tx.rto_owed), (1, 0));
+    }
+
+    #[test]
     fn the_sender_sends_its_window_then_one_packet_per_pull_nacked_packets_first() {
         let mut nic = nic();
         let mut tx = NdpSender::new(&NdpParams { initial_window: 4, ..Default::default() }, 8, 1);
