@@ -39,21 +39,28 @@ fn from_port(ports: &[Port], routes: &Routes, p: usize, dst: usize, hop: &dyn Fn
         out.push(PathClass { bottleneck: port.rate, min: cost, max: cost });
     } else {
         for &next in routes.candidates(port.peer_node, dst) {
-            for c in from_port(ports, routes, next as usize, dst, hop, memo) {
-                let b = c.bottleneck.min(port.rate);
-                let (lo, hi) = (c.min + cost, c.max + cost);
-                match out.iter_mut().find(|x| x.bottleneck == b) {
-                    Some(x) => {
-                        x.min = x.min.min(lo);
-                        x.max = x.max.max(hi);
-                    }
-                    None => out.push(PathClass { bottleneck: b, min: lo, max: hi }),
-                }
-            }
+            add_hop(&mut out, from_port(ports, routes, next as usize, dst, hop, memo), port.rate, cost);
         }
     }
     memo.insert(p, out.clone());
     out
+}
+
+/// The classes of the paths beyond a port, seen from before it: each one's bottleneck capped by
+/// the port's `rate` and `cost` added, merged into `out` by bottleneck (keeping the shortest and
+/// longest).
+fn add_hop(out: &mut Vec<PathClass>, beyond: impl IntoIterator<Item = PathClass>, rate: Rate, cost: Time) {
+    for c in beyond {
+        let b = c.bottleneck.min(rate);
+        let (lo, hi) = (c.min + cost, c.max + cost);
+        match out.iter_mut().find(|x| x.bottleneck == b) {
+            Some(x) => {
+                x.min = x.min.min(lo);
+                x.max = x.max.max(hi);
+            }
+            None => out.push(PathClass { bottleneck: b, min: lo, max: hi }),
+        }
+    }
 }
 
 /// One-way propagation delay over the paths (every equal-cost path of a Clos has the same
@@ -116,17 +123,7 @@ fn detour_from_port(
         None => routes.candidates(port.peer_node, dst).iter().flat_map(|&n| from_port(ports, routes, n as usize, dst, hop, minimal)).collect(),
     };
     let mut out: Vec<PathClass> = Vec::new();
-    for c in next {
-        let b = c.bottleneck.min(port.rate);
-        let (lo, hi) = (c.min + cost, c.max + cost);
-        match out.iter_mut().find(|x| x.bottleneck == b) {
-            Some(x) => {
-                x.min = x.min.min(lo);
-                x.max = x.max.max(hi);
-            }
-            None => out.push(PathClass { bottleneck: b, min: lo, max: hi }),
-        }
-    }
+    add_hop(&mut out, next, port.rate, cost);
     memo.insert(p, out.clone());
     out
 }
