@@ -40,7 +40,7 @@ fn trimmable(pkt: &Packet) -> bool {
 
 /// Whether a switch may return `pkt` to its sender: a transport data header (trimmed, or one
 /// it may trim) that has not been returned before (htsim: `bounced() == false`).
-pub fn returnable(pkt: &Packet) -> bool {
+fn returnable(pkt: &Packet) -> bool {
     (pkt.seg.trimmed || trimmable(pkt)) && pkt.frame == Frame::Transport && pkt.seg.kind == SegKind::Data && !pkt.seg.returned
 }
 
@@ -149,18 +149,33 @@ impl Switch {
 
     /// Carries out [`Verdict::TrimQueued`] at `out`: takes the last packet of data queue
     /// `queue` (its bytes left the buffer with the verdict) and cuts it to `header` bytes for
-    /// header queue `header_queue`: Ok(the header), charged to the buffer, to enqueue there, or
-    /// Err(the victim) to drop when there is no room for its header (htsim drops it too).
-    pub fn trim_last(&mut self, p: &SwitchParams, out: &mut Port, queue: usize, header_queue: usize, header: u32) -> Result<Packet, Packet> {
+    /// header queue `header_queue`: [`Booted::Queued`], charged to the buffer, to enqueue there;
+    /// without room for its header, [`Booted::Returned`] to its sender if the rule says so, else
+    /// [`Booted::Dropped`] (htsim drops it too).
+    pub fn trim_last(&mut self, p: &SwitchParams, out: &mut Port, queue: usize, header_queue: usize, header: u32) -> Booted {
         let mut victim = out.pop_last(queue).expect("a verdict on a non-empty queue");
         // The verdict's `header` is the rule's.
         let t = p.trim.expect("per-port trimming is on");
         if self.admit_header(p, t, out, header_queue).is_err() {
-            return Err(victim);
+            return match no_room(t, &victim, header_queue, Refusal::HeaderQueueFull) {
+                Verdict::Return { .. } => Booted::Returned(victim),
+                _ => Booted::Dropped(victim),
+            };
         }
         victim.trim(header_queue, header);
-        Ok(victim)
+        Booted::Queued(victim)
     }
+}
+
+/// What became of the packet a [`Verdict::TrimQueued`] boots out of its data queue.
+#[derive(Debug)]
+pub enum Booted {
+    /// Cut to its header, for the header queue.
+    Queued(Packet),
+    /// No room for its header: back to its sender (untrimmed yet).
+    Returned(Packet),
+    /// No room for its header: dropped.
+    Dropped(Packet),
 }
 
 impl Packet {
@@ -362,11 +377,11 @@ mod tests {
             }
             Verdict::TrimQueued { queue, header_queue, header } => {
                 let victim = match s.trim_last(p, out, queue, header_queue, header) {
-                    Ok(cut) => {
+                    Booted::Queued(cut) => {
                         out.enqueue(header_queue, cut);
                         None
                     }
-                    Err(victim) => Some(victim),
+                    Booted::Returned(victim) | Booted::Dropped(victim) => Some(victim),
                 };
                 out.enqueue(queue, pkt);
                 victim

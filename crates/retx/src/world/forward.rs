@@ -3,7 +3,7 @@
 //! resume queues, and background sources feed switch egress queues.
 
 use super::{Event, Simulation, PFC_FRAME_BYTES};
-use crate::net::admission::{self, returnable, Verdict};
+use crate::net::admission::{self, Booted, Verdict};
 use crate::net::int::NO_INT;
 use crate::net::packet::{Frame, Packet, NO_VIA, PRIORITY_CONTROL};
 use crate::observe::{DropCause, Observer};
@@ -267,16 +267,14 @@ impl<O: Observer> Simulation<O> {
                 // The arrival takes the place of the last packet queued, trimmed instead (htsim's
                 // CompositeQueue): observers see its header join the header queue, or its drop.
                 match sw.trim_last(&self.switch_params, &mut self.ports[out], queue, header_queue, header) {
-                    Ok(mut cut) => {
+                    Booted::Queued(mut cut) => {
                         self.c.packets_trimmed += 1;
                         cut.in_port = out as u32;
                         self.ports[out].enqueue(header_queue, cut);
                         self.obs.enqueue(self.now, out, header_queue, &cut, self.ports[out].queued_bytes[header_queue]);
                     }
-                    Err(victim) if self.switch_params.trim.is_some_and(|t| t.return_to_sender) && returnable(&victim) => {
-                        returned = Some((victim, header_queue, header));
-                    }
-                    Err(victim) => self.drop_packet(out, &victim, DropCause::Buffer),
+                    Booted::Returned(victim) => returned = Some((victim, header_queue, header)),
+                    Booted::Dropped(victim) => self.drop_packet(out, &victim, DropCause::Buffer),
                 }
                 pkt.in_port = ingress.unwrap_or(out) as u32;
                 queue
