@@ -6,6 +6,10 @@
 //! blocks of one connection's bitmap into a list from `start_ptr` to `end_ptr`. Hardware reads
 //! such a list only at its two ends; [`ConnBitmap::position`] tells where a packet's bit lies
 //! so the receiver can refuse middle accesses.
+//!
+//! LEFT (APNet'24, slides "Dual-state bitmap pool") keeps the same linked blocks but marks
+//! free ones in an *available-block bitmap* instead of a stack: [`BitsPool::with_free_bitmap`]
+//! hands out the lowest free block, as a priority encoder over that bitmap does.
 
 /// A block index in the pool (the paper's 8-bit entries for a 128-block pool; 16 bits here so
 /// larger pools work).
@@ -21,9 +25,13 @@ pub struct BitsPool {
     bits: Vec<u64>,
     /// next_ptr of every block.
     next: Vec<Block>,
-    /// The free-slot stack; entries at index >= avail_ptr are free blocks.
+    /// The free-slot stack; entries at index >= avail_ptr are free blocks (empty when the
+    /// pool keeps an available-block bitmap instead).
     available: Vec<Block>,
+    /// Blocks in use (the stack's pointer).
     avail_ptr: usize,
+    /// LEFT's available-block bitmap: bit b set = block b free (empty for MELO's stack).
+    free_map: Vec<u64>,
     /// Most blocks ever in use at once.
     pub peak_used: usize,
     /// Most blocks in use at once since [`BitsPool::take_interval_peak`] last ran.
@@ -43,23 +51,37 @@ impl BitsPool {
             next: vec![NIL; blocks],
             available: (0..blocks as Block).collect(),
             avail_ptr: 0,
+            free_map: Vec::new(),
             peak_used: 0,
             interval_peak: 0,
             exhausted: 0,
         }
     }
 
+    /// A pool whose free blocks are marked in an available-block bitmap (LEFT): allocation
+    /// takes the lowest free block.
+    pub fn with_free_bitmap(pool_bits: u32, block_bits: u32) -> Self {
+        let mut pool = Self::new(pool_bits, block_bits);
+        let blocks = pool.bits.len();
+        pool.available = Vec::new();
+        pool.free_map = vec![u64::MAX; blocks.div_ceil(64)];
+        if blocks % 64 != 0 {
+            *pool.free_map.last_mut().expect("at least one block") = (1u64 << (blocks % 64)) - 1;
+        }
+        pool
+    }
+
     pub fn block_bits(&self) -> u32 {
         self.block_bits
     }
     pub fn blocks(&self) -> usize {
-        self.available.len()
+        self.bits.len()
     }
     pub fn used_blocks(&self) -> usize {
         self.avail_ptr
     }
     pub fn free_blocks(&self) -> usize {
-        self.available.len() - self.avail_ptr
+        self.bits.len() - self.avail_ptr
     }
 
     /// The most blocks in use at once since the previous call (or the start), and a new
@@ -68,13 +90,21 @@ impl BitsPool {
         std::mem::replace(&mut self.interval_peak, self.avail_ptr)
     }
 
-    /// Pops a block off the top of the free-slot stack.
+    /// Pops a block off the top of the free-slot stack (or, with an available-block bitmap,
+    /// takes the lowest free block).
     pub fn alloc(&mut self) -> Option<Block> {
-        if self.avail_ptr == self.available.len() {
+        if self.avail_ptr == self.bits.len() {
             self.exhausted += 1;
             return None;
         }
-        let b = self.available[self.avail_ptr];
+        let b = if self.free_map.is_empty() {
+            self.available[self.avail_ptr]
+        } else {
+            let w = self.free_map.iter().position(|&w| w != 0).expect("a free block is marked");
+            let bit = self.free_map[w].trailing_zeros();
+            self.free_map[w] &= !(1 << bit);
+            (w * 64 + bit as usize) as Block
+        };
         self.avail_ptr += 1;
         self.bits[b as usize] = 0;
         self.next[b as usize] = NIL;
@@ -83,11 +113,27 @@ impl BitsPool {
         Some(b)
     }
 
-    /// Pushes a block back on top of the free-slot stack.
+    /// Pushes a block back on top of the free-slot stack (or marks it available).
     pub fn free(&mut self, b: Block) {
         debug_assert!(self.avail_ptr > 0, "free with nothing allocated");
         self.avail_ptr -= 1;
-        self.available[self.avail_ptr] = b;
+        if self.free_map.is_empty() {
+            self.available[self.avail_ptr] = b;
+        } else {
+            debug_assert!(self.free_map[b as usize / 64] >> (b % 64) & 1 == 0, "block {b} freed twice");
+            self.free_map[b as usize / 64] |= 1 << (b % 64);
+        }
+    }
+
+    /// The available-block bitmap as the hardware holds it (for tests and traces; empty for
+    /// a stack pool).
+    pub fn free_map(&self) -> &[u64] {
+        &self.free_map
+    }
+
+    /// The bits of block `b` (the low `block_bits` are used).
+    pub fn block(&self, b: Block) -> u64 {
+        self.bits[b as usize]
     }
 
     /// The stack as the hardware holds it (for tests): (available array, avail_ptr).
@@ -192,6 +238,12 @@ impl ConnBitmap {
             self.blocks += 1;
         }
         true
+    }
+
+    /// Which block of the list holds `index` (0: the one at `start_ptr`): how many Nxt_ptr
+    /// links a walk from the start follows to reach it. None outside the list.
+    pub fn link_of(&self, pool: &BitsPool, index: u64) -> Option<u64> {
+        (!self.is_empty() && index >= self.base && index < self.end(pool)).then(|| (index - self.base) / pool.block_bits as u64)
     }
 
     /// The block holding `index`, walking the list (only the sender, which rebuilds its
@@ -310,6 +362,34 @@ mod tests {
         assert_eq!(pool.alloc(), None);
         assert_eq!(pool.exhausted, 1);
         assert_eq!(pool.peak_used, 4);
+    }
+
+    #[test]
+    fn an_available_block_bitmap_hands_out_the_lowest_free_block() {
+        let mut pool = BitsPool::with_free_bitmap(80, 8); // 10 blocks: one partial word
+        assert_eq!(pool.free_map(), &[0b11_1111_1111]);
+        assert_eq!((pool.blocks(), pool.free_blocks()), (10, 10));
+        let got: Vec<Block> = (0..4).map(|_| pool.alloc().unwrap()).collect();
+        assert_eq!(got, [0, 1, 2, 3]);
+        pool.free(1);
+        assert_eq!(pool.free_map(), &[0b11_1111_0010]);
+        assert_eq!(pool.alloc(), Some(1)); // the lowest, not the most recently freed
+        pool.free(3);
+        pool.free(0);
+        assert_eq!(pool.alloc(), Some(0));
+        assert_eq!(pool.alloc(), Some(3));
+        for want in 4..10 {
+            assert_eq!(pool.alloc(), Some(want));
+        }
+        assert_eq!(pool.alloc(), None);
+        assert_eq!((pool.exhausted, pool.peak_used, pool.free_blocks()), (1, 10, 0));
+        // Lists link blocks as with the stack.
+        let mut big = BitsPool::with_free_bitmap(1024, 8); // 128 blocks: two full words
+        assert_eq!(big.free_map(), &[u64::MAX, u64::MAX]);
+        let mut c = ConnBitmap::default();
+        assert!(c.cover(&mut big, 0, 70 * 8));
+        assert_eq!((c.blocks(), big.free_map()[1]), (71, u64::MAX << 7));
+        assert_eq!((c.link_of(&big, 0), c.link_of(&big, 17), c.link_of(&big, 70 * 8 + 7), c.link_of(&big, 71 * 8)), (Some(0), Some(2), Some(70), None));
     }
 
     #[test]

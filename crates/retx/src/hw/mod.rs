@@ -1,4 +1,5 @@
 //! Hardware structures modelled bit-exactly, and their on-chip memory footprint.
 
 pub mod bits_pool;
+pub mod left_pool;
 pub mod memory;
