@@ -52,7 +52,7 @@ fn main() {
         let timeouts: u64 = out.flows.iter().map(|f| f.timeouts).sum();
         println!("mean fct {:.1} us over {} flows, timeouts {}", fcts.iter().sum::<f64>() / fcts.len() as f64, fcts.len(), timeouts);
     }
-    for (name, v) in out.scheme_report.iter().filter(|(n, _)| n.starts_with("xpass_")) {
+    for (name, v) in out.scheme_report.iter().filter(|(n, _)| n.starts_with("xpass_") || n.starts_with("left_")) {
         println!("{name} {v}");
     }
 }

@@ -1,5 +1,6 @@
 //! The random-fault properties of `delivery_props.rs` for the hardware-oriented selective
-//! schemes: MELO (shared bits pool, APNet'17) and Go-Back-ONE. Whatever the network does (loss
+//! schemes: MELO (shared bits pool, APNet'17), Go-Back-ONE and LEFT (dual-state pool, gather
+//! FIFOs, APNet'24). Whatever the network does (loss
 //! of data and control, duplication, reordering), the whole message is delivered exactly
 //! once, in order, with the payload that was sent, the flow finishes, and for MELO every block
 //! of both NICs' bits pools has gone back to its pool.
@@ -78,8 +79,78 @@ fn check_gbone(g: &Gbone, c: &Case) -> Result<Pair, TestCaseError> {
     check(&gbone(g), c)
 }
 
+#[derive(Clone, Debug)]
+struct Left {
+    variant: &'static str,
+    registers: u32,
+    register_blocks: u32,
+    pool_blocks: u32,
+    fifos: u32,
+    gather_packets: u32,
+    disorder_threshold: u32,
+}
+
+fn left_params() -> impl Strategy<Value = Left> {
+    (
+        prop_oneof![Just("left"), Just("left-minus"), Just("melo-plus")],
+        0..=3u32,
+        prop_oneof![1..=4u32, Just(100u32)],
+        prop_oneof![1..=4u32, Just(256u32)],
+        1..=3u32,
+        1..=8u32,
+        0..=40u32,
+    )
+        .prop_map(|(variant, registers, register_blocks, pool_blocks, fifos, gather_packets, disorder_threshold)| Left {
+            variant,
+            registers,
+            register_blocks,
+            pool_blocks,
+            fifos,
+            gather_packets,
+            disorder_threshold,
+        })
+}
+
+/// 8-bit blocks; short timers for lossy runs (the hole timer above the FIFO timeout, the
+/// sender's timeout above both, as validation requires).
+fn left(l: &Left) -> String {
+    let params = format!(
+        "variant = \"{}\"\nregisters = {}\nregister_bits = {}\npool_bits = {}\nfifos = {}\ngather_packets = {}\ndisorder_threshold = {}\ngather_timeout = \"2us\"\nhole_timeout = \"20us\"\nrto = \"50us\"\n",
+        l.variant,
+        l.registers,
+        l.register_blocks * 8,
+        l.pool_blocks * 8,
+        l.fifos,
+        l.gather_packets,
+        l.disorder_threshold
+    );
+    transport_toml("left", "none", &params)
+}
+
+fn left_nic(p: &Pair) -> &retx::transport::left_nic::LeftNic {
+    match &p.rx_nic.scheme {
+        retx::transport::agent::SchemeAgent::Left(l) => l,
+        _ => panic!("a LEFT run without LEFT's agent"),
+    }
+}
+
+fn check_left(l: &Left, c: &Case) -> Result<Pair, TestCaseError> {
+    let p = check(&left(l), c)?;
+    let nic = left_nic(&p);
+    prop_assert_eq!(nic.bitmaps.pool.used_blocks(), 0, "the pool still holds blocks");
+    prop_assert_eq!(nic.bitmaps.registers_in_use(), 0, "a register is still held");
+    prop_assert!(!nic.has_gathered(0), "packets are still gathered");
+    prop_assert!(nic.bitmaps.pool.peak_used <= l.pool_blocks as usize);
+    Ok(p)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn left_delivers_everything_once_in_order_and_frees_its_pool(l in left_params(), c in case()) {
+        check_left(&l, &c).map(drop)?;
+    }
 
     #[test]
     fn melo_delivers_everything_once_in_order_and_returns_every_block(m in melo_params(), c in case()) {
@@ -119,6 +190,14 @@ fn worst_corner_finishes_for_every_setting() {
             }
         }
     }
+    for variant in ["left", "left-minus", "melo-plus"] {
+        for (registers, pool_blocks) in [(0, 1), (3, 256)] {
+            let l = Left { variant, registers, register_blocks: 100, pool_blocks, fifos: 2, gather_packets: 8, disorder_threshold: 4 };
+            let p = check_left(&l, &c).unwrap_or_else(|e| panic!("{l:?}: {e}"));
+            // Not vacuous: losses were NACKed from the hole timer and resent.
+            assert!(p.sender.stats.retx_pkts > 0 && p.receiver.ctx.naks_sent > 0, "{l:?}");
+        }
+    }
     for back_to_zero in [false, true] {
         for max_ooo_psn in [0, 1, 4] {
             let g = Gbone { back_to_zero, chunk_packets: 4, max_ooo_psn };
@@ -133,4 +212,22 @@ fn worst_corner_finishes_for_every_setting() {
             }
         }
     }
+}
+
+/// A case proptest found: a count-closed FIFO recorded the packet RCV.NXT had just reached
+/// (it had arrived out of order, duplicated), and the receiver did not take the run, leaving a
+/// bit that a later index aliased in the register's ring (a delivery with the wrong payload).
+#[test]
+fn left_takes_the_run_when_a_recorded_batch_holds_the_front() {
+    let l = Left { variant: "left-minus", registers: 1, register_blocks: 2, pool_blocks: 1, fifos: 1, gather_packets: 3, disorder_threshold: 0 };
+    let c = Case {
+        size: 1_187_308,
+        mtu: 1611,
+        initial_psn: 0,
+        data: util::Faults { loss: 0.0, dup: 0.08919160172767582, jitter: retx::sim::units::Time(1_566_859) },
+        ctrl: util::Faults { loss: 0.05436088696191916, dup: 0.0, jitter: retx::sim::units::Time(2_310_552) },
+        seed: 4872662330769619081,
+        ack_interval: 3,
+    };
+    check_left(&l, &c).unwrap();
 }

@@ -18,6 +18,7 @@ pub fn transport(s: &Scenario) -> Template {
         RecoveryKind::Ndp => RecoveryParams::Ndp(r.ndp),
         RecoveryKind::Homa => RecoveryParams::Homa(homa(s)),
         RecoveryKind::Xpass => RecoveryParams::Xpass(r.xpass),
+        RecoveryKind::Left => RecoveryParams::Left(r.left),
         #[cfg(test)]
         RecoveryKind::Pull => RecoveryParams::Pull(Default::default()),
         #[cfg(test)]

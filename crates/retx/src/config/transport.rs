@@ -33,6 +33,9 @@ pub enum RecoveryKind {
     /// at a feedback-controlled rate, one data packet per credit, credit stop; Aeolus as an
     /// option (`[recovery.xpass] aeolus = true`).
     Xpass,
+    /// LEFT: a receiver that records reordering in a dual-state bitmap pool through gather
+    /// FIFOs and a scheduler, and judges loss by a hole timer, not by order.
+    Left,
     /// The test-only receiver-driven scheme (`transport/pull.rs`).
     #[cfg(test)]
     Pull,
@@ -92,6 +95,7 @@ pub struct RecoveryCfg {
     pub ndp: crate::transport::ndp::NdpParams,
     pub homa: crate::transport::homa::HomaParams,
     pub xpass: crate::transport::xpass::XpassParams,
+    pub left: crate::transport::left::LeftParams,
 }
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
@@ -120,7 +124,8 @@ impl RecoveryCfg {
         self.stride.check().map_err(|e| e.within("recovery.stride"))?;
         self.ndp.check().map_err(|e| e.within("recovery.ndp"))?;
         self.homa.check().map_err(|e| e.within("recovery.homa"))?;
-        self.xpass.check().map_err(|e| e.within("recovery.xpass"))
+        self.xpass.check().map_err(|e| e.within("recovery.xpass"))?;
+        self.left.check().map_err(|e| e.within("recovery.left"))
     }
 }
 

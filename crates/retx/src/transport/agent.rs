@@ -90,6 +90,8 @@ pub enum SchemeAgent {
     Homa(super::homa::HomaScheduler),
     /// ExpressPass's host-wide credit pacer.
     Xpass(Box<super::xpass::XpassPacer>),
+    /// LEFT's dual-state bitmap pool, gather FIFOs and scheduler.
+    Left(Box<super::left_nic::LeftNic>),
     /// The test-only receiver-driven scheme's grant pacer ([`super::pull`]).
     #[cfg(test)]
     Pull(super::pull::PullPacer),
@@ -109,6 +111,7 @@ macro_rules! each_agent {
             SchemeAgent::Ndp($a) => $e,
             SchemeAgent::Homa($a) => $e,
             SchemeAgent::Xpass($a) => $e,
+            SchemeAgent::Left($a) => $e,
             #[cfg(test)]
             SchemeAgent::Pull($a) => $e,
         }
@@ -296,6 +299,10 @@ impl NicAgent {
         report.extend(stride::StrideDram::report(nics.iter().map(|n| &n.stride)));
         report.extend(super::xpass::report(nics.iter().filter_map(|n| match &n.scheme {
             SchemeAgent::Xpass(p) => Some(&**p),
+            _ => None,
+        })));
+        report.extend(super::left_nic::LeftNic::report(nics.iter().filter_map(|n| match &n.scheme {
+            SchemeAgent::Left(l) => Some(&**l),
             _ => None,
         })));
         report

@@ -24,6 +24,8 @@ pub mod tutorial;
 #[cfg(test)]
 pub mod tutorial_aimd;
 pub mod irn;
+pub mod left;
+pub mod left_nic;
 pub mod melo;
 pub mod notifications;
 pub mod poll;
@@ -194,6 +196,7 @@ pub enum RecoveryParams {
     Ndp(ndp::NdpParams),
     Homa(homa::HomaParams),
     Xpass(xpass::XpassParams),
+    Left(left::LeftParams),
     #[cfg(test)]
     Pull(pull::PullParams),
     #[cfg(test)]
@@ -285,6 +288,7 @@ impl Template {
             RecoveryParams::Ndp(_) => "ndp",
             RecoveryParams::Homa(_) => "homa",
             RecoveryParams::Xpass(_) => "xpass",
+            RecoveryParams::Left(_) => "left",
             #[cfg(test)]
             RecoveryParams::Pull(_) => "pull",
             #[cfg(test)]
@@ -299,6 +303,7 @@ impl Template {
             RecoveryParams::Ndp(p) => agent::SchemeAgent::Ndp(ndp::NdpPacer::new(p, link, mtu)),
             RecoveryParams::Homa(p) => agent::SchemeAgent::Homa(homa::HomaScheduler::new(p)),
             RecoveryParams::Xpass(p) => agent::SchemeAgent::Xpass(Box::new(xpass::XpassPacer::new(p, link))),
+            RecoveryParams::Left(p) => agent::SchemeAgent::Left(Box::new(left_nic::LeftNic::new(p))),
             #[cfg(test)]
             RecoveryParams::Pull(p) => agent::SchemeAgent::Pull(pull::PullPacer::new(p)),
             _ => agent::SchemeAgent::default(),
@@ -344,6 +349,10 @@ impl Template {
             RecoveryParams::Ndp(p) => (sender::TxRecovery::Ndp(ndp::NdpSender::new(p, n, spec.key)), receiver::RxRecovery::Ndp(ndp::NdpReceiver::new(n))),
             RecoveryParams::Homa(p) => (sender::TxRecovery::Homa(homa::HomaSender::new(p, &spec)), receiver::RxRecovery::Homa(homa::HomaReceiver::new(p, &spec))),
             RecoveryParams::Xpass(p) => (sender::TxRecovery::Xpass(Box::new(xpass_ends::XpassSender::new(p, &spec, bdp_packets))), receiver::RxRecovery::Xpass(xpass_ends::XpassReceiver::new(n))),
+            RecoveryParams::Left(p) => {
+                let window = or_bdp(p.window);
+                (sender::TxRecovery::Left(left::LeftSender::new(p, window, n)), receiver::RxRecovery::Left(left::LeftReceiver::new(p, window, ack)))
+            }
             #[cfg(test)]
             RecoveryParams::Pull(p) => (sender::TxRecovery::Pull(pull::PullSender::new(p, n)), receiver::RxRecovery::Pull(pull::PullReceiver::new(p, n))),
             #[cfg(test)]

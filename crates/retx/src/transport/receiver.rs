@@ -25,6 +25,7 @@ pub enum RxRecovery {
     Ndp(super::ndp::NdpReceiver),
     Homa(super::homa::HomaReceiver),
     Xpass(super::xpass_ends::XpassReceiver),
+    Left(super::left::LeftReceiver),
     #[cfg(test)]
     Pull(super::pull::PullReceiver),
     #[cfg(test)]
@@ -43,6 +44,7 @@ macro_rules! each {
             RxRecovery::Ndp($x) => $e,
             RxRecovery::Homa($x) => $e,
             RxRecovery::Xpass($x) => $e,
+            RxRecovery::Left($x) => $e,
             #[cfg(test)]
             RxRecovery::Pull($x) => $e,
             #[cfg(test)]
@@ -190,10 +192,11 @@ impl Receiver {
         self.recovery.poll_timeout()
     }
 
+    /// The receive side's deadline passed, or its NIC's agent woke it with news (a gather
+    /// FIFO of LEFT closed): the scheme checks its own deadlines against `now`, as the send
+    /// side does.
     pub fn handle_timeout(&mut self, now: Time, nic: &mut NicCall<'_>) {
-        if self.recovery.poll_timeout().is_some_and(|t| t <= now) {
-            self.recovery.handle_timeout(now, &mut self.ctx, nic);
-        }
+        self.recovery.handle_timeout(now, &mut self.ctx, nic);
     }
 
     pub fn is_done(&self) -> bool {

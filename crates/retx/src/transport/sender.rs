@@ -30,6 +30,7 @@ pub enum TxRecovery {
     Homa(super::homa::HomaSender),
     /// Boxed: its state is the largest.
     Xpass(Box<super::xpass_ends::XpassSender>),
+    Left(super::left::LeftSender),
     #[cfg(test)]
     Pull(super::pull::PullSender),
     #[cfg(test)]
@@ -49,6 +50,7 @@ macro_rules! each {
             TxRecovery::Ndp($x) => $e,
             TxRecovery::Homa($x) => $e,
             TxRecovery::Xpass($x) => $e,
+            TxRecovery::Left($x) => $e,
             #[cfg(test)]
             TxRecovery::Pull($x) => $e,
             #[cfg(test)]

@@ -356,6 +356,7 @@ impl<O: Observer> Simulation<O> {
         if ep.poll_timeout().is_some_and(|t| t <= now) {
             ep.handle_timeout(now, &mut n.agent.call(qp as u32));
         }
+        self.occupy_rx(nic);
         let node = self.nic_node(nic);
         self.settle(nic, qp, node, before);
         self.after_input(nic, qp, NO_INT);
@@ -400,8 +401,24 @@ impl<O: Observer> Simulation<O> {
         let ep = &mut n.qps[qp].endpoint;
         let before = Progress::of(ep);
         ep.handle_timeout(now, &mut n.agent.call(qp as u32));
+        self.occupy_rx(nic);
         self.settle(nic, qp, node, before);
         self.after_input(nic, qp, NO_INT);
+    }
+
+    /// Receive-pipeline time a scheme charged outside a packet's handling (a timer's work, a
+    /// woken queue pair recording a gathered batch): the pipeline is busy that much longer,
+    /// and packets arriving meanwhile wait.
+    #[inline]
+    fn occupy_rx(&mut self, nic: usize) {
+        let n = &mut self.nics[nic];
+        let (rx, charged) = (&mut n.rx, std::mem::take(&mut n.agent.charged));
+        if charged > Time::ZERO {
+            rx.busy_until = rx.busy_until.max(self.now) + charged;
+            if !rx.waiting.is_empty() {
+                self.rx_wake(nic);
+            }
+        }
     }
 
     /// The NIC's scheduler offers the wire to its queue pairs in turn; the packet of the first
