@@ -659,3 +659,80 @@ proptest! {
         prop_assert_eq!(out.flows.iter().map(|f| f.size_bytes).sum::<u64>(), sent);
     }
 }
+
+/// A k = 4 fat-tree under ECMP (4 paths between pods), the credit queue on every switch port:
+/// `flows` of 30 KB from h{s} to h{d}, all at once.
+fn fat_tree(flows: &[(u32, u32)], extra: &str) -> String {
+    let flows: Vec<String> = flows.iter().map(|&(s, d)| format!("{{ src = \"h{s}\", dst = \"h{d}\", size = \"30KB\" }}")).collect();
+    format!(
+        r#"
+name = "xpass-paths"
+duration = "20ms"
+[topology]
+kind = "fat-tree"
+k = 4
+host_link = "10Gbps"
+[nic]
+mtu = 1460
+[switch]
+buffer = "4MB"
+queues = 3
+ecn = {{ enabled = false }}
+pfc = {{ enabled = false }}
+shaped = {{ queue = 2, buffer = 8, burst = 2 }}
+[routing]
+policy = "ecmp"
+[transport]
+recovery = "xpass"
+cc = "none"
+{extra}
+[workload]
+kind = "flow-list"
+flows = [{}]
+"#,
+        flows.join(", ")
+    )
+}
+
+/// Per flow: the fabric links (a link's ports are 2i and 2i + 1: link i; the fat-tree's first
+/// 16 links are its host links) its credits, and its data, left switches by.
+fn links_by_kind(seen: &Seen) -> HashMap<u32, (HashSet<usize>, HashSet<usize>)> {
+    let mut by_flow: HashMap<u32, (HashSet<usize>, HashSet<usize>)> = HashMap::new();
+    for (_, port, _, pkt, _) in &seen.enqueued {
+        let link = port / 2;
+        if link < 16 {
+            continue;
+        }
+        let e = by_flow.entry(pkt.flow).or_default();
+        match xinfo(pkt).map(|i| i.kind) {
+            Some(XpassKind::Credit) => e.0.insert(link),
+            Some(XpassKind::Data) => e.1.insert(link),
+            _ => false,
+        };
+    }
+    by_flow
+}
+
+/// ExpressPass's data must take the reverse of its credits' path (ns-2's large-scale script:
+/// `Classifier/MultiPath set symmetric_ true`): a credit that got through vouches only for the
+/// links it crossed. Each flow's data crosses exactly the fabric links its credits crossed,
+/// across pods (where ECMP has 4 paths to choose from, so unrelated hashes agree for 1 flow in
+/// 4); with `symmetric_paths = false` (independent hashes per direction, as before) they
+/// differ for some flow.
+#[test]
+fn data_takes_the_reverse_of_its_credits_path() {
+    // Every host of pod 0 and 1 to a host of another pod, and back.
+    let flows: Vec<(u32, u32)> = (0..8).map(|h| (h, (h + 4) % 16 + 4)).chain((8..16).map(|h| (h, (h * 3) % 8))).collect();
+    assert!(flows.iter().all(|&(s, d)| s / 4 != d / 4), "across pods: {flows:?}");
+    let (_, log) = run_logged(&fat_tree(&flows, ""));
+    let by_flow = links_by_kind(&log.0.borrow());
+    assert_eq!(by_flow.len(), flows.len());
+    for (f, (credit, data)) in &by_flow {
+        // host -> edge -> agg -> core -> agg -> edge -> host: 4 fabric links each way.
+        assert_eq!((credit.len(), data.len()), (4, 4), "flow {f}: credits {credit:?}, data {data:?}");
+        assert_eq!(credit, data, "flow {f}: data off its credits' path");
+    }
+    let (_, log) = run_logged(&fat_tree(&flows, "[recovery.xpass]\nsymmetric_paths = false"));
+    let by_flow = links_by_kind(&log.0.borrow());
+    assert!(by_flow.values().any(|(c, d)| c != d), "16 independent pairs of hashes all agreed");
+}

@@ -92,6 +92,17 @@ pub struct XpassParams {
     /// without progress (ns-2 `retransmit_timeout_`: 100 ms in `ns-default.tcl`, 100 us in the
     /// large-scale script, which is the default here).
     pub rto: Dur,
+    /// Data takes the reverse of its credits' path (default true). ExpressPass needs it: a
+    /// credit that got through promises room for its data packet only on the links it crossed
+    /// (the design assumes symmetric paths). ns-2 gets it from symmetric ECMP hashing, the large-scale
+    /// script's `Classifier/MultiPath set symmetric_ true` (`classifier/classifier-mpath.cc`
+    /// `MultiPathForwarder::classify` hashes the flow id, the node's tier and the two
+    /// addresses in sorted order, so both directions pick the same index at each tier). retx's
+    /// ECMP salts each switch, so instead each connection's data-direction entropy is chosen
+    /// such that ECMP routes the data on the reverse of its credits' path
+    /// ([`crate::transport::Template::symmetric_paths`]); only under `[routing] policy =
+    /// "ecmp"`, per-flow entropy and minimal paths (elsewhere paths are not the hashes' alone).
+    pub symmetric_paths: bool,
     /// Aeolus: send the first `unscheduled_bytes` unscheduled at line rate, coloured, with
     /// per-packet SACKs, a tail probe and retransmission on credits.
     pub aeolus: bool,
@@ -117,6 +128,7 @@ impl Default for XpassParams {
             credit_queue: 8,
             credit_burst: 2,
             rto: Dur(Time::from_us(100)),
+            symmetric_paths: true,
             aeolus: false,
             aeolus_colour: 2,
             unscheduled_bytes: Size(0),
