@@ -504,6 +504,53 @@ fn the_timeout_resends_what_is_unacknowledged_on_credits_and_asks_again() {
     assert!(tx.is_done());
 }
 
+/// ns-2's early credit stop (`recv_credit`): once a sender RTT (request to first credit) has
+/// passed since the last check, credits of that window covering the packets still unpaid
+/// mean the credits on their way will do, and the stop goes before the last packet; credits
+/// after it still carry data, and if the rest never comes the sender asks again 2 RTTs after
+/// the stop (`send_credit_stop`, `handle_sender_retransmit`), without counting a timeout.
+#[test]
+fn the_credit_stop_goes_early_when_an_rtts_credits_cover_what_is_left() {
+    let p = XpassParams::default();
+    let mut nic = agent(&p);
+    let spec = FlowSpec { size: 20_000, mtu: 1_000, initial_psn: 100, key: 9, marking: Default::default() };
+    let mut tx = XpassSender::new(&p, &spec, 20);
+    let space = PsnSpace::new(100);
+    let at = PsnReader { space, reference: 0 };
+    let us = Time::from_us;
+    let is = |seg: Option<Segment>, kind: XpassKind| matches!(seg.map(|s| s.ext), Some(Ext::Xpass(XpassInfo { kind: k, .. })) if k == kind);
+    assert!(is(tx.poll_connection(Time::ZERO, space), XpassKind::Request));
+    let feed = |tx: &mut XpassSender, nic: &mut NicAgent, t: Time, seqs: std::ops::RangeInclusive<u32>| {
+        for s in seqs {
+            tx.on_feedback(t, &credit(s), at, &mut nic.call(0));
+        }
+        drain(tx, nic).len()
+    };
+    // The first credit 10 us after the request: the sender's RTT. 8 credits in that RTT.
+    assert_eq!(feed(&mut tx, &mut nic, us(10), 1..=1), 1);
+    assert_eq!(feed(&mut tx, &mut nic, us(15), 2..=8), 7);
+    // An RTT on: 9 credits in the window, 11 packets unpaid: no stop; a new window.
+    assert_eq!(feed(&mut tx, &mut nic, us(20), 9..=9), 1);
+    assert!(tx.poll_connection(us(20), space).is_none());
+    assert_eq!(feed(&mut tx, &mut nic, us(25), 10..=15), 6);
+    assert!(tx.poll_connection(us(25), space).is_none(), "not an RTT yet");
+    // 7 credits in this window, 4 packets unpaid: the stop goes with 4 packets unsent.
+    assert_eq!(feed(&mut tx, &mut nic, us(30), 16..=16), 1);
+    assert!(is(tx.poll_connection(us(30), space), XpassKind::Stop));
+    assert_eq!(tx.snd_nxt(), 16);
+    // Credits after the stop still carry data; the last never comes.
+    assert_eq!(feed(&mut tx, &mut nic, us(32), 17..=19), 3);
+    assert_eq!(tx.credits_wasted, 0);
+    // 2 RTTs after the stop the sender asks again, for what is unacknowledged: no timeout.
+    assert_eq!(tx.poll_timeout(), Some(us(50)));
+    assert!(!tx.handle_timeout(us(50), &mut nic.call(0)));
+    let req = tx.poll_connection(us(50), space);
+    assert!(matches!(req.map(|s| s.ext), Some(Ext::Xpass(XpassInfo { kind: XpassKind::Request, count: 20, .. }))));
+    assert_eq!(feed(&mut tx, &mut nic, us(60), 20..=20), 1);
+    assert_eq!(tx.snd_nxt(), 20);
+    assert!(is(tx.poll_connection(us(60), space), XpassKind::Stop));
+}
+
 #[test]
 fn the_feedback_controller_cuts_to_the_delivered_rate_on_loss_and_grows_w_after_clean_periods() {
     let p = XpassParams::default();

@@ -19,7 +19,8 @@
 //! - Sender: one data packet (its payload plus 78 B, at most `max_data`) per credit received;
 //!   the data packet echoes the credit's sequence number and send time, from which the
 //!   receiver measures credit loss and the RTT (ns-2 `recv_data`, `update_rtt`). A credit that
-//!   finds nothing to send is wasted. When nothing is left to send it sends a credit stop
+//!   finds nothing to send is wasted. When nothing is left to send (or, ns-2's early credit stop,
+//!   when the last RTT's credits cover what is left) it sends a credit stop
 //!   (ns-2 `send_credit_stop`); the receiver's pacer stops the flow's credits then, or when
 //!   everything has arrived.
 //! - Switches: `[switch] shaped = { queue = <credit_priority>, buffer = 8 }` rate-limits
