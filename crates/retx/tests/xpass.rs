@@ -504,6 +504,53 @@ fn the_timeout_resends_what_is_unacknowledged_on_credits_and_asks_again() {
     assert!(tx.is_done());
 }
 
+/// ns-2's early credit stop (`recv_credit`): once a sender RTT (request to first credit) has
+/// passed since the last check, credits of that window covering the packets still unpaid
+/// mean the credits on their way will do, and the stop goes before the last packet; credits
+/// after it still carry data, and if the rest never comes the sender asks again 2 RTTs after
+/// the stop (`send_credit_stop`, `handle_sender_retransmit`), without counting a timeout.
+#[test]
+fn the_credit_stop_goes_early_when_an_rtts_credits_cover_what_is_left() {
+    let p = XpassParams::default();
+    let mut nic = agent(&p);
+    let spec = FlowSpec { size: 20_000, mtu: 1_000, initial_psn: 100, key: 9, marking: Default::default() };
+    let mut tx = XpassSender::new(&p, &spec, 20);
+    let space = PsnSpace::new(100);
+    let at = PsnReader { space, reference: 0 };
+    let us = Time::from_us;
+    let is = |seg: Option<Segment>, kind: XpassKind| matches!(seg.map(|s| s.ext), Some(Ext::Xpass(XpassInfo { kind: k, .. })) if k == kind);
+    assert!(is(tx.poll_connection(Time::ZERO, space), XpassKind::Request));
+    let feed = |tx: &mut XpassSender, nic: &mut NicAgent, t: Time, seqs: std::ops::RangeInclusive<u32>| {
+        for s in seqs {
+            tx.on_feedback(t, &credit(s), at, &mut nic.call(0));
+        }
+        drain(tx, nic).len()
+    };
+    // The first credit 10 us after the request: the sender's RTT. 8 credits in that RTT.
+    assert_eq!(feed(&mut tx, &mut nic, us(10), 1..=1), 1);
+    assert_eq!(feed(&mut tx, &mut nic, us(15), 2..=8), 7);
+    // An RTT on: 9 credits in the window, 11 packets unpaid: no stop; a new window.
+    assert_eq!(feed(&mut tx, &mut nic, us(20), 9..=9), 1);
+    assert!(tx.poll_connection(us(20), space).is_none());
+    assert_eq!(feed(&mut tx, &mut nic, us(25), 10..=15), 6);
+    assert!(tx.poll_connection(us(25), space).is_none(), "not an RTT yet");
+    // 7 credits in this window, 4 packets unpaid: the stop goes with 4 packets unsent.
+    assert_eq!(feed(&mut tx, &mut nic, us(30), 16..=16), 1);
+    assert!(is(tx.poll_connection(us(30), space), XpassKind::Stop));
+    assert_eq!(tx.snd_nxt(), 16);
+    // Credits after the stop still carry data; the last never comes.
+    assert_eq!(feed(&mut tx, &mut nic, us(32), 17..=19), 3);
+    assert_eq!(tx.credits_wasted, 0);
+    // 2 RTTs after the stop the sender asks again, for what is unacknowledged: no timeout.
+    assert_eq!(tx.poll_timeout(), Some(us(50)));
+    assert!(!tx.handle_timeout(us(50), &mut nic.call(0)));
+    let req = tx.poll_connection(us(50), space);
+    assert!(matches!(req.map(|s| s.ext), Some(Ext::Xpass(XpassInfo { kind: XpassKind::Request, count: 20, .. }))));
+    assert_eq!(feed(&mut tx, &mut nic, us(60), 20..=20), 1);
+    assert_eq!(tx.snd_nxt(), 20);
+    assert!(is(tx.poll_connection(us(60), space), XpassKind::Stop));
+}
+
 #[test]
 fn the_feedback_controller_cuts_to_the_delivered_rate_on_loss_and_grows_w_after_clean_periods() {
     let p = XpassParams::default();
@@ -658,4 +705,81 @@ proptest! {
         let sent: u64 = flows.iter().map(|f| f.2 as u64 * 1_000).sum();
         prop_assert_eq!(out.flows.iter().map(|f| f.size_bytes).sum::<u64>(), sent);
     }
+}
+
+/// A k = 4 fat-tree under ECMP (4 paths between pods), the credit queue on every switch port:
+/// `flows` of 30 KB from h{s} to h{d}, all at once.
+fn fat_tree(flows: &[(u32, u32)], extra: &str) -> String {
+    let flows: Vec<String> = flows.iter().map(|&(s, d)| format!("{{ src = \"h{s}\", dst = \"h{d}\", size = \"30KB\" }}")).collect();
+    format!(
+        r#"
+name = "xpass-paths"
+duration = "20ms"
+[topology]
+kind = "fat-tree"
+k = 4
+host_link = "10Gbps"
+[nic]
+mtu = 1460
+[switch]
+buffer = "4MB"
+queues = 3
+ecn = {{ enabled = false }}
+pfc = {{ enabled = false }}
+shaped = {{ queue = 2, buffer = 8, burst = 2 }}
+[routing]
+policy = "ecmp"
+[transport]
+recovery = "xpass"
+cc = "none"
+{extra}
+[workload]
+kind = "flow-list"
+flows = [{}]
+"#,
+        flows.join(", ")
+    )
+}
+
+/// Per flow: the fabric links (a link's ports are 2i and 2i + 1: link i; the fat-tree's first
+/// 16 links are its host links) its credits, and its data, left switches by.
+fn links_by_kind(seen: &Seen) -> HashMap<u32, (HashSet<usize>, HashSet<usize>)> {
+    let mut by_flow: HashMap<u32, (HashSet<usize>, HashSet<usize>)> = HashMap::new();
+    for (_, port, _, pkt, _) in &seen.enqueued {
+        let link = port / 2;
+        if link < 16 {
+            continue;
+        }
+        let e = by_flow.entry(pkt.flow).or_default();
+        match xinfo(pkt).map(|i| i.kind) {
+            Some(XpassKind::Credit) => e.0.insert(link),
+            Some(XpassKind::Data) => e.1.insert(link),
+            _ => false,
+        };
+    }
+    by_flow
+}
+
+/// ExpressPass's data must take the reverse of its credits' path (ns-2's large-scale script:
+/// `Classifier/MultiPath set symmetric_ true`): a credit that got through vouches only for the
+/// links it crossed. Each flow's data crosses exactly the fabric links its credits crossed,
+/// across pods (where ECMP has 4 paths to choose from, so unrelated hashes agree for 1 flow in
+/// 4); with `symmetric_paths = false` (independent hashes per direction, as before) they
+/// differ for some flow.
+#[test]
+fn data_takes_the_reverse_of_its_credits_path() {
+    // Every host of pod 0 and 1 to a host of another pod, and back.
+    let flows: Vec<(u32, u32)> = (0..8).map(|h| (h, (h + 4) % 16 + 4)).chain((8..16).map(|h| (h, (h * 3) % 8))).collect();
+    assert!(flows.iter().all(|&(s, d)| s / 4 != d / 4), "across pods: {flows:?}");
+    let (_, log) = run_logged(&fat_tree(&flows, ""));
+    let by_flow = links_by_kind(&log.0.borrow());
+    assert_eq!(by_flow.len(), flows.len());
+    for (f, (credit, data)) in &by_flow {
+        // host -> edge -> agg -> core -> agg -> edge -> host: 4 fabric links each way.
+        assert_eq!((credit.len(), data.len()), (4, 4), "flow {f}: credits {credit:?}, data {data:?}");
+        assert_eq!(credit, data, "flow {f}: data off its credits' path");
+    }
+    let (_, log) = run_logged(&fat_tree(&flows, "[recovery.xpass]\nsymmetric_paths = false"));
+    let by_flow = links_by_kind(&log.0.borrow());
+    assert!(by_flow.values().any(|(c, d)| c != d), "16 independent pairs of hashes all agreed");
 }

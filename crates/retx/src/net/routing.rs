@@ -194,6 +194,12 @@ impl Routes {
         (!c.is_empty()).then(|| router.pick(c, entropy, now))
     }
 
+    /// Whether packets may detour (non-minimal routing): then a path is not the hashes'
+    /// alone.
+    pub fn detours_enabled(&self) -> bool {
+        self.detour.is_some()
+    }
+
     /// Every node a detour from first switch `first` to host `dst` may go through (none with
     /// minimal paths): the path model's longest paths ([`crate::net::path`]) walk them.
     pub fn detours(&self, first: usize, dst: usize) -> Vec<u32> {
@@ -431,6 +437,14 @@ impl Router {
         }
     }
 
+    /// Under ECMP, the port a packet with this entropy takes among `candidates` (not empty):
+    /// a pure function of the entropy and this switch, so a path can be worked out ahead of
+    /// the packets (ExpressPass's symmetric paths, `World::symmetric_entropy`). None under
+    /// any other policy.
+    pub fn ecmp_port(&self, candidates: &[u32], entropy: u64) -> Option<usize> {
+        (self.policy == Policy::Ecmp).then(|| candidates[(mix64(entropy ^ self.salt) % candidates.len() as u64) as usize] as usize)
+    }
+
     /// Picks one of `candidates` (not empty) for a packet with this entropy at time `now`.
     pub fn pick(&mut self, candidates: &[u32], entropy: u64, now: Time) -> usize {
         let len = candidates.len() as u64;
@@ -438,7 +452,7 @@ impl Router {
             return candidates[0] as usize;
         }
         let i = match self.policy {
-            Policy::Ecmp => mix64(entropy ^ self.salt) % len,
+            Policy::Ecmp => return self.ecmp_port(candidates, entropy).expect("ECMP"),
             Policy::SprayRoundRobin => {
                 self.round_robin = self.round_robin.wrapping_add(1);
                 self.round_robin % len

@@ -310,6 +310,13 @@ impl Template {
         }
     }
 
+    /// Whether each connection's two directions must take the same path, one the reverse of
+    /// the other: ExpressPass's data on its credits' path (`[recovery.xpass]
+    /// symmetric_paths`). The engine then picks the data direction's path entropy to match.
+    pub fn symmetric_paths(&self) -> bool {
+        matches!(&self.recovery, RecoveryParams::Xpass(p) if p.symmetric_paths)
+    }
+
     /// Connection contexts the NIC keeps on chip (0: all of them). MELO models its cache
     /// (§3.2.5); the other schemes keep every context on chip.
     pub fn qp_cache(&self) -> u32 {

@@ -19,7 +19,8 @@
 //! - Sender: one data packet (its payload plus 78 B, at most `max_data`) per credit received;
 //!   the data packet echoes the credit's sequence number and send time, from which the
 //!   receiver measures credit loss and the RTT (ns-2 `recv_data`, `update_rtt`). A credit that
-//!   finds nothing to send is wasted. When nothing is left to send it sends a credit stop
+//!   finds nothing to send is wasted. When nothing is left to send (or, ns-2's early credit stop,
+//!   when the last RTT's credits cover what is left) it sends a credit stop
 //!   (ns-2 `send_credit_stop`); the receiver's pacer stops the flow's credits then, or when
 //!   everything has arrived.
 //! - Switches: `[switch] shaped = { queue = <credit_priority>, buffer = 8 }` rate-limits
@@ -92,6 +93,17 @@ pub struct XpassParams {
     /// without progress (ns-2 `retransmit_timeout_`: 100 ms in `ns-default.tcl`, 100 us in the
     /// large-scale script, which is the default here).
     pub rto: Dur,
+    /// Data takes the reverse of its credits' path (default true). ExpressPass needs it: a
+    /// credit that got through promises room for its data packet only on the links it crossed
+    /// (the design assumes symmetric paths). ns-2 gets it from symmetric ECMP hashing, the large-scale
+    /// script's `Classifier/MultiPath set symmetric_ true` (`classifier/classifier-mpath.cc`
+    /// `MultiPathForwarder::classify` hashes the flow id, the node's tier and the two
+    /// addresses in sorted order, so both directions pick the same index at each tier). retx's
+    /// ECMP salts each switch, so instead each connection's data-direction entropy is chosen
+    /// such that ECMP routes the data on the reverse of its credits' path
+    /// ([`crate::transport::Template::symmetric_paths`]); only under `[routing] policy =
+    /// "ecmp"`, per-flow entropy and minimal paths (elsewhere paths are not the hashes' alone).
+    pub symmetric_paths: bool,
     /// Aeolus: send the first `unscheduled_bytes` unscheduled at line rate, coloured, with
     /// per-packet SACKs, a tail probe and retransmission on credits.
     pub aeolus: bool,
@@ -117,6 +129,7 @@ impl Default for XpassParams {
             credit_queue: 8,
             credit_burst: 2,
             rto: Dur(Time::from_us(100)),
+            symmetric_paths: true,
             aeolus: false,
             aeolus_colour: 2,
             unscheduled_bytes: Size(0),

@@ -3,7 +3,8 @@
 //! - Sender ([`XpassSender`]): a credit request opens the flow; each credit received pays for
 //!   one data packet, which echoes the credit's sequence number and send time; a credit that
 //!   finds nothing to send is wasted (ns-2 `recv_credit`); with nothing left to send it sends a
-//!   credit stop (ns-2 `send_credit_stop`).
+//!   credit stop (ns-2 `send_credit_stop`), or earlier when the last RTT's credits cover what
+//!   is left (ns-2's early credit stop, `XpassSender::early_stop`).
 //! - Receiver ([`XpassReceiver`]): starts and stops the flow's credits at its host's pacer,
 //!   tells it which credit each data packet spent, and answers every packet with a 64 B ACK
 //!   (cumulative index plus the packet's own PSN: a per-packet SACK).
@@ -84,6 +85,16 @@ pub struct XpassSender {
     /// One past the highest packet SACKed (0: none).
     sacked_end: u64,
     last_credit: Time,
+    /// The early credit stop (ns-2 `recv_credit`): the sender's RTT, from its last request to
+    /// the first credit that followed (ns-2's sender `rtt_`; 0: none yet), when that request
+    /// went, whether a credit has come since, the credits received since `window_start`
+    /// (ns-2 `credit_recved_rtt_`, `last_credit_recv_update_`), and when the last stop went.
+    sender_rtt: Time,
+    requested_at: Time,
+    credited: bool,
+    window_credits: u64,
+    window_start: Time,
+    stopped_at: Time,
     started: bool,
     pub credits_used: u64,
     pub credits_wasted: u64,
@@ -123,6 +134,12 @@ impl XpassSender {
             una_since: Time::ZERO,
             sacked_end: 0,
             last_credit: Time::ZERO,
+            sender_rtt: Time::ZERO,
+            requested_at: Time::ZERO,
+            credited: false,
+            window_credits: 0,
+            window_start: Time::ZERO,
+            stopped_at: Time::ZERO,
             started: false,
             credits_used: 0,
             credits_wasted: 0,
@@ -205,6 +222,36 @@ impl XpassSender {
         }
     }
 
+    /// ns-2 `recv_credit`'s early credit stop, at each credit while credits flow: once a
+    /// sender RTT has passed since the window began, if the credits of that window cover the
+    /// packets still to be paid for (ns-2 `credit_recved_rtt_ >= pkt_remaining()`), the
+    /// credits already on their way will do: the stop goes now, not when the last packet
+    /// leaves, so fewer credits are wasted. The window restarts either way. Credits that come
+    /// after a stop still carry data; if some never come, the sender asks again 2 RTTs after
+    /// the stop (`XpassSender::stop_timer`, ns-2 `send_credit_stop`,
+    /// `handle_sender_retransmit`). Not while Aeolus's unscheduled packets may still need
+    /// credits for their resends.
+    fn early_stop(&mut self, now: Time) {
+        if self.state != Credits::Requested || now < self.window_start + self.sender_rtt {
+            return;
+        }
+        let queued = self.credits.len() as u64;
+        let left = (self.npkts - self.snd_nxt + self.resend.len() as u64).saturating_sub(queued);
+        let unscheduled_pending = self.first(Unscheduled::Lost).is_some() || self.first(Unscheduled::Sent).is_some();
+        if left > 0 && self.window_credits >= left && !unscheduled_pending {
+            self.state = Credits::StopDue;
+        }
+        (self.window_credits, self.window_start) = (0, now);
+    }
+
+    /// When the sender asks for credits again after a credit stop with packets still unsent:
+    /// 2 sender RTTs after the stop (ns-2 `send_credit_stop` arms `sender_retransmit_timer_`
+    /// at `2 * rtt_`; `handle_sender_retransmit` in `XPASS_RECV_CREDIT_STOP_SENT` with data
+    /// remaining sends a new request).
+    fn stop_timer(&self) -> Option<Time> {
+        (self.state == Credits::Stopped && self.snd_nxt < self.npkts && self.sender_rtt > Time::ZERO).then(|| self.stopped_at + self.sender_rtt + self.sender_rtt)
+    }
+
     /// The first credit (or the last unscheduled packet) ends the unscheduled phase; the
     /// probe follows what was sent unscheduled.
     fn end_unscheduled(&mut self) {
@@ -276,6 +323,7 @@ impl SendRecovery for XpassSender {
         } else if self.state == Credits::RequestDue && !self.is_done() {
             self.state = Credits::Requested;
             self.requests_sent += 1;
+            (self.requested_at, self.credited) = (now, false);
             if !self.started {
                 self.started = true;
                 self.last_progress = now;
@@ -285,6 +333,7 @@ impl SendRecovery for XpassSender {
         } else if self.state == Credits::StopDue {
             self.state = Credits::Stopped;
             self.stops_sent += 1;
+            self.stopped_at = now;
             (XpassKind::Stop, 0, psn.wire(self.snd_una), REQUEST_BYTES)
         } else {
             return None;
@@ -303,8 +352,14 @@ impl SendRecovery for XpassSender {
                     p.credits_received += 1;
                 }
                 self.end_unscheduled();
+                self.window_credits += 1;
+                if !self.credited && self.state == Credits::Requested {
+                    // ns-2 `recv_credit` in `XPASS_RECV_CREDIT_REQUEST_SENT`.
+                    (self.credited, self.sender_rtt, self.window_start) = (true, now - self.requested_at, now);
+                }
                 if self.has_work() && !self.is_done() {
                     self.credits.push_back((x.seq, seg.ts));
+                    self.early_stop(now);
                 } else {
                     self.credits_wasted += 1;
                     if let Some(p) = pacer(nic) {
@@ -342,10 +397,21 @@ impl SendRecovery for XpassSender {
     }
     fn poll_timeout(&self) -> Option<Time> {
         let from = if self.snd_nxt > self.snd_una { self.una_since } else { self.last_progress };
-        (self.started && !self.is_done()).then(|| from + self.rto)
+        let rto = (self.started && !self.is_done()).then(|| from + self.rto);
+        match (rto, self.stop_timer()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
     fn handle_timeout(&mut self, now: Time, _nic: &mut NicCall<'_>) -> bool {
         if self.poll_timeout().is_none_or(|t| now < t) {
+            return false;
+        }
+        let from = if self.snd_nxt > self.snd_una { self.una_since } else { self.last_progress };
+        if now < from + self.rto {
+            // Only the stop timer: credits ended before every packet left; ask again (not a
+            // loss, so no resend and no timeout counted).
+            self.state = Credits::RequestDue;
             return false;
         }
         (self.last_progress, self.una_since) = (now, now);

@@ -573,6 +573,44 @@ impl<O: Observer> Simulation<O> {
         path::ideal_fct(&self.ports, &self.routes, self.host_port(a), b, first, total)
     }
 
+    /// The ECMP path from host `a` to host `b` of a packet with this entropy, as the egress
+    /// ports it leaves by (its host's first). None if a switch on the way does not route by
+    /// ECMP, or `b` is not reached.
+    fn ecmp_path(&self, a: usize, b: usize, entropy: u64) -> Option<Vec<usize>> {
+        let mut path = vec![self.host_port(a)];
+        loop {
+            let node = self.ports[*path.last()?].peer_node;
+            if node == b {
+                return Some(path);
+            }
+            let (_, router) = self.switches[node].as_ref()?;
+            let c = self.routes.candidates(node, b);
+            if c.is_empty() || path.len() > 64 {
+                return None;
+            }
+            path.push(router.ecmp_port(c, entropy)?);
+        }
+    }
+
+    /// The path entropy of a connection's requester-to-responder direction (`a` to `b`,
+    /// `forth` as the 5-tuple gives it) when its scheme wants both directions on one path
+    /// ([`Template::symmetric_paths`], ExpressPass): the first of `forth`, then values derived
+    /// from it, whose ECMP path is the reverse of the path `back` gives the other direction,
+    /// link for link (a link's two ports are numbered 2i and 2i + 1). `forth` unchanged
+    /// otherwise: other schemes, non-ECMP policies, per-packet entropy, detours, or no such
+    /// value among the first 4,096 tried (an asymmetric network).
+    fn symmetric_entropy(&self, a: usize, b: usize, forth: u64, back: u64) -> u64 {
+        if !self.template.symmetric_paths() || self.entropy != SourceEntropy::PerFlow || self.routes.detours_enabled() {
+            return forth;
+        }
+        let Some(reverse) = self.ecmp_path(b, a, back) else { return forth };
+        let wanted: Vec<usize> = reverse.iter().rev().map(|&p| self.ports[p].peer).collect();
+        (0..4_096u64)
+            .map(|k| if k == 0 { forth } else { rng::mix64(forth ^ k.wrapping_mul(0x9e37_79b9_7f4a_7c15)) })
+            .find(|&e| self.ecmp_path(a, b, e).as_ref() == Some(&wanted))
+            .unwrap_or(forth)
+    }
+
     fn add_flows(&mut self, defs: Vec<FlowDef>, seed: u64, mtu: u32) {
         let mut psn_rng = rng::stream(seed, Stream::InitialPsn, 0);
         let mut receivers = std::collections::BTreeSet::new();
@@ -591,10 +629,12 @@ impl<O: Observer> Simulation<O> {
             // RoCEv2 5-tuple: addresses, UDP source port (per QP), destination port 4791.
             let sport = 10_000 + i as u64;
             let tuple = |s: usize, d: usize, sp: u64, dp: u64| rng::mix64((s as u64) << 40 ^ (d as u64) << 16 ^ sp << 48 ^ dp);
+            let back = tuple(def.dst, def.src, 4791, sport);
+            let forth = self.symmetric_entropy(def.src, def.dst, tuple(def.src, def.dst, sport, 4791), back);
             self.conns.push(Conn {
                 def,
                 spec,
-                entropy: [tuple(def.src, def.dst, sport, 4791), tuple(def.dst, def.src, 4791, sport)],
+                entropy: [forth, back],
                 src_nic: self.nic_of[def.src],
                 dst_nic: self.nic_of[def.dst],
                 ends: [UNSET; 2],
