@@ -44,7 +44,7 @@ def test_run_demo_writes_results(tmp_path: Path) -> None:
     assert (out / "throughput.png").stat().st_size > 0
     # The on-chip memory table, for a NIC sized like this run (40 Gbps, one flow).
     memory = pl.read_parquet(out / "memory.parquet")
-    assert memory["scheme"].to_list() == ["go-back-N", "irn", "melo", "gbone", "stride"]
+    assert memory["scheme"].to_list() == ["go-back-N", "irn", "melo", "gbone", "left", "stride"]
     melo = memory.row(by_predicate=pl.col("scheme") == "melo", named=True)
     assert melo["per_connection_bytes"] == 20.0 and melo["shared_bytes"] == 768.0
     assert summary["sized_for_bandwidth_gbps"] == 40.0 and summary["onchip_total_bytes"] == 0.0

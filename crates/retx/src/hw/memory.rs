@@ -135,8 +135,42 @@ pub fn footprints(z: &Sizing) -> Vec<Footprint> {
             n,
             format!("receiver bitmap of max_ooo_psn = one BDP ({bdp} bits) + m_lastRACK/m_crtRACK (3 B each); retransQueue not counted (sender DRAM)"),
         ),
+        left_row(z),
         stride_row(z),
     ]
+}
+
+/// LEFT (APNet'24; the slides: "27KB memory overhead, only 1.7% of the baseline (IRN)", "an
+/// average of only 7B additional storage overhead per connection"). The slides give no
+/// breakdown; retx's, for the structures `hw::left_pool` and `transport::left_nic` model:
+/// per connection, start_ptr and end_ptr into the pool (1 B each for up to 256 blocks),
+/// RCV.HIGH (3 B PSN) and the hole timer's start (2 B, in microseconds) = 7 B; shared, on the
+/// receive side only (the sender keeps a resend queue, not a bitmap), the pool, one Nxt_ptr per
+/// block, the available-block bitmap, 3 loop registers of one BDP each with their owner (2 B)
+/// and base (3 B PSN), and 8 gather FIFOs of 8 PSNs (3 B) with their connection (2 B), opening
+/// time (2 B) and count (1 B).
+fn left_row(z: &Sizing) -> Footprint {
+    const REGISTERS: f64 = 3.0;
+    const FIFOS: f64 = 8.0;
+    const FIFO_PACKETS: f64 = 8.0;
+    let blocks = (z.pool_bits / z.block_bits).max(1) as u64;
+    let ptr_bytes = addr_bits(blocks).div_ceil(8) as f64;
+    let per = 2.0 * ptr_bytes + 3.0 + 2.0;
+    let pool = z.pool_bits as f64 / 8.0 + blocks as f64 * ptr_bytes + blocks as f64 / 8.0;
+    let registers = REGISTERS * (z.bdp_packets() as f64 / 8.0 + 2.0 + 3.0);
+    let fifos = FIFOS * (FIFO_PACKETS * 3.0 + 2.0 + 2.0 + 1.0);
+    row(
+        "left",
+        per,
+        pool + registers + fifos,
+        z.connections,
+        format!(
+            "{:.0} B start/end_ptr + 3 B RCV.HIGH + 2 B hole timer; pool {} b + Nxt_ptr + available bitmap = {pool:.0} B, 3 loop registers of one BDP ({} bits) = {registers:.0} B, 8 gather FIFOs of 8 = {fifos:.0} B",
+            2.0 * ptr_bytes,
+            z.pool_bits,
+            z.bdp_packets()
+        ),
+    )
 }
 
 /// STRIDE (§IV "Sender memory"): on chip, counters of packets per state instead of per-packet
@@ -184,6 +218,18 @@ mod tests {
         let irn = footprints(&z).into_iter().find(|r| r.scheme == "irn").unwrap();
         // One side's bitmap is 2442 bits ~ 2.5 Kb (the paper's footnote), i.e. 1.23x a QPC.
         assert!(((irn.per_connection - 3.0) / 2.0 - 305.25).abs() < 1e-9);
+    }
+
+    #[test]
+    fn left_adds_7_bytes_per_connection_and_about_a_kilobyte_shared() {
+        // The slides' network: 200 Gbps x 32 us in 1 KB packets, a 2 Kb pool of 1-byte blocks.
+        let z = Sizing { bandwidth: Rate::gbps(200), rtt: Time::from_us(32), mtu: 1000, connections: 3_000, pool_bits: 2048, block_bits: 8 };
+        assert_eq!(z.bdp_packets(), 800);
+        let left = footprints(&z).into_iter().find(|r| r.scheme == "left").unwrap();
+        assert_eq!(left.per_connection, 7.0);
+        // Pool 256 + Nxt_ptr 256 + available 32; registers 3 x (100 + 5); FIFOs 8 x 29.
+        assert_eq!(left.shared, 544.0 + 315.0 + 232.0);
+        assert_eq!(left.total, 7.0 * 3_000.0 + 1_091.0);
     }
 
     #[test]
