@@ -23,7 +23,7 @@ import polars as pl
 from retx.provenance import PROVENANCE_FILE, provenance_without_scenario, utc_now, write_parquet
 
 from retx.reproduce import (aeolus_incast, aeolus_threshold, aeolus_workloads, cc_compare, collective_compare, gbone_fct, gbone_goodput, hpcc_micro,
-                            htsim_crosscheck, left_fct, left_memory, left_rtt_ratio, melo_fig5a, melo_fig5b, melo_fig6a, melo_fig6b, ns3_crosscheck,
+                            htsim_crosscheck, left_fct, left_memory, left_rtt_ratio, left_sensitivity, melo_fig5a, melo_fig5b, melo_fig6a, melo_fig6b, ns3_crosscheck,
                             stride_fattree, stride_segment, stride_testbed)
 
 
@@ -71,6 +71,7 @@ CATALOGUE: dict[str, Reproduction] = {
     "left-fct": Reproduction(left_fct, "LEFT: FCT on a 72-host dragonfly, per-flow/packet/flowlet ± LEFT", 75, 3),
     "left-memory": Reproduction(left_memory, "LEFT: on-chip bytes beside IRN's bitmaps (retx memory)", 1, 1),
     "left-rtt-ratio": Reproduction(left_rtt_ratio, "LEFT: throughput over two paths 1x-32x apart, LEFT/LEFT-/MELO+", 2, 1),
+    "left-sensitivity": Reproduction(left_sensitivity, "LEFT: its headlines against block, registers, FIFOs, threshold", 83, 2),
 }
 
 REPRODUCTIONS: dict[str, ModuleType] = {name: entry.module for name, entry in CATALOGUE.items()}
