@@ -15,6 +15,14 @@
 //!   every flow completes: the same work as htsim's reference run. Read from
 //!   `../shared/peers/htsim/` or `$RETX_HTSIM_DIR`.
 //!
+//! - `dragonfly`: per-packet multipath on a balanced h = 3 dragonfly (19 groups of 6 routers, 342
+//!   hosts at 200 Gbps, 400 Gbps local and global links, 1 us, 1 KB MTU: LEFT's link speeds),
+//!   every host sending one endless flow to its counterpart in the next group, each packet
+//!   sprayed over Valiant detours, DCQCN; LEFT (issue 28's "dragonfly row with per-packet
+//!   spraying and LEFT"), and IRN on the same run, which takes the reordering for loss; then
+//!   LEFT again with the fabric bench's link rates (40 Gbps hosts, 80 Gbps fabric), so that a
+//!   hop's cost compares with the fabric's at the same number of packets in flight per link.
+//!
 //! - `file SCENARIO.toml`: a scenario of one's own, timed the same way (used to see how the
 //!   cost per hop grows with the size of the network: docs/BENCHMARKS.md).
 //! - `queue`: the event queue alone. Runs the fabric's go-back-N 1 ms row once while recording
@@ -52,6 +60,40 @@ cc = "dcqcn"
 [[loss]]
 at = "everywhere"
 rate = 0.001
+[workload]
+kind = "long-flows"
+pairs = [{pairs}]
+[output]
+sample_interval = "100us"
+"#
+    )
+}
+
+fn dragonfly_scenario(duration_us: u64, recovery: &str, host: &str, fabric: &str) -> String {
+    // 342 hosts, 18 a group: host i sends to host i + 18, the same place one group on.
+    let mut pairs = String::new();
+    for i in 0..342 {
+        let _ = write!(pairs, "[\"h{}\", \"h{}\"],", i, (i + 18) % 342);
+    }
+    format!(
+        r#"
+name = "bench-dragonfly"
+seed = 1
+duration = "{duration_us}us"
+[topology]
+kind = "dragonfly"
+h = 3
+host_link = "{host}"
+fabric_link = "{fabric}"
+link_delay = "1us"
+[nic]
+mtu = 1000
+[routing]
+policy = "spray-random"
+paths = "valiant"
+[transport]
+recovery = "{recovery}"
+cc = "dcqcn"
 [workload]
 kind = "long-flows"
 pairs = [{pairs}]
@@ -259,6 +301,20 @@ fn fabric() -> Option<f64> {
     run(&rows, runs)
 }
 
+fn dragonfly() -> Option<f64> {
+    let runs = repeats();
+    context(runs);
+    println!("bench dragonfly: balanced h = 3 dragonfly, 342 hosts x 200 Gbps, 400 Gbps local/global,");
+    println!("                 342 long flows one group on, spray-random over Valiant paths, DCQCN");
+    header();
+    let rows = [
+        ("left", dragonfly_scenario(500, "left", "200Gbps", "400Gbps")),
+        ("irn", dragonfly_scenario(500, "irn", "200Gbps", "400Gbps")),
+        ("left-40G", dragonfly_scenario(1000, "left", "40Gbps", "80Gbps")),
+    ];
+    run(&rows, runs)
+}
+
 fn hpcc() -> Option<f64> {
     let dir = std::env::var_os("RETX_HPCC_DIR").map(PathBuf::from).unwrap_or_else(|| {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/peers/hpcc-ns3")
@@ -311,6 +367,7 @@ fn main() {
         Some("fabric") => fabric(),
         Some("hpcc") => hpcc(),
         Some("ndp") => ndp(),
+        Some("dragonfly") => dragonfly(),
         Some("queue") => return queue(),
         // One short run of the fabric, for profilers (cachegrind runs ~50x slower).
         Some("fabric-quick") => {
@@ -331,7 +388,7 @@ fn main() {
             run(&[("file", text)], repeats())
         }
         _ => {
-            eprintln!("usage: retx-bench fabric|hpcc|ndp|fabric-quick|queue|file SCENARIO.toml");
+            eprintln!("usage: retx-bench fabric|hpcc|ndp|dragonfly|fabric-quick|queue|file SCENARIO.toml");
             std::process::exit(2);
         }
     };
