@@ -1,6 +1,7 @@
 """Aeolus on realistic workloads (`retx reproduce aeolus-workloads --quick`): the Web Server
 workload (20,000 flows, load 0.8) on the Homa simulator's 144-host network with 30 KB a port,
-Homa, Homa+Aeolus and NDP.
+Homa, Homa+Aeolus and NDP; and on ExpressPass's 192-host network at its script's load,
+ExpressPass and ExpressPass+Aeolus.
 
 Each test is a mechanism docs/REPRODUCTIONS.md explains, its bounds quoted beside the quick
 table's values. The table itself is a golden (tests/golden/reproduce/quick/aeolus-workloads.csv,
@@ -31,14 +32,16 @@ def table(tmp_path_factory: pytest.TempPathFactory) -> pl.DataFrame:
 
 
 def row(table: pl.DataFrame, scheme: str, bucket: str) -> dict[str, Any]:
+    """A row of the scheme's network (each scheme runs on one)."""
     r = table.filter((pl.col("scheme") == scheme) & (pl.col("bucket") == bucket))
     assert r.height == 1, (scheme, bucket)
     return r.row(0, named=True)
 
 
 def test_every_flow_of_every_scheme_finished(table: pl.DataFrame) -> None:
-    assert set(table["scheme"]) == set(aeolus_workloads.SCHEMES)
-    for scheme in aeolus_workloads.SCHEMES:
+    schemes = aeolus_workloads.SCHEMES + aeolus_workloads.XPASS_SCHEMES
+    assert set(table["scheme"]) == set(schemes)
+    for scheme in schemes:
         r = row(table, scheme, "all")
         assert r["flows"] == 20_000 and r["finished"] == r["flows"], scheme
 
@@ -79,7 +82,7 @@ def test_ndp_trims_instead_of_dropping_and_never_times_out(table: pl.DataFrame) 
 def variant(scheme: str, over: Mapping[str, Any]) -> Results:
     """The quick grid's point of `scheme` with `over` on top of its scenario."""
     points = aeolus_workloads.grid(True)
-    index = [p[4] for p in points].index(scheme)
+    index = [p[5] for p in points].index(scheme)
     (result,) = run_many([aeolus_workloads.scenarios(True)[index].with_overrides(over)])
     return result
 
@@ -91,3 +94,14 @@ def test_the_drops_are_the_port_buffers() -> None:
     homa = variant("homa", {"switch.port_buffer": "200KB"})
     assert homa.summary["drops_buffer"] == 0
     assert homa.flows["timeouts"].sum() == 0
+
+
+def test_aeolus_spares_expresspass_small_flows_the_credit_wait(table: pl.DataFrame) -> None:
+    """On ExpressPass's network every plain ExpressPass flow waits an RTT for its first credit
+    (after symmetric paths, no data timeout: 0); with Aeolus its first BDP goes at once, and
+    flows under 100 KB, most of them a few packets, finish 24.5 % sooner on average (165 against
+    219 us)."""
+    plain, aeolus = row(table, "xpass", "< 100 KB"), row(table, "xpass+aeolus", "< 100 KB")
+    assert row(table, "xpass", "all")["timeouts"] == 0
+    assert aeolus["mean_fct_us"] < 0.85 * plain["mean_fct_us"]
+    assert set(table.filter(pl.col("scheme").str.starts_with("xpass"))["network"]) == {"xpass-192"}

@@ -67,7 +67,7 @@ CATALOGUE: dict[str, Reproduction] = {
                                        150, 8),
     "aeolus-incast": Reproduction(aeolus_incast, "Aeolus §5 testbed: 7-to-1 incast, Homa and ExpressPass ± Aeolus", 1, 1),
     "aeolus-threshold": Reproduction(aeolus_threshold, "Aeolus: the selective-drop threshold, WRED vs. ECN codepoint", 12, 1),
-    "aeolus-workloads": Reproduction(aeolus_workloads, "Aeolus §5: four workloads, Homa ± Aeolus and NDP, 144 hosts", 70, 10),
+    "aeolus-workloads": Reproduction(aeolus_workloads, "Aeolus §5: four workloads, Homa ± Aeolus and NDP, ExpressPass ± Aeolus", 97, 9),
     "left-fct": Reproduction(left_fct, "LEFT: FCT on a 72-host dragonfly, per-flow/packet/flowlet ± LEFT", 75, 3),
     "left-memory": Reproduction(left_memory, "LEFT: on-chip bytes beside IRN's bitmaps (retx memory)", 1, 1),
     "left-rtt-ratio": Reproduction(left_rtt_ratio, "LEFT: throughput over two paths 1x-32x apart, LEFT/LEFT-/MELO+", 2, 1),

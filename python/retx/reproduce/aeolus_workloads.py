@@ -35,8 +35,18 @@ acknowledged) of small (< 100 KB), medium (100 KB - 1 MB) and large (> 1 MB) flo
 with timeouts and drops. The headlines: Homa's p99 FCT down by "up to 1400x" (seed) or "20x"
 (published abstract) with Aeolus; NDP's performance "preserved" by Aeolus without trimming.
 
---quick: the Web Server workload (its 20,000 flows), the 30 KB buffer, all three schemes: the
-full grid's rows for that point.
+ExpressPass's network (issue 29: "the four workloads on ExpressPass's own network too"): the
+network of its authors' ns-2 large-scale script as `examples/xpass-clos192.toml` has it (192
+hosts, 32 ToRs of 6, 16 aggregation, 8 cores, 10 Gbps everywhere, 3:1 oversubscribed at the
+ToRs, 4 us per switch link and 4.5 us host links, 250 x 1,538 B a port, every port's credit
+queue, ECMP with symmetric paths), at the script's load (its `linkLoad 0.6` is 0.6 of the ToR
+uplinks: 0.19 of a host link in payload, XPASS_LOAD), the same workloads and flow counts.
+Schemes: `xpass` (the script's ExpressPass: retx's `[recovery.xpass]` defaults) and
+`xpass+aeolus` (`aeolus = true`: the first BDP unscheduled and red, the same 6,000 B rule). Its
+headline: ExpressPass's mean FCT "down by up to 56 %" (published abstract).
+
+--quick: the Web Server workload (its 20,000 flows), the 30 KB buffer, all three schemes, and
+both ExpressPass schemes on its network: the full grid's rows for those points.
 """
 
 from __future__ import annotations
@@ -61,6 +71,11 @@ WORKLOADS = [
 ]
 QUICK_WORKLOAD = ("web server", "webserver_xpass", 20_000)
 SCHEMES = ["homa", "homa+aeolus", "ndp"]
+XPASS_SCHEMES = ["xpass", "xpass+aeolus"]
+# The ns-2 script's port buffer, 250 x 1,538 B, and its load (see the module's text).
+XPASS_BUFFER_KB = 384.5
+XPASS_LOAD = 0.19
+XPASS_EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "xpass-clos192.toml"
 BUFFERS_KB = [200, 30]
 QUICK_BUFFERS_KB = [30]
 LOAD = 0.8
@@ -72,6 +87,7 @@ AEOLUS_THRESHOLD = "6000B"
 # The headlines (seed §5; published abstract).
 HOMA_P99_GAIN_SEED = 1400.0
 HOMA_P99_GAIN_ABSTRACT = 20.0
+XPASS_MEAN_CUT_ABSTRACT = 0.56
 
 BASE_SCENARIO: dict[str, Any] = {
     "name": "aeolus-workloads",
@@ -90,17 +106,20 @@ BASE_SCENARIO: dict[str, Any] = {
 }
 
 
-def grid(quick: bool) -> list[tuple[str, str, int, int, str]]:
-    """(workload label, table, flows, buffer KB, scheme) per point."""
+def grid(quick: bool) -> list[tuple[str, str, str, int, float, str]]:
+    """(network, workload label, table, flows, buffer KB, scheme) per point."""
     workloads = [QUICK_WORKLOAD] if quick else WORKLOADS
     buffers = QUICK_BUFFERS_KB if quick else BUFFERS_KB
-    return [(label, table, flows, kb, scheme) for label, table, flows in workloads for kb in buffers
-            for scheme in SCHEMES]
+    homa = [("homa-144", label, table, flows, float(kb), scheme) for label, table, flows in workloads
+            for kb in buffers for scheme in SCHEMES]
+    xpass = [("xpass-192", label, table, flows, XPASS_BUFFER_KB, scheme) for label, table, flows in workloads
+             for scheme in XPASS_SCHEMES]
+    return homa + xpass
 
 
-def overrides(table: str, flows: int, kb: int, scheme: str) -> dict[str, object]:
+def overrides(table: str, flows: int, kb: float, scheme: str) -> dict[str, object]:
     over: dict[str, object] = {
-        "name": f"aeolus-workloads-{table}-{kb}KB-{scheme}",
+        "name": f"aeolus-workloads-{table}-{kb:g}KB-{scheme}",
         "workload.cdf": table,
         "workload.flows": flows,
     }
@@ -110,17 +129,32 @@ def overrides(table: str, flows: int, kb: int, scheme: str) -> dict[str, object]
             "routing.policy": "spray-permutation",
             "switch.trim": {"queue": 0, "header": "64B", "data_queue": f"{kb}KB", "victim": "htsim"},
         })
-    else:
-        over["switch.port_buffer"] = f"{kb}KB"
+    elif scheme.startswith("homa"):
+        over["switch.port_buffer"] = f"{kb:g}KB"
     if scheme == "homa+aeolus":
         over.update({"recovery.homa.aeolus": True,
                      "switch.wred": [{"colour": 2, "threshold": AEOLUS_THRESHOLD}]})
     return over
 
 
+def xpass_overrides(table: str, flows: int, scheme: str) -> dict[str, object]:
+    """The ExpressPass network's point: the example's network, the workload's whole flow count
+    at the script's load (no time limit on arrivals)."""
+    over: dict[str, object] = {
+        "name": f"aeolus-workloads-xpass192-{table}-{scheme}", "seed": SEED, "duration": "5s",
+        "workload.cdf": table, "workload.flows": flows, "workload.until": "5s", "workload.load": XPASS_LOAD,
+    }
+    if scheme == "xpass+aeolus":
+        over.update({"recovery.xpass.aeolus": True, "switch.wred": [{"colour": 2, "threshold": AEOLUS_THRESHOLD}]})
+    return over
+
+
 def scenarios(quick: bool) -> list[Scenario]:
     base = Scenario.from_dict(BASE_SCENARIO)
-    return [base.with_overrides(overrides(table, flows, kb, scheme)) for _, table, flows, kb, scheme in grid(quick)]
+    xpass = Scenario.from_toml(XPASS_EXAMPLE)
+    return [base.with_overrides(overrides(table, flows, kb, scheme)) if network == "homa-144"
+            else xpass.with_overrides(xpass_overrides(table, flows, scheme))
+            for network, _, table, flows, kb, scheme in grid(quick)]
 
 
 def bucket_rows(flows: pl.DataFrame) -> list[dict[str, Any]]:
@@ -141,26 +175,39 @@ def run(out_dir: Path, quick: bool) -> pl.DataFrame:
     points = grid(quick)
     results = run_many(scenarios(quick))
     rows = []
-    for (label, _, _, kb, scheme), result in zip(points, results):
+    for (network, label, _, _, kb, scheme), result in zip(points, results):
         drops = int(result.summary["drops_buffer"])
         for r in bucket_rows(result.flows):
-            rows.append({"workload": label, "buffer_kb": kb, "scheme": scheme, **r, "drops": drops})
+            rows.append({"network": network, "workload": label, "buffer_kb": kb, "scheme": scheme, **r, "drops": drops})
     table = pl.DataFrame(rows)
     out_dir = Path(out_dir)
     save_table(table, out_dir)
-    small = table.filter(pl.col("bucket") == "< 100 KB").with_columns(
-        (pl.col("workload") + "\n" + pl.col("buffer_kb").cast(pl.String) + " KB").alias("point"))
+    small = table.filter((pl.col("bucket") == "< 100 KB") & (pl.col("network") == "homa-144")).with_columns(
+        (pl.col("workload") + "\n" + pl.col("buffer_kb").cast(pl.Int64).cast(pl.String) + " KB").alias("point"))
     figure = plot_bars(small, "point", "p99_fct_us", "scheme", xlabel="workload, port buffer",
                        ylabel="p99 FCT of flows < 100 KB (us)",
                        title="Aeolus §5: Homa, Homa+Aeolus and NDP, 144 hosts, load 0.8")
     figure.axes[0].set_yscale("log")
     figure.savefig(out_dir / "plot.png", dpi=120)
     print(format_table(table))
-    print("\n" + format_table(headlines(table)))
+    print("\n" + format_table(headlines(table.filter(pl.col("network") == "homa-144"))))
     print(f"\nheadlines: Homa's p99 FCT with/without Aeolus (seed: up to {HOMA_P99_GAIN_SEED:g}x; "
           f"abstract: up to {HOMA_P99_GAIN_ABSTRACT:g}x); NDP's mean FCT over Homa+Aeolus's")
+    print("\n" + format_table(xpass_headlines(table.filter(pl.col("network") == "xpass-192"))))
+    print(f"\nExpressPass's mean FCT cut by Aeolus (abstract: up to {XPASS_MEAN_CUT_ABSTRACT:.0%})")
     print(f"\nwrote {out_dir}/table.parquet, table.csv, plot.png")
     return table
+
+
+def xpass_headlines(table: pl.DataFrame) -> pl.DataFrame:
+    """Per workload and size bucket on ExpressPass's network: the share of ExpressPass's mean
+    FCT that Aeolus cuts."""
+    wide = table.pivot(on="scheme", index=["workload", "bucket"], values=["mean_fct_us", "p99_fct_us"])
+    return wide.select(
+        "workload", "bucket",
+        (1 - pl.col("mean_fct_us_xpass+aeolus") / pl.col("mean_fct_us_xpass")).round(3).alias("xpass_mean_cut"),
+        (pl.col("p99_fct_us_xpass") / pl.col("p99_fct_us_xpass+aeolus")).round(2).alias("xpass_p99_gain"),
+    )
 
 
 def headlines(table: pl.DataFrame) -> pl.DataFrame:
