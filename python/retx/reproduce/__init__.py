@@ -23,7 +23,7 @@ import polars as pl
 from retx.provenance import PROVENANCE_FILE, provenance_without_scenario, utc_now, write_parquet
 
 from retx.reproduce import (aeolus_incast, aeolus_threshold, aeolus_workloads, cc_compare, collective_compare, gbone_fct, gbone_goodput, hpcc_micro,
-                            htsim_crosscheck, left_fct, left_memory, left_rtt_ratio, left_sensitivity, melo_fig5a, melo_fig5b, melo_fig6a, melo_fig6b, ns3_crosscheck,
+                            htsim_crosscheck, left_fct, left_fpga, left_memory, left_rtt_ratio, left_sensitivity, melo_fig5a, melo_fig5b, melo_fig6a, melo_fig6b, ns3_crosscheck,
                             stride_fattree, stride_segment, stride_testbed)
 
 
@@ -69,6 +69,7 @@ CATALOGUE: dict[str, Reproduction] = {
     "aeolus-threshold": Reproduction(aeolus_threshold, "Aeolus: the selective-drop threshold, WRED vs. ECN codepoint", 12, 1),
     "aeolus-workloads": Reproduction(aeolus_workloads, "Aeolus §5: four workloads, Homa ± Aeolus and NDP, ExpressPass ± Aeolus", 97, 9),
     "left-fct": Reproduction(left_fct, "LEFT: FCT on a 72-host dragonfly, per-flow/packet/flowlet ± LEFT", 75, 3),
+    "left-fpga": Reproduction(left_fpga, "LEFT's FPGA setup: throughput vs. out-of-order share, processing rate", 1, 1),
     "left-memory": Reproduction(left_memory, "LEFT: on-chip bytes beside IRN's bitmaps (retx memory)", 1, 1),
     "left-rtt-ratio": Reproduction(left_rtt_ratio, "LEFT: throughput over two paths 1x-32x apart, LEFT/LEFT-/MELO+", 2, 1),
     "left-sensitivity": Reproduction(left_sensitivity, "LEFT: its headlines against block, registers, FIFOs, threshold", 83, 2),
