@@ -116,49 +116,53 @@ impl OpLog {
         self.records.push(PoolRecord { op, after });
     }
 
-    /// The records as rows of [`COLUMNS`], connections numbered from 0 in order of their first
-    /// operation (a renaming the pool cannot tell from the original), absent values -1: what
-    /// the testbench must write back. Also how many connections there are.
+    /// The records as rows ([`rows`]).
     pub fn rows(&self) -> (Vec<[i64; 12]>, usize) {
-        let mut names: Vec<u32> = Vec::new();
-        let rows = self
-            .records
-            .iter()
-            .map(|r| {
-                let conn = match names.iter().position(|&c| c == r.op.conn()) {
-                    Some(c) => c,
-                    None => {
-                        names.push(r.op.conn());
-                        names.len() - 1
-                    }
-                };
-                let (front, index, result, charge) = match r.op {
-                    PoolOp::Update { front, index, out: Update::Set(c), .. } => (front, index, 1, c as u64),
-                    PoolOp::Update { front, index, out: Update::NoRoom, .. } => (front, index, 0, 0),
-                    PoolOp::BringIn { front, out, .. } => (front, 0, out.is_some() as u64, out.unwrap_or(0) as u64),
-                    PoolOp::TakeRun { front, run, cycles, .. } => (front, 0, run, cycles as u64),
-                    PoolOp::Release { .. } => (0, 0, 0, 0),
-                };
-                let a = r.after;
-                let opt = |x: Option<u16>| x.map_or(-1, i64::from);
-                [
-                    r.op.code() as i64,
-                    conn as i64,
-                    front as i64,
-                    index as i64,
-                    result as i64,
-                    charge as i64,
-                    a.register.map_or(-1, |x| x as i64),
-                    a.blocks as i64,
-                    opt(a.start_ptr),
-                    opt(a.end_ptr),
-                    a.used_blocks as i64,
-                    a.digest as i64,
-                ]
-            })
-            .collect();
-        (rows, names.len())
+        rows(&self.records)
     }
+}
+
+/// Records as rows of [`COLUMNS`], connections numbered from 0 in order of their first
+/// operation (a renaming the pool cannot tell from the original), absent values -1: what the
+/// testbench must write back. Also how many connections there are.
+pub fn rows(records: &[PoolRecord]) -> (Vec<[i64; 12]>, usize) {
+    let mut names: Vec<u32> = Vec::new();
+    let rows = records
+        .iter()
+        .map(|r| {
+            let conn = match names.iter().position(|&c| c == r.op.conn()) {
+                Some(c) => c,
+                None => {
+                    names.push(r.op.conn());
+                    names.len() - 1
+                }
+            };
+            let (front, index, result, charge) = match r.op {
+                PoolOp::Update { front, index, out: Update::Set(c), .. } => (front, index, 1, c as u64),
+                PoolOp::Update { front, index, out: Update::NoRoom, .. } => (front, index, 0, 0),
+                PoolOp::BringIn { front, out, .. } => (front, 0, out.is_some() as u64, out.unwrap_or(0) as u64),
+                PoolOp::TakeRun { front, run, cycles, .. } => (front, 0, run, cycles as u64),
+                PoolOp::Release { .. } => (0, 0, 0, 0),
+            };
+            let a = r.after;
+            let opt = |x: Option<u16>| x.map_or(-1, i64::from);
+            [
+                r.op.code() as i64,
+                conn as i64,
+                front as i64,
+                index as i64,
+                result as i64,
+                charge as i64,
+                a.register.map_or(-1, |x| x as i64),
+                a.blocks as i64,
+                opt(a.start_ptr),
+                opt(a.end_ptr),
+                a.used_blocks as i64,
+                a.digest as i64,
+            ]
+        })
+        .collect();
+    (rows, names.len())
 }
 
 #[cfg(test)]
