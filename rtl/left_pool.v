@@ -96,7 +96,7 @@ module left_pool #(
     localparam [XW-1:0] WIDTH = W * BB;
 
     localparam OP_UPDATE = 2'd0, OP_BRING = 2'd1, OP_TAKE = 2'd2, OP_RELEASE = 2'd3;
-    localparam S_IDLE = 4'd0, S_UPOOL = 4'd1, S_ALLOC = 4'd2, S_WALK = 4'd3, S_SET = 4'd4,
+    localparam S_IDLE = 4'd0, S_UPOOL = 4'd1, S_ALLOC = 4'd2, S_WALK = 4'd3,
                S_WB = 4'd5, S_BI_READ = 4'd6, S_TR_REG = 4'd7, S_TR_POOL = 4'd8, S_REL = 4'd9;
 
     // ---- the pool ----
@@ -276,25 +276,32 @@ module left_pool #(
     wire [PH_W-1:0]  vph = r_phys[victim];
     wire [WC_W:0]    vtop = win_top(nz[vph], r_offb[victim]);
     wire [WC_W:0]    vneed = r_own_v[victim] && vtop[WC_W] ? vtop[WC_W-1:0] + 1'b1 : 0;
-    // A take-run in a register: the block at ti.
-    wire [RI_W-1:0]  tr = wr;
+    // A take-run: its position (RCV.NXT, or a register's base above it), first from the inputs.
+    wire [IDX_W-1:0] t_i = idle ? (hv && in_front < rbase ? rbase : in_front) : ti;
+    // In a register: the block at t_i.
+    wire [RI_W-1:0]  tr = idle ? hr : wr;
     wire [IDX_W-1:0] tbase = r_base[tr];
     wire [PH_W-1:0]  tph = r_phys[tr];
     wire [SL_W-1:0]  toff = r_offb[tr];
-    wire             tin = {1'b0, ti} < tbase + WIDTH;
-    wire [SL_W-1:0]  tslot = slot_add(toff, blk(ti) - blk(tbase));
+    wire             tin = {1'b0, t_i} < tbase + WIDTH;
+    wire [SL_W-1:0]  tslot = slot_add(toff, blk(t_i) - blk(tbase));
     wire [BB-1:0]    tblock = nz[tph][tslot] ? ring_mem[tph * RB + tslot] : {BB{1'b0}};  // (no function: a
                                                    // continuous assignment sees only its arguments)
-    wire [LOG_BB-1:0] tpos = ti[LOG_BB-1:0];
+    wire [LOG_BB-1:0] tpos = t_i[LOG_BB-1:0];
     wire [LOG_BB:0]  tones = tin ? ones_from(tblock, tpos) : 0;
-    wire [IDX_W-1:0] tnext = ti + tones;
+    wire [IDX_W-1:0] tnext = t_i + tones;
     wire             tmore = tin && tpos + tones == BB && {1'b0, tnext} < tbase + WIDTH;
     wire [IDX_W-1:0] tnbase = aligned(tnext) > tbase ? aligned(tnext) : tbase;
     wire [SL_W-1:0]  tnoff = slot_add(toff, blk(tnbase) - blk(tbase));
-    // A take-run on a list: the head block.
-    wire [BB-1:0]    hblock = bits_mem[cur];
-    wire [LOG_BB-1:0] hpos = ti[LOG_BB-1:0];
+    // On a list: the head block, and the list's base and length before the operation.
+    wire [PTR_W-1:0] hcur = idle ? l_start[in_conn] : cur;
+    wire [BB-1:0]    hblock = bits_mem[hcur];
+    wire [LOG_BB-1:0] hpos = t_i[LOG_BB-1:0];
     wire [LOG_BB:0]  hones = ones_from(hblock, hpos);
+    wire [IDX_W-1:0] hbase0 = idle ? l_base[in_conn] : tb0;
+    wire [CNT_W-1:0] hn0 = idle ? pblocks : tn0;
+    // The operation's RCV.NXT.
+    wire [IDX_W-1:0] tfront = idle ? in_front : front;
 
     task finish;
         input [IDX_W-1:0] result;
@@ -321,12 +328,11 @@ module left_pool #(
                 if (pneed != 0) begin
                     cnt <= pneed;
                     state <= S_ALLOC;
-                end else if (plinks == 0) begin
-                    cur <= l_start[dc];
-                    state <= S_SET;
-                end else if (plinks == pblocks - 1) begin
-                    cur <= l_end[dc];
-                    state <= S_SET;
+                end else if (plinks == 0 || plinks == pblocks - 1) begin
+                    // The first or the last block: at hand (start_ptr, end_ptr), set now.
+                    nb = bits_mem[plinks == 0 ? l_start[dc] : l_end[dc]] | ({{BB-1{1'b0}}, 1'b1} << didx[LOG_BB-1:0]);
+                    bits_mem[plinks == 0 ? l_start[dc] : l_end[dc]] <= nb;
+                    finish(1, before + plinks + 1, nb);
                 end else begin
                     cur <= l_start[dc];
                     cnt <= plinks;
@@ -356,6 +362,51 @@ module left_pool #(
     reg [BB-1:0] nb;
     reg [IDX_W-1:0] nf;
     reg [SL_W-1:0] s;
+
+    // take_run in a register, one block: the run's bits in it cleared; on to the next block
+    // while the run reaches this one's end.
+    task take_run_register;
+        begin
+            if (tin && tones != 0) begin
+                nb = tblock & ~run_mask(tpos, tones);
+                ring_mem[tph * RB + tslot] <= nb;
+                nz[tph][tslot] <= |nb;
+            end else nb = tblock;
+            ti <= tnext;
+            if (!tmore) begin
+                r_base[tr] <= tnbase;
+                r_offb[tr] <= tnoff;
+                // The digest: the new front's block (the one just cleared, unless the run
+                // reached its end).
+                if (tin && tpos + tones != BB) finish(tnext - tfront, 1, nb);
+                else finish(tnext - tfront, 1, ring_rd(tph, slot_add(toff, blk(tnext) - blk(tbase))));
+            end else state <= S_TR_REG;
+        end
+    endtask
+
+    // take_run on a list, its head block: freed if the front lies beyond it or the run passes
+    // its end, else the run's bits in it cleared and done.
+    task take_run_list;
+        begin
+            if ({1'b0, t_i} >= l_base[dc] + BB || hpos + hones == BB) begin
+                free_map[hcur] <= 1;
+                nfree <= nfree + 1;
+                cur <= next_mem[hcur];
+                l_start[dc] <= next_mem[hcur];
+                l_base[dc] <= l_base[dc] + BB;
+                l_blocks[dc] <= l_blocks[dc] - 1;
+                nf = {1'b0, t_i} < l_base[dc] + BB ? t_i + hones : t_i;    // the new front
+                ti <= nf;
+                if (l_blocks[dc] == 1)
+                    finish(nf - tfront, min_chg(blk(nf > hbase0 ? nf : hbase0) - blk(hbase0) + 1, hn0), 0);
+                else state <= S_TR_POOL;
+            end else begin
+                nb = hblock & ~run_mask(hpos, hones);
+                bits_mem[hcur] <= nb;
+                finish(t_i + hones - tfront, min_chg(blk(t_i + hones) - blk(hbase0) + 1, hn0), nb);
+            end
+        end
+    endtask
     always @(posedge clk) begin
         out_valid <= 0;
         if (rst) begin
@@ -430,14 +481,12 @@ module left_pool #(
             OP_TAKE:
                 if (hv) begin
                     wr <= hr;
-                    ti <= in_front > rbase ? in_front : rbase;
-                    state <= S_TR_REG;
+                    take_run_register;
                 end else if (pempty) finish(0, 0, 0);
                 else if (in_front < l_base[in_conn]) finish(0, 1, 0);
                 else begin
-                    ti <= in_front; cur <= l_start[in_conn];
                     tb0 <= l_base[in_conn]; tn0 <= pblocks;
-                    state <= S_TR_POOL;
+                    take_run_list;
                 end
             OP_RELEASE: begin
                 if (hv) begin
@@ -459,26 +508,25 @@ module left_pool #(
         S_ALLOC: begin
             free_map[lf] <= 0;
             nfree <= nfree - 1;
-            bits_mem[lf] <= 0;
+            // A fresh block is cleared; the last one takes the packet's bit (it lies there).
+            nb = cnt == 1 ? {{BB-1{1'b0}}, 1'b1} << idx[LOG_BB-1:0] : {BB{1'b0}};
+            bits_mem[lf] <= nb;
             if (l_blocks[c] == 0) l_start[c] <= lf;
             else next_mem[l_end[c]] <= lf;
             l_end[c] <= lf;
             l_blocks[c] <= l_blocks[c] + 1;
             cnt <= cnt - 1;
-            if (cnt == 1) begin
-                cur <= lf;                      // the packet lies in the last block allocated
-                state <= S_SET;
-            end
+            if (cnt == 1) finish(1, charge, nb);
         end
         S_WALK: begin
+            // Follows Nxt_ptr; the last link reaches the packet's block, set at once.
             cur <= next_mem[cur];
             cnt <= cnt - 1;
-            if (cnt == 1) state <= S_SET;
-        end
-        S_SET: begin
-            nb = bits_mem[cur] | ({{BB-1{1'b0}}, 1'b1} << idx[LOG_BB-1:0]);
-            bits_mem[cur] <= nb;
-            finish(1, charge, nb);
+            if (cnt == 1) begin
+                nb = bits_mem[next_mem[cur]] | ({{BB-1{1'b0}}, 1'b1} << idx[LOG_BB-1:0]);
+                bits_mem[next_mem[cur]] <= nb;
+                finish(1, charge, nb);
+            end
         end
 
         // ---- write register wr back to the pool as its owner's list, one block a clock ----
@@ -526,45 +574,9 @@ module left_pool #(
             end
         end
 
-        // ---- take_run in a register: one block a clock ----
-        S_TR_REG: begin
-            if (tin && tones != 0) begin
-                nb = tblock & ~run_mask(tpos, tones);
-                ring_mem[tph * RB + tslot] <= nb;
-                nz[tph][tslot] <= |nb;
-            end else nb = tblock;
-            ti <= tnext;
-            if (!tmore) begin
-                r_base[tr] <= tnbase;
-                r_offb[tr] <= tnoff;
-                // The digest: the new front's block (the one just cleared, unless the run
-                // reached its end).
-                if (tin && tpos + tones != BB) finish(tnext - front, 1, nb);
-                else finish(tnext - front, 1, ring_rd(tph, slot_add(toff, blk(tnext) - blk(tbase))));
-            end
-        end
-
-        // ---- take_run on a list: the head block each clock, freed once the run passes it ----
-        S_TR_POOL: begin
-            if ({1'b0, ti} >= l_base[c] + BB || hpos + hones == BB) begin
-                // The head block lies wholly below the new front: freed.
-                free_map[cur] <= 1;
-                nfree <= nfree + 1;
-                cur <= next_mem[cur];
-                l_start[c] <= next_mem[cur];
-                l_base[c] <= l_base[c] + BB;
-                l_blocks[c] <= l_blocks[c] - 1;
-                if ({1'b0, ti} < l_base[c] + BB) ti <= ti + hones;
-                if (l_blocks[c] == 1) begin
-                    nf = {1'b0, ti} < l_base[c] + BB ? ti + hones : ti;    // the new front
-                    finish(nf - front, min_chg(blk(nf > tb0 ? nf : tb0) - blk(tb0) + 1, tn0), 0);
-                end
-            end else begin
-                nb = hblock & ~run_mask(hpos, hones);
-                bits_mem[cur] <= nb;
-                finish(ti + hones - front, min_chg(blk(ti + hones) - blk(tb0) + 1, tn0), nb);
-            end
-        end
+        // ---- take_run: one block a clock ----
+        S_TR_REG: take_run_register;
+        S_TR_POOL: take_run_list;
 
         // ---- release: the list's blocks back, one a clock ----
         S_REL: begin
