@@ -35,16 +35,24 @@
 // out_used show the connection's register, its list and the pool's blocks in use.
 //
 // Timing (clocks an operation holds the unit, in_valid held): an operation is decoded from the
-// inputs at the edge that accepts it, and one that needs nothing else finishes there:
-//   1  an update in a register (a hit); a bring-in of a cached connection, or of an empty list
-//      into a free register; a refused bring-in; a take-run with no list; a release of a
-//      register or an empty list
-//   update in the pool: 1 + blocks allocated (one per clock, lowest free) + links walked
-//      (none to the first or last block: start_ptr and end_ptr are kept) + 1 to set the bit;
-//      after a register's write-back, + 1 + blocks written back
-//   bring_in: 1 + blocks read in (one per clock) + blocks written back (one per clock)
-//   take_run: 1 + blocks examined (one per clock; a list also frees one per clock)
-//   release: 1 + blocks freed
+// inputs at the edge that accepts it, which also does its first step (one block moved, one link
+// followed, one block scanned); each further step takes a clock:
+//   update   1 in a register (a hit), or in a list's first or last block (start_ptr and end_ptr
+//            are at hand); 1 + blocks allocated - 1 (one per clock, the lowest free each; the last
+//            takes the bit); 1 + links walked to a middle block. The model charges allocations +
+//            links + 1. Beyond a register, its write-back comes first: + max(1, blocks written).
+//   bring_in max(1, blocks read in) + blocks written back by the evicted register (1 if it held
+//            none): the model's charge, in + out, when a block is read in and one written back;
+//            1 for a cached connection or a refusal.
+//   take_run blocks examined (1 if the run ends in the first; a list frees those it passes at
+//            the same time, and those below RCV.NXT one a clock). The model charges a list 1 a
+//            block read, as here, and a register 1 whatever the run's length.
+//   release  1 + blocks of the list freed.
+// co-simulated over LEFT runs (crates/retx/tests/left_rtl_cosim.rs prints the table): within a
+// few percent of the model's charge on average; pool updates take fewer clocks (no walk to the
+// last block), empty bring-ins and refusals one more (the model charges 0). No timing analysis
+// has been done: the decode, the window's priority encoder (which block of an evicted register
+// is its last) and the lowest-free encoder are each one clock of combinational logic.
 //
 // `define LEFT_BUG_PRIORITY plants a bug for the co-simulation's self-test: the priority
 // encoder hands out the highest free block. `define LEFT_BUG_LRU: the most recently used
@@ -302,6 +310,18 @@ module left_pool #(
     wire [CNT_W-1:0] hn0 = idle ? pblocks : tn0;
     // The operation's RCV.NXT.
     wire [IDX_W-1:0] tfront = idle ? in_front : front;
+    // A bring-in: the register it takes, the list block read next and its place, the list's
+    // length and base, the digest's block in it, the LRU clock, the charge, first from the
+    // inputs.
+    wire [RI_W-1:0]  bwr = idle ? victim : wr;
+    wire [PTR_W-1:0] bcur = idle ? l_start[in_conn] : cur;
+    wire [CNT_W-1:0] bj = idle ? {CNT_W{1'b0}} : bi_j;
+    wire [CNT_W-1:0] bn = idle ? pblocks : bi_n;
+    wire [IDX_W-1:0] bbase = idle ? pbase : bi_base;
+    wire [XW-1:0]    bdj = !idle ? bi_dj : in_front >= pbase ? blk(in_front) - blk(pbase) : {XW{1'b1}};
+    wire [TICK_W-1:0] bt = idle ? tick + 1'b1 : tick;
+    wire [CHG_W-1:0] bcharge = idle ? pblocks + vneed : charge;
+    wire [BB-1:0]    bdig = idle ? {BB{1'b0}} : dig;
 
     task finish;
         input [IDX_W-1:0] result;
@@ -344,17 +364,40 @@ module left_pool #(
 
     // The brought-in bitmap takes register wr, in the spare buffer; wr's buffer becomes spare.
     task install;
-        input [TICK_W-1:0] t;
         begin
-            r_owner[wr] <= c;
-            r_own_v[wr] <= 1;
-            r_base[wr] <= bi_base;
-            r_used[wr] <= t;
-            r_phys[wr] <= spare;
-            r_offb[wr] <= 0;
-            spare <= r_phys[wr];
-            home[c] <= wr;
-            home_v[c] <= 1;
+            r_owner[bwr] <= dc;
+            r_own_v[bwr] <= 1;
+            r_base[bwr] <= bbase;
+            r_used[bwr] <= bt;
+            r_phys[bwr] <= spare;
+            r_offb[bwr] <= 0;
+            spare <= r_phys[bwr];
+            home[dc] <= bwr;
+            home_v[dc] <= 1;
+        end
+    endtask
+
+    // A bring-in reads one block of the list into the spare buffer and frees it; after the
+    // last, the evicted register is written back, or the register taken at once if it was free.
+    reg [BB-1:0] bnb;
+    task bring_read;
+        begin
+            ring_mem[spare * RB + bj] <= bits_mem[bcur];
+            nz[spare][bj] <= |bits_mem[bcur];
+            bnb = bdj == bj && bdj < W ? bits_mem[bcur] : bdig;
+            dig <= bnb;
+            free_map[bcur] <= 1;
+            nfree <= nfree + 1;
+            cur <= next_mem[bcur];
+            bi_j <= bj + 1;
+            if (bj == bn - 1) begin
+                l_blocks[dc] <= 0;
+                if (r_own_v[bwr]) state <= S_WB;
+                else begin
+                    install;
+                    finish(1, bcharge, bnb);
+                end
+            end else state <= S_BI_READ;
         end
     endtask
 
@@ -463,17 +506,12 @@ module left_pool #(
                     wr <= victim; wneed <= vneed; wj <= 0; wb_for_bring <= 1;
                     bi_base <= pbase; bi_n <= pblocks; bi_j <= 0;
                     bi_dj <= in_front >= pbase ? blk(in_front) - blk(pbase) : {XW{1'b1}};
-                    cur <= l_start[in_conn];
                     charge <= pblocks + vneed;
                     dig <= 0;
-                    if (pblocks != 0) state <= S_BI_READ;
+                    if (pblocks != 0) bring_read;
                     else if (r_own_v[victim]) state <= S_WB;
                     else begin
-                        // Nothing to move: straight in.
-                        r_owner[victim] <= in_conn; r_own_v[victim] <= 1; r_base[victim] <= pbase;
-                        r_used[victim] <= tick + 1; r_phys[victim] <= spare; r_offb[victim] <= 0;
-                        spare <= r_phys[victim];
-                        home[in_conn] <= victim; home_v[in_conn] <= 1;
+                        install;                // nothing to move: straight in
                         finish(1, 0, 0);
                     end
                 end
@@ -549,30 +587,14 @@ module left_pool #(
                 l_blocks[r_owner[wr]] <= wneed;
                 if (wneed != 0) l_end[r_owner[wr]] <= lf;
                 if (wb_for_bring) begin
-                    install(tick);
+                    install;
                     finish(1, charge, dig);
                 end else state <= S_UPOOL;
             end
         end
 
         // ---- bring_in: the list into the spare buffer, one block a clock, freeing it ----
-        S_BI_READ: begin
-            ring_mem[spare * RB + bi_j] <= bits_mem[cur];
-            nz[spare][bi_j] <= |bits_mem[cur];
-            if (bi_dj == bi_j && bi_dj < W) dig <= bits_mem[cur];
-            free_map[cur] <= 1;
-            nfree <= nfree + 1;
-            cur <= next_mem[cur];
-            bi_j <= bi_j + 1;
-            if (bi_j == bi_n - 1) begin
-                l_blocks[c] <= 0;
-                if (r_own_v[wr]) state <= S_WB;
-                else begin
-                    install(tick);
-                    finish(1, charge, bi_dj == bi_j && bi_dj < W ? bits_mem[cur] : dig);
-                end
-            end
-        end
+        S_BI_READ: bring_read;
 
         // ---- take_run: one block a clock ----
         S_TR_REG: take_run_register;
