@@ -20,6 +20,7 @@
 //! cycles into receive-pipeline time.
 
 use super::bits_pool::{BitsPool, ConnBitmap};
+use super::left_pool_trace::{OpLog, PoolOp};
 
 const NO_OWNER: u32 = u32::MAX;
 const NO_REGISTER: u8 = u8::MAX;
@@ -94,6 +95,8 @@ pub struct DualPool {
     width: u64,
     tick: u64,
     pub stats: PoolStats,
+    /// Every operation with its outcome, when recording ([`DualPool::record_ops`]).
+    log: Option<Box<OpLog>>,
 }
 
 impl DualPool {
@@ -111,7 +114,32 @@ impl DualPool {
             width: register_bits as u64,
             tick: 0,
             stats: PoolStats::default(),
+            log: None,
         }
+    }
+
+    /// From now on, records the first `limit` operations with their outcomes and the state
+    /// they leave (for co-simulating the RTL, `rtl/left_pool.v`). Off by default: a pool that
+    /// does not record pays one test per operation.
+    pub fn record_ops(&mut self, limit: usize) {
+        self.log = Some(Box::new(OpLog::new(limit)));
+    }
+
+    /// The operations recorded so far (None when not recording).
+    pub fn op_log(&self) -> Option<&OpLog> {
+        self.log.as_deref()
+    }
+
+    fn note(&mut self, op: PoolOp) {
+        if let Some(mut log) = self.log.take() {
+            log.push(self, op);
+            self.log = Some(log);
+        }
+    }
+
+    /// `conn`'s list of blocks in the pool (empty while it is in a register).
+    pub fn list_of(&self, conn: u32) -> Option<&ConnBitmap> {
+        self.lists.get(conn as usize)
     }
 
     fn grow(&mut self, conn: u32) {
@@ -158,6 +186,14 @@ impl DualPool {
     /// a list must grow by (one cycle each). A register the index lies beyond is written back
     /// to the pool first.
     pub fn update(&mut self, conn: u32, front: u64, index: u64) -> Update {
+        let out = self.update_untraced(conn, front, index);
+        if self.log.is_some() {
+            self.note(PoolOp::Update { conn, front, index, out });
+        }
+        out
+    }
+
+    fn update_untraced(&mut self, conn: u32, front: u64, index: u64) -> Update {
         self.grow(conn);
         let mut cycles = 0;
         if let Some(r) = self.register_of(conn) {
@@ -234,6 +270,14 @@ impl DualPool {
     /// and nothing changes, if the list is wider than a register or the evicted bitmap finds
     /// no room in the pool even with the blocks this one frees.
     pub fn bring_in(&mut self, conn: u32, front: u64) -> Option<u32> {
+        let out = self.bring_in_untraced(conn, front);
+        if self.log.is_some() {
+            self.note(PoolOp::BringIn { conn, front, out });
+        }
+        out
+    }
+
+    fn bring_in_untraced(&mut self, conn: u32, front: u64) -> Option<u32> {
         self.grow(conn);
         if self.registers.is_empty() {
             return None;
@@ -286,6 +330,14 @@ impl DualPool {
     /// cycles). A register finds the run in one cycle; a list reads its head blocks, one cycle
     /// each. A connection with no bitmap costs nothing.
     pub fn take_run(&mut self, conn: u32, front: u64) -> (u64, u32) {
+        let (run, cycles) = self.take_run_untraced(conn, front);
+        if self.log.is_some() {
+            self.note(PoolOp::TakeRun { conn, front, run, cycles });
+        }
+        (run, cycles)
+    }
+
+    fn take_run_untraced(&mut self, conn: u32, front: u64) -> (u64, u32) {
         self.grow(conn);
         if let Some(r) = self.register_of(conn) {
             let width = self.width;
@@ -336,6 +388,13 @@ impl DualPool {
 
     /// `conn` is finished: its register and blocks are free.
     pub fn release(&mut self, conn: u32) {
+        self.release_untraced(conn);
+        if self.log.is_some() {
+            self.note(PoolOp::Release { conn });
+        }
+    }
+
+    fn release_untraced(&mut self, conn: u32) {
         if let Some(r) = self.register_of(conn) {
             let reg = &mut self.registers[r];
             reg.ring.fill(0);

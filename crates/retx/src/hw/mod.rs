@@ -2,4 +2,5 @@
 
 pub mod bits_pool;
 pub mod left_pool;
+pub mod left_pool_trace;
 pub mod memory;

@@ -80,6 +80,11 @@ pub struct LeftParams {
     pub rto: Dur,
     /// Packets in flight at most; 0 means one BDP of the topology's longest path.
     pub window: u32,
+    /// Not a setting: the first this many operations on every NIC's pool are recorded
+    /// ([`crate::hw::left_pool::DualPool::record_ops`]), for co-simulating the RTL; 0 (the
+    /// default, and what a scenario file always gives) records nothing.
+    #[serde(skip)]
+    pub record_pool_ops: usize,
 }
 
 impl Default for LeftParams {
@@ -99,6 +104,7 @@ impl Default for LeftParams {
             nack_holes: 3,
             rto: Dur(Time::from_us(320)),
             window: 0,
+            record_pool_ops: 0,
         }
     }
 }

@@ -83,13 +83,17 @@ pub struct LeftNic {
 impl LeftNic {
     pub fn new(p: &LeftParams) -> Self {
         let fifo = Fifo { conn: NO_CONN, opened: Time::ZERO, packets: Vec::with_capacity(p.gather_packets as usize) };
+        let mut bitmaps = DualPool::new(p.pool_bits, p.block_bits, p.registers, p.register_bits);
+        if p.record_pool_ops > 0 {
+            bitmaps.record_ops(p.record_pool_ops);
+        }
         LeftNic {
             variant: p.variant,
             cycle: p.cycle.0,
             threshold: p.disorder_threshold as u64,
             gather_packets: p.gather_packets as usize,
             gather_timeout: p.gather_timeout.0,
-            bitmaps: DualPool::new(p.pool_bits, p.block_bits, p.registers, p.register_bits),
+            bitmaps,
             fifos: vec![fifo; p.fifos as usize],
             closed: Vec::new(),
             stats: LeftStats::default(),
