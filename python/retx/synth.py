@@ -41,7 +41,9 @@ class Design:
 # MELO at the paper's 1 Kb pool of 1-byte blocks with 16 and with 300 connections (its "~300
 # concurrent connections"), so the per-connection slope shows beside the constant pool.
 # STRIDE's two rate units for one connection (the arithmetic alone: Table 1's like-for-like)
-# and with the 64 connections of the co-simulation (the same state memory in both).
+# and with the 64 connections of the co-simulation (the same state memory in both). LEFT's
+# dual-state pool at the slides' 2 Kb pool of 1-byte blocks with 3 loop registers of 800 bits
+# (100 blocks), for 16 and 64 connections.
 DESIGNS = [
     Design("melo_rx_bitmap", "melo-1Kb-16conn", {"POOL_BLOCKS": 128, "BLOCK_BITS": 8, "CONNS": 16}),
     Design("melo_rx_bitmap", "melo-1Kb-300conn", {"POOL_BLOCKS": 128, "BLOCK_BITS": 8, "CONNS": 300}),
@@ -49,6 +51,8 @@ DESIGNS = [
     Design("stride_rate_muldiv", "stride-muldiv-1conn", {"CONNS": 1}),
     Design("stride_rate_shift", "stride-shift-64conn", {"CONNS": 64}),
     Design("stride_rate_muldiv", "stride-muldiv-64conn", {"CONNS": 64}),
+    Design("left_pool", "left-2Kb-3reg-16conn", {"POOL_BLOCKS": 256, "BLOCK_BITS": 8, "REGS": 3, "REG_BLOCKS": 100, "CONNS": 16}),
+    Design("left_pool", "left-2Kb-3reg-64conn", {"POOL_BLOCKS": 256, "BLOCK_BITS": 8, "REGS": 3, "REG_BLOCKS": 100, "CONNS": 64}),
 ]
 
 

@@ -33,3 +33,15 @@ def test_the_muldiv_rate_unit_needs_more_logic_than_the_shift_unit(tmp_path):
     # Both keep the same per-connection registers (6 W-bit values and a flag per connection).
     assert shift["memory_bits"] == muldiv["memory_bits"] == 2 * (6 * 16 + 1)
     assert muldiv["logic_gates"] > 1.5 * shift["logic_gates"], (shift, muldiv)
+
+
+def test_lefts_pool_synthesizes_and_grows_with_its_registers(tmp_path):
+    """LEFT's dual-state pool (rtl/left_pool.v) on a small configuration: yosys accepts it, and
+    a third loop register adds at least its bitmap (2 blocks x 8 bits) to the memories (the
+    registers' ring buffers are inferred as memories) and adds logic."""
+    base = {"POOL_BLOCKS": 16, "BLOCK_BITS": 8, "REG_BLOCKS": 2, "CONNS": 2}
+    two = synthesize(Design("left_pool", "two", {**base, "REGS": 2}), "generic", RTL, tmp_path)
+    three = synthesize(Design("left_pool", "three", {**base, "REGS": 3}), "generic", RTL, tmp_path)
+    assert two["logic_gates"] > 0 and two["ff"] > 0
+    assert three["memory_bits"] >= two["memory_bits"] + 16, (two, three)
+    assert three["logic_gates"] > two["logic_gates"], (two, three)
