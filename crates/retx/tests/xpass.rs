@@ -27,19 +27,20 @@ use std::rc::Rc;
 /// frames), the credit queue on every switch port: queue 2, 8 credits, a bucket of 2.
 fn scenario(flows: &[(u32, u32, &str, u32)], hosts: u32, extra: &str) -> String {
     let flows: Vec<String> = flows.iter().map(|&(s, d, size, us)| format!("{{ src = \"h{s}\", dst = \"h{d}\", size = \"{size}\", start = \"{us}us\" }}")).collect();
+    let topology = format!("name = \"xpass\"\nduration = \"200ms\"\n[topology]\nkind = \"single-switch\"\nhosts = {hosts}\nhost_link = \"10Gbps\"\nlink_delay = \"3us\"");
+    with_credit_queues(&topology, "2MB", &flows, extra)
+}
+
+/// `head` (name, duration, topology) with 1,460 B payloads, the credit queue on every switch
+/// port (queue 2, 8 credits, a bucket of 2), a `buffer` switch, ExpressPass and `flows`.
+fn with_credit_queues(head: &str, buffer: &str, flows: &[String], extra: &str) -> String {
     format!(
         r#"
-name = "xpass"
-duration = "200ms"
-[topology]
-kind = "single-switch"
-hosts = {hosts}
-host_link = "10Gbps"
-link_delay = "3us"
+{head}
 [nic]
 mtu = 1460
 [switch]
-buffer = "2MB"
+buffer = "{buffer}"
 queues = 3
 ecn = {{ enabled = false }}
 pfc = {{ enabled = false }}
@@ -711,34 +712,8 @@ proptest! {
 /// `flows` of 30 KB from h{s} to h{d}, all at once.
 fn fat_tree(flows: &[(u32, u32)], extra: &str) -> String {
     let flows: Vec<String> = flows.iter().map(|&(s, d)| format!("{{ src = \"h{s}\", dst = \"h{d}\", size = \"30KB\" }}")).collect();
-    format!(
-        r#"
-name = "xpass-paths"
-duration = "20ms"
-[topology]
-kind = "fat-tree"
-k = 4
-host_link = "10Gbps"
-[nic]
-mtu = 1460
-[switch]
-buffer = "4MB"
-queues = 3
-ecn = {{ enabled = false }}
-pfc = {{ enabled = false }}
-shaped = {{ queue = 2, buffer = 8, burst = 2 }}
-[routing]
-policy = "ecmp"
-[transport]
-recovery = "xpass"
-cc = "none"
-{extra}
-[workload]
-kind = "flow-list"
-flows = [{}]
-"#,
-        flows.join(", ")
-    )
+    let head = "name = \"xpass-paths\"\nduration = \"20ms\"\n[topology]\nkind = \"fat-tree\"\nk = 4\nhost_link = \"10Gbps\"\n[routing]\npolicy = \"ecmp\"";
+    with_credit_queues(head, "4MB", &flows, extra)
 }
 
 /// Per flow: the fabric links (a link's ports are 2i and 2i + 1: link i; the fat-tree's first
