@@ -267,12 +267,12 @@ def reproduce_command(
 
 @app.command(name="trace")
 def trace_command(
-    kind: str = typer.Argument(..., help="melo (MELO's receiver bitmap manager) or stride (STRIDE's rate calculator)."),
+    kind: str = typer.Argument(..., help="melo (MELO's receiver bitmap manager), stride (STRIDE's rate calculator) or left (LEFT's dual-state pool)."),
     scenario: Optional[Path] = typer.Option(None, "--scenario", show_default=False,
-                                            help="Scenario to run [default: melo-fig5a at 1 % loss, or stride-fattree]."),
+                                            help="Scenario to run [default: melo-fig5a at 1 % loss, stride-fattree, or left-rtt-ratio at 32x]."),
     ops: int = typer.Option(hw_trace.DEFAULT_OPS, "--ops", help="Operations to record."),
     conns: Optional[int] = typer.Option(None, "--conns", show_default=False,
-                                        help="Most connections to record [default: melo 4, stride 64]."),
+                                        help="Most connections to record [default: melo 4, stride 64, left 16]."),
     out: Path = typer.Option(..., "--out", help="Trace file to write."),
 ) -> None:
     """Write a trace of a run's operations on a hardware structure, with the model's answers

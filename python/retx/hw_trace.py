@@ -1,5 +1,6 @@
 """Traces of hardware-structure operations from a real run, for co-simulating the RTL in
-`rtl/` (`retx trace`): MELO's receiver bitmap manager and STRIDE's rate calculator.
+`rtl/` (`retx trace`): MELO's receiver bitmap manager, STRIDE's rate calculator and LEFT's
+dual-state pool (its co-simulation runs in `cargo test`: crates/retx/tests/left_rtl_cosim.rs).
 
 The Rust core records each operation with the model's answer (crates/retx/src/observe/
 hw_trace.rs); this module picks the runs they come from and reads the text back.
@@ -13,17 +14,17 @@ from typing import Optional
 from retx import _native
 from retx.scenario import Scenario
 
-KINDS = ("melo", "stride")
+KINDS = ("melo", "stride", "left")
 # MELO: one connection at the receiver of melo-fig5a; STRIDE: up to 64 flows at a time that take an
 # STT sample in stride-fattree (the RTL's connection table is sized from the trace).
-DEFAULT_CONNS = {"melo": 4, "stride": 64}
+DEFAULT_CONNS = {"melo": 4, "stride": 64, "left": 16}
 DEFAULT_OPS = 4000
 MELO_LOSS_RATE = 1e-2
 
 
 def default_scenario(kind: str) -> Scenario:
     """The reproduction run a trace comes from by default: melo-fig5a's MELO run at 1 % loss,
-    or stride-fattree's STRIDE run (seed 1, the quick arrivals)."""
+    stride-fattree's STRIDE run (seed 1, the quick arrivals), or left-rtt-ratio's LEFT run at 32x."""
     if kind == "melo":
         from retx.reproduce import melo_fig5a
         # The run stops once the trace is complete; 10 ms is far more than it needs.
@@ -33,6 +34,14 @@ def default_scenario(kind: str) -> Scenario:
     if kind == "stride":
         from retx.reproduce import stride_fattree
         return next(s for s in stride_fattree.scenarios(quick=True) if s.data["transport"]["cc"] == "stride")
+    if kind == "left":
+        # left-rtt-ratio's LEFT run at 32x (its topology files written to a temporary folder).
+        import tempfile
+        from pathlib import Path
+
+        from retx.reproduce import left_rtt_ratio
+        folder = Path(tempfile.mkdtemp(prefix="retx-trace-left-"))
+        return next(s for s in left_rtt_ratio.scenarios(folder, quick=True) if s.name == "left-rtt-ratio-32us-left")
     raise ValueError(f"trace: {kind!r} is not a traced structure ({' or '.join(KINDS)})")
 
 

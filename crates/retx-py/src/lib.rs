@@ -102,7 +102,8 @@ fn run(py: Python<'_>, toml_text: &str, base_dir: &str, progress: Option<PyObjec
 }
 
 /// Simulates a scenario while tracing the operations on one hardware structure
-/// (`kind`: "melo" for MELO's receiver bitmap manager, "stride" for STRIDE's rate calculator):
+/// (`kind`: "melo" for MELO's receiver bitmap manager, "stride" for STRIDE's rate calculator,
+/// "left" for LEFT's dual-state pool):
 /// returns the trace text (retx::observe::hw_trace describes it).
 #[pyfunction]
 #[pyo3(signature = (toml_text, kind, max_ops, max_conns, base_dir = "."))]
@@ -111,7 +112,8 @@ fn hw_trace(py: Python<'_>, toml_text: &str, kind: &str, max_ops: usize, max_con
     let kind = match kind {
         "melo" => HwTraceKind::MeloRx,
         "stride" => HwTraceKind::StrideRate,
-        other => return Err(ScenarioError::new_err(format!("trace: {other:?} is not a traced structure (melo or stride)"))),
+        "left" => HwTraceKind::LeftPool,
+        other => return Err(ScenarioError::new_err(format!("trace: {other:?} is not a traced structure (melo, stride or left)"))),
     };
     let scenario = parse(toml_text, base_dir)?;
     py.allow_threads(|| retx::run_hw_trace(scenario, kind, max_ops, max_conns)).map(|(_, text)| text).map_err(scenario_error)

@@ -64,6 +64,11 @@ pub fn run_hw_trace(scenario: Scenario, kind: observe::hw_trace::HwTraceKind, ma
     if kind == HwTraceKind::MeloRx && scenario.recovery.melo.qp_cache != 0 {
         return Err(ScenarioError::new("recovery.melo.qp_cache", "tracing models every connection on chip; use 0"));
     }
+    let mut scenario = scenario;
+    if kind == HwTraceKind::LeftPool {
+        // Every NIC's pool records its first `max_ops` operations; the tracer keeps one NIC's.
+        scenario.recovery.left.record_pool_ops = max_ops;
+    }
     let mut tracer = HwTracer::new(kind, max_ops, max_conns);
     let done = tracer.done_flag();
     let sim = config::build_with_observer(scenario, &mut tracer)?;

@@ -109,3 +109,41 @@ fn a_bounded_trace_stops_the_run_early() {
         assert_eq!(out.flows.len(), 3);
     }
 }
+
+/// LEFT over two sprayed paths of 1 and 8 us, 4 flows of 1 MB.
+fn left_scenario(dir: &std::path::Path) -> Scenario {
+    std::fs::create_dir_all(dir).unwrap();
+    let topo = "6 4 6\n2 3 4 5\n0 2 100Gbps 0ns 0\n1 3 100Gbps 0ns 0\n2 4 100Gbps 1000ns 0\n4 3 100Gbps 0ns 0\n2 5 100Gbps 8000ns 0\n5 3 100Gbps 0ns 0\n";
+    std::fs::write(dir.join("two.txt"), topo).unwrap();
+    let text = "name = \"left-trace\"\nduration = \"20ms\"\n[topology]\nkind = \"hpcc-file\"\nfile = \"two.txt\"\n[nic]\nmtu = 1000\n[routing]\npolicy = \"spray-random\"\n[transport]\nrecovery = \"left\"\ncc = \"none\"\n[workload]\nkind = \"flow-list\"\nflows = [{ src = \"h0\", dst = \"h1\", size = \"1MB\" }, { src = \"h0\", dst = \"h1\", size = \"1MB\" }, { src = \"h0\", dst = \"h1\", size = \"1MB\" }, { src = \"h0\", dst = \"h1\", size = \"1MB\" }]\n";
+    let mut s = Scenario::from_toml(text).unwrap();
+    s.base_dir = dir.to_path_buf();
+    s
+}
+
+#[test]
+fn a_left_trace_is_the_pool_operations_of_one_nic_and_changes_nothing() {
+    let dir = std::env::temp_dir().join(format!("retx-left-trace-{}", std::process::id()));
+    let plain = retx::Simulation::new(left_scenario(&dir)).unwrap().run(&mut |_, _| true).unwrap();
+    let (out, text) = run_hw_trace(left_scenario(&dir), HwTraceKind::LeftPool, usize::MAX, 64).unwrap();
+    let out = out.expect("an unbounded trace lets the run finish");
+    for (a, b) in plain.flows.iter().zip(&out.flows) {
+        assert_eq!((a.finish, a.delivered_bytes, a.retx_bytes), (b.finish, b.delivered_bytes, b.retx_bytes));
+    }
+    assert!(text.starts_with("# retx hw trace left\n# param pool_blocks 256\n# param block_bits 8\n# param registers 3\n# param register_bits 800\n"), "{}", &text[..200]);
+    let all = rows(&text);
+    assert!(all.len() > 1_000 && all.iter().all(|r| r.len() == 12));
+    // The four connections, numbered from 0; every update the pool made is a row (fast path
+    // updates plus each gathered packet's, when its batch was recorded).
+    assert_eq!(all.iter().map(|r| r[1]).max(), Some(3));
+    let count = |code: i64| all.iter().filter(|r| r[0] == code).count();
+    assert!(count(0) > 0, "updates traced");
+    // A bounded trace stops at its bound.
+    let (_, text) = run_hw_trace(left_scenario(&dir), HwTraceKind::LeftPool, 100, 64).unwrap();
+    assert_eq!(rows(&text).len(), 100);
+    assert!(text.contains("# ops 100\n"));
+    std::fs::remove_dir_all(&dir).unwrap();
+    // Not LEFT: refused on one line.
+    let err = run_hw_trace(Scenario::from_toml(MELO).unwrap(), HwTraceKind::LeftPool, 10, 4).err().expect("a MELO run has no LEFT pool");
+    assert!(err.to_string().contains("no LEFT receiver"), "{err}");
+}

@@ -406,6 +406,14 @@ impl DualPool {
         }
     }
 
+    /// Loop registers, and the packets each covers.
+    pub fn registers(&self) -> usize {
+        self.registers.len()
+    }
+    pub fn width(&self) -> u64 {
+        self.width
+    }
+
     /// Loop registers holding a connection.
     pub fn registers_in_use(&self) -> usize {
         self.registers.iter().filter(|r| r.owner != NO_OWNER).count()

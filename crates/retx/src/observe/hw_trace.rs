@@ -40,6 +40,9 @@ pub const PSN_BITS: u32 = 24;
 pub enum HwTraceKind {
     MeloRx,
     StrideRate,
+    /// LEFT's dual-state pool at the receiving NIC: every operation as
+    /// `hw::left_pool_trace` records it (the run sets `recovery.left.record_pool_ops`).
+    LeftPool,
 }
 
 /// What a MELO receiver did with one data packet (the trace's `action` column).
@@ -119,13 +122,15 @@ pub struct HwTracer {
     slots_opened: u64,
     header: String,
     rows: String,
+    /// LEFT: the traced NIC's pool records so far.
+    left: Option<Vec<crate::hw::left_pool_trace::PoolRecord>>,
     /// Set once the trace can take no more: the run may stop.
     done: Arc<AtomicBool>,
 }
 
 impl HwTracer {
     pub fn new(kind: HwTraceKind, max_ops: usize, max_conns: u32) -> HwTracer {
-        HwTracer { kind, max_ops, max_conns: max_conns.max(1), host: None, conns: HashMap::new(), ops: 0, stopped: None, refused: None, last_use: Vec::new(), clock: 0, evicted: Default::default(), slots_opened: 0, header: String::new(), rows: String::new(), done: Arc::new(AtomicBool::new(false)) }
+        HwTracer { kind, max_ops, max_conns: max_conns.max(1), host: None, conns: HashMap::new(), ops: 0, stopped: None, refused: None, last_use: Vec::new(), clock: 0, evicted: Default::default(), slots_opened: 0, header: String::new(), rows: String::new(), left: None, done: Arc::new(AtomicBool::new(false)) }
     }
 
     /// The trace text, or why the run cannot be traced (one line naming the field).
@@ -137,6 +142,7 @@ impl HwTracer {
             let what = match self.kind {
                 HwTraceKind::MeloRx => "no MELO receiver took a data packet (transport.recovery = \"melo\"?)",
                 HwTraceKind::StrideRate => "no STRIDE sender took an STT sample (transport.cc = \"stride\"?)",
+                HwTraceKind::LeftPool => "no LEFT receiver recorded a packet (transport.recovery = \"left\", and a path that reorders?)",
             };
             return Err(("trace".into(), what.into()));
         }
@@ -145,6 +151,7 @@ impl HwTracer {
         let slots = match self.kind {
             HwTraceKind::MeloRx => self.conns.len(),
             HwTraceKind::StrideRate => self.last_use.len(),
+            HwTraceKind::LeftPool => self.left.as_ref().map_or(0, |l| crate::hw::left_pool_trace::rows(l).1),
         };
         let _ = writeln!(out, "# conns {slots}");
         if self.slots_opened > 0 {
@@ -153,8 +160,38 @@ impl HwTracer {
         if let Some(why) = self.stopped {
             let _ = writeln!(out, "# stopped {why}");
         }
+        if let Some(records) = &self.left {
+            for row in crate::hw::left_pool_trace::rows(records).0 {
+                let cells: Vec<String> = row.iter().map(|v| v.to_string()).collect();
+                let _ = writeln!(out, "{}", cells.join(" "));
+            }
+        }
         out.push_str(&self.rows);
         Ok(out)
+    }
+
+    /// LEFT: the traced NIC's records since the last step (the NIC's log is cumulative); the
+    /// first NIC that records is the one traced.
+    fn left_pool(&mut self, host: usize, nic: &NicAgent) {
+        let crate::transport::agent::SchemeAgent::Left(l) = &nic.scheme else { return };
+        let Some(log) = l.bitmaps.op_log() else { return };
+        if log.records().is_empty() || self.host.is_some_and(|h| h != host) {
+            return;
+        }
+        if self.host.is_none() {
+            self.host = Some(host);
+            let p = &l.bitmaps;
+            let _ = writeln!(self.header, "# retx hw trace left");
+            for (name, v) in [("pool_blocks", p.pool.blocks() as u64), ("block_bits", p.pool.block_bits() as u64), ("registers", p.registers() as u64), ("register_bits", p.width())] {
+                let _ = writeln!(self.header, "# param {name} {v}");
+            }
+            let _ = writeln!(self.header, "# columns {}", crate::hw::left_pool_trace::COLUMNS.join(" "));
+        }
+        let records = self.left.get_or_insert_with(Vec::new);
+        let new = &log.records()[records.len().min(log.records().len())..];
+        let take = new.len().min(self.max_ops - self.ops);
+        records.extend_from_slice(&new[..take]);
+        self.ops += take;
     }
 
     pub fn ops(&self) -> usize {
@@ -344,6 +381,7 @@ impl Observer for HwTracer {
         match (self.kind, before.melo, before.stride) {
             (HwTraceKind::MeloRx, Some(b), _) => self.melo(host, flow, b, ep, nic),
             (HwTraceKind::StrideRate, _, Some(b)) => self.stride(flow, b, ep),
+            (HwTraceKind::LeftPool, _, _) => self.left_pool(host, nic),
             _ => {}
         }
         if self.full() {
