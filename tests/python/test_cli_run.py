@@ -167,3 +167,18 @@ def test_topology_is_only_for_a_connection_matrix(tmp_path: Path) -> None:
     result = run_cli("run", str(EXAMPLES / "demo.toml"), "--topology", str(EXAMPLES / "demo.toml"),
                      "--out", str(tmp_path / "out"))
     assert result.returncode != 0 and "--topology" in result.stderr, result.stderr
+
+
+def test_trace_left_writes_the_pool_operations_of_a_left_run(tmp_path: Path) -> None:
+    """`retx trace left`: left-rtt-ratio's LEFT run at 32x, the receiving NIC's pool operations
+    in the LEFT testbench's columns (crates/retx/tests/left_rtl_cosim.rs replays such rows)."""
+    from retx import hw_trace
+    out = tmp_path / "left.trace"
+    result = run_cli("trace", "left", "--ops", "500", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    trace = hw_trace.parse(out.read_text())
+    assert trace.kind == "left" and len(trace.rows) == 500 and trace.conns == 8
+    assert trace.params == {"pool_blocks": 256, "block_bits": 8, "registers": 3, "register_bits": 800}
+    assert trace.columns[:4] == ["op", "conn", "front", "index"]
+    # Updates (op 0), and bring-ins (op 1) once batches close.
+    assert {0, 1} <= {row[0] for row in trace.rows}

@@ -161,7 +161,7 @@ def test_run_returns_the_declared_columns() -> None:
 def test_memory_table_returns_the_declared_columns() -> None:
     raw = _native.memory_table()
     assert isinstance(raw.pop("bdp_packets"), int)
-    assert_columns_match_schema(raw, "memory", rows=5)
+    assert_columns_match_schema(raw, "memory", rows=6)  # go-back-N, IRN, MELO, Go-Back-ONE, LEFT, STRIDE
 
 
 def test_results_tables_have_the_declared_types() -> None:
