@@ -66,7 +66,7 @@ CATALOGUE: dict[str, Reproduction] = {
     "collective-compare": Reproduction(collective_compare, "Ring all-reduce, all-to-all: recovery x ECMP/spray, loss",
                                        150, 8),
     "aeolus-incast": Reproduction(aeolus_incast, "Aeolus §5 testbed: 7-to-1 incast, Homa and ExpressPass ± Aeolus", 1, 1),
-    "aeolus-threshold": Reproduction(aeolus_threshold, "Aeolus: the selective-drop threshold, WRED vs. ECN codepoint", 12, 1),
+    "aeolus-threshold": Reproduction(aeolus_threshold, "Aeolus: the selective-drop threshold, WRED vs. ECN codepoint", 22, 1),
     "aeolus-workloads": Reproduction(aeolus_workloads, "Aeolus §5: four workloads, Homa ± Aeolus and NDP, ExpressPass ± Aeolus", 97, 9),
     "left-fct": Reproduction(left_fct, "LEFT: FCT on a 72-host dragonfly, per-flow/packet/flowlet ± LEFT", 75, 3),
     "left-fpga": Reproduction(left_fpga, "LEFT's FPGA setup: throughput vs. out-of-order share, processing rate", 1, 1),

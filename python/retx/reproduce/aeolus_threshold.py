@@ -1,5 +1,5 @@
 """Aeolus (Hu et al., SIGCOMM'20): how its results move with the selective-drop threshold and
-with the way switches drop (WRED colours or the ECN codepoint), on Homa
+with the way switches drop (WRED colours or the ECN codepoint), on Homa and on ExpressPass
 (`retx reproduce aeolus-threshold`).
 
 The paper prints no threshold (issue 29). Two reference implementations exist: htsim's
@@ -17,11 +17,15 @@ NDP-based prototype uses 6,000 B of a 12 KB port. retx's other Aeolus runs use 6
 - Two scenarios: the testbed's 7-to-1 incast of 30 KB messages (`aeolus-incast`'s scenario, 70
   rounds) and Web Server at load 0.8 on the Homa simulator's 144 hosts with 30 KB ports
   (`aeolus-workloads`' point where Aeolus matters), each also run as plain Homa.
+- ExpressPass (issue 29: "the same for ExpressPass"): the same incast with the switches' credit
+  queues (`aeolus-incast`'s ExpressPass rows), and Web Server on ExpressPass's 192-host network at
+  its script's load (`aeolus-workloads`' ExpressPass point; "0.2 x buffer" is then 0.2 of its
+  384,500 B port, 76,900 B), each also run as plain ExpressPass.
 
 Metrics: mean and p99 FCT (message completion time for the incast) of all flows, p99 of flows
 under 100 KB, timeouts and drops.
 
---quick: the incast alone.
+--quick: the incast alone, Homa and ExpressPass.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from retx.table import format_table
 INCAST_KB = 30
 INCAST_BUFFER = 200_000  # aeolus-incast's switch buffer
 WORKLOAD_PORT = 30_000  # aeolus-workloads' shallow port
+XPASS_PORT = 384_500  # the ExpressPass network's port (250 x 1,538 B)
 PACKET = 1_500  # a full frame of the 1,460 B MTU
 MARKINGS = ["wred", "ecn"]
 
@@ -63,8 +68,18 @@ def workload_base() -> Scenario:
         aeolus_workloads.overrides(table, flows, WORKLOAD_PORT // 1000, "homa"))
 
 
-def aeolus(threshold: int, marking: str) -> dict[str, object]:
-    over: dict[str, object] = {"recovery.homa.aeolus": True}
+def xpass_incast_base() -> Scenario:
+    return incast_base().with_overrides(aeolus_incast.XPASS)
+
+
+def xpass_workload_base() -> Scenario:
+    _, table, flows = aeolus_workloads.QUICK_WORKLOAD
+    return Scenario.from_toml(aeolus_workloads.XPASS_EXAMPLE).with_overrides(
+        aeolus_workloads.xpass_overrides(table, flows, "xpass"))
+
+
+def aeolus(threshold: int, marking: str, transport: str = "homa") -> dict[str, object]:
+    over: dict[str, object] = {f"recovery.{transport}.aeolus": True}
     if marking == "wred":
         over["switch.wred"] = [{"colour": 2, "threshold": f"{threshold}B"}]
     else:
@@ -74,23 +89,27 @@ def aeolus(threshold: int, marking: str) -> dict[str, object]:
     return over
 
 
-def grid(quick: bool) -> list[tuple[str, str, int, str]]:
-    """(scenario, threshold label, threshold bytes, marking) per point; marking "none" is plain
-    Homa."""
-    scenarios = [("incast 30 KB", INCAST_BUFFER)] + ([] if quick else [("web server 30 KB ports", WORKLOAD_PORT)])
+def grid(quick: bool) -> list[tuple[str, str, str, int, str]]:
+    """(transport, scenario, threshold label, threshold bytes, marking) per point; marking
+    "none" is the transport without Aeolus."""
+    scenarios = [("homa", "incast 30 KB", INCAST_BUFFER)]
+    scenarios += [] if quick else [("homa", "web server 30 KB ports", WORKLOAD_PORT)]
+    scenarios += [("xpass", "incast 30 KB", INCAST_BUFFER)]
+    scenarios += [] if quick else [("xpass", "web server, ExpressPass network", XPASS_PORT)]
     points = []
-    for name, buffer in scenarios:
-        points.append((name, "homa (no Aeolus)", 0, "none"))
-        points += [(name, label, t, m) for label, t in thresholds(buffer) for m in MARKINGS]
+    for transport, name, buffer in scenarios:
+        points.append((transport, name, f"{transport} (no Aeolus)", 0, "none"))
+        points += [(transport, name, label, t, m) for label, t in thresholds(buffer) for m in MARKINGS]
     return points
 
 
 def scenarios(quick: bool) -> list[Scenario]:
-    bases = {"incast 30 KB": incast_base(), "web server 30 KB ports": workload_base()}
+    bases = {("homa", "incast 30 KB"): incast_base, ("homa", "web server 30 KB ports"): workload_base,
+             ("xpass", "incast 30 KB"): xpass_incast_base, ("xpass", "web server, ExpressPass network"): xpass_workload_base}
     out = []
-    for name, label, t, marking in grid(quick):
-        base = bases[name]
-        out.append(base if marking == "none" else base.with_overrides(aeolus(t, marking)))
+    for transport, name, label, t, marking in grid(quick):
+        base = bases[(transport, name)]()
+        out.append(base if marking == "none" else base.with_overrides(aeolus(t, marking, transport)))
     return out
 
 
@@ -98,12 +117,12 @@ def run(out_dir: Path, quick: bool) -> pl.DataFrame:
     points = grid(quick)
     results = run_many(scenarios(quick))
     rows: list[dict[str, Any]] = []
-    for (name, label, t, marking), result in zip(points, results):
+    for (transport, name, label, t, marking), result in zip(points, results):
         flows = result.flows
         done = flows.filter(pl.col("completed"))["fct_us"]
         small = flows.filter(pl.col("completed") & (pl.col("size_bytes") < 100_000))["fct_us"]
         rows.append({
-            "scenario": name, "threshold": label, "threshold_bytes": t, "marking": marking,
+            "transport": transport, "scenario": name, "threshold": label, "threshold_bytes": t, "marking": marking,
             "flows": flows.height, "finished": done.len(),
             "mean_fct_us": round(number(done.mean()), 2),
             "p99_fct_us": round(number(done.quantile(0.99, "nearest")), 2),
@@ -114,7 +133,8 @@ def run(out_dir: Path, quick: bool) -> pl.DataFrame:
     table = pl.DataFrame(rows)
     out_dir = Path(out_dir)
     save_table(table, out_dir)
-    shown = table.with_columns((pl.col("scenario") + "\n" + pl.col("threshold")).alias("point"))
+    shown = table.filter(pl.col("transport") == "homa").with_columns(
+        (pl.col("scenario") + "\n" + pl.col("threshold")).alias("point"))
     figure = plot_bars(shown, "point", "mean_fct_us", "marking", xlabel="scenario, threshold",
                        ylabel="mean FCT / MCT (us)", title="Aeolus on Homa: the selective-drop threshold and how it is applied")
     figure.axes[0].set_yscale("log")
