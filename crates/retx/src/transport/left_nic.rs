@@ -315,6 +315,9 @@ mod tests {
         // Cached now: even a far packet takes the fast path.
         assert_eq!(n.record(t, 0, 10, 60), Recorded { cycles: 1, ..Recorded::default() });
         assert_eq!((n.stats.fast, n.stats.gathered, n.stats.closed_by_count), (2, 3, 1));
+        // The threshold's edge: disorder 7 (below 8) is fast, 8 is gathered.
+        assert!(!n.record(t, 5, 0, 7).gathered);
+        assert!(n.record(t, 6, 0, 8).gathered);
     }
 
     #[test]
