@@ -344,6 +344,17 @@ mod tests {
     }
 
     #[test]
+    fn a_fast_path_update_the_pool_has_no_room_for_drops_the_packet() {
+        // One 8-bit block, no register, a threshold past every packet: all fast path.
+        let p = LeftParams { pool_bits: 8, registers: 0, disorder_threshold: 64, ..params(LeftVariant::Left) };
+        let mut n = LeftNic::new(&p);
+        assert_eq!(n.record(Time::ZERO, 0, 0, 3), Recorded { cycles: 2, ..Recorded::default() });
+        // Packet 12 needs a second block: refused, the packet is lost.
+        assert_eq!(n.record(Time::ZERO, 0, 0, 12), Recorded { dropped: true, ..Recorded::default() });
+        assert!(!n.bitmaps.has(0, 12) && n.bitmaps.stats.no_room == 1);
+    }
+
+    #[test]
     fn without_a_scheduler_every_packet_is_gathered_and_without_fifos_every_miss_swaps() {
         let mut minus = LeftNic::new(&params(LeftVariant::LeftMinus));
         assert!(minus.record(Time::ZERO, 0, 10, 11).gathered);
