@@ -22,7 +22,7 @@ use super::left_nic::LeftNic;
 use super::psn::PsnReader;
 use super::recovery::{ReceiveRecovery, SendRecovery};
 use super::rx_ctx::RxCtx;
-use super::segment::{Ext, Hole, SegKind, Segment};
+use super::segment::{SegKind, Segment};
 use super::{agent::SchemeAgent, NicAgent, NicCall};
 use crate::sim::check::{self, Checked};
 use crate::sim::units::{Dur, Rate, Time};
@@ -313,14 +313,9 @@ impl LeftReceiver {
         let conn = nic.caller();
         let mut found = [(0u64, 0u64); 3];
         let n = left_of(nic).bitmaps.holes(conn, rx.expected(), self.high, &mut found[..self.nack_holes]);
-        let (mut holes, mut k) = ([Hole::default(); 3], 0u8);
-        for &(s, l) in &found[..n] {
-            holes[k as usize] = Hole { start: rx.wire(s), len: l.min(u16::MAX as u64) as u16 };
-            k += 1;
-        }
         let mut nack = Segment::control(SegKind::MeloNack, rx.wire(rx.expected()), now);
         nack.echo_ts = self.last_ts;
-        nack.ext = Ext::Holes { holes, n: k };
+        nack.ext = super::melo::holes_ext(rx, found[..n].iter().copied());
         self.nacks += 1;
         rx.naks_sent += 1;
         rx.send(nack);
@@ -415,14 +410,7 @@ impl SendRecovery for LeftSender {
                 false
             }
             SegKind::MeloNack => {
-                let mut holes = [(0u64, 0u64); 3];
-                let mut n = 0;
-                for h in seg.holes() {
-                    if let Some(start) = at.index(h.start) {
-                        holes[n] = (start, h.len as u64);
-                        n += 1;
-                    }
-                }
+                let (holes, n) = super::melo::read_holes(seg, at);
                 self.on_nack(now, cum, &holes[..n]);
                 true
             }

@@ -194,6 +194,30 @@ impl Holes {
     }
 }
 
+/// The extension of a MELO NACK naming the first 3 of `list`'s holes (absolute start, length) on
+/// the wire; LEFT's NACKs carry the same.
+pub fn holes_ext(rx: &RxCtx, list: impl Iterator<Item = (u64, u64)>) -> Ext {
+    let (mut holes, mut n) = ([Hole::default(); 3], 0u8);
+    for (s, l) in list.take(3) {
+        holes[n as usize] = Hole { start: rx.wire(s), len: l.min(u16::MAX as u64) as u16 };
+        n += 1;
+    }
+    Ext::Holes { holes, n }
+}
+
+/// The holes a MELO (or LEFT) NACK reports, as absolute (start, length), in its order; holes
+/// whose PSN reads from before the flow are skipped.
+pub fn read_holes(seg: &Segment, at: PsnReader) -> ([(u64, u64); 3], usize) {
+    let (mut holes, mut n) = ([(0u64, 0u64); 3], 0);
+    for h in seg.holes() {
+        if let Some(start) = at.index(h.start) {
+            holes[n] = (start, h.len as u64);
+            n += 1;
+        }
+    }
+    (holes, n)
+}
+
 /// Receiver side of MELO for one connection.
 #[derive(Clone, Debug)]
 pub struct MeloReceiver {
@@ -363,12 +387,7 @@ impl MeloReceiver {
     fn send_nack(&self, now: Time, rx: &mut RxCtx, seg: &Segment) {
         let mut nack = Segment::reply(SegKind::MeloNack, rx.wire(rx.expected()), now, seg);
         // Most recent (closest to RCV.HIGH) first.
-        let (mut holes, mut n) = ([Hole::default(); 3], 0u8);
-        for (k, &(s, l)) in self.holes.as_slice().iter().rev().enumerate() {
-            holes[k] = Hole { start: rx.wire(s), len: l.min(u16::MAX as u64) as u16 };
-            n += 1;
-        }
-        nack.ext = Ext::Holes { holes, n };
+        nack.ext = holes_ext(rx, self.holes.as_slice().iter().rev().copied());
         rx.naks_sent += 1;
         rx.send(nack);
     }
@@ -457,14 +476,7 @@ impl MeloSender {
             }
             SegKind::MeloNack => {
                 if let Some(cum) = cum {
-                    let mut holes = [(0u64, 0u64); 3];
-                    let mut n = 0;
-                    for h in seg.holes() {
-                        if let Some(start) = at.index(h.start) {
-                            holes[n] = (start, h.len as u64);
-                            n += 1;
-                        }
-                    }
+                    let (holes, n) = read_holes(seg, at);
                     self.on_nack(now, cum, &holes[..n], pool);
                 }
                 true
