@@ -74,6 +74,19 @@ pub struct PoolStats {
     pub no_room: u64,
 }
 
+impl PoolStats {
+    /// Adds another pool's counts.
+    pub fn add(&mut self, o: &PoolStats) {
+        self.hits += o.hits;
+        self.pool_updates += o.pool_updates;
+        self.links_walked += o.links_walked;
+        self.swaps += o.swaps;
+        self.blocks_in += o.blocks_in;
+        self.blocks_out += o.blocks_out;
+        self.no_room += o.no_room;
+    }
+}
+
 /// The outcome of an update.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Update {

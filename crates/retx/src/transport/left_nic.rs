@@ -50,6 +50,19 @@ pub struct LeftStats {
     pub cycles: u64,
 }
 
+impl LeftStats {
+    /// Adds another NIC's counts.
+    pub fn add(&mut self, o: &LeftStats) {
+        self.fast += o.fast;
+        self.gathered += o.gathered;
+        self.closed_by_count += o.closed_by_count;
+        self.closed_by_timeout += o.closed_by_timeout;
+        self.closed_for_room += o.closed_for_room;
+        self.closed_by_hole += o.closed_by_hole;
+        self.cycles += o.cycles;
+    }
+}
+
 /// What recording one out-of-order packet did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Recorded {
@@ -236,12 +249,8 @@ impl LeftNic {
             let p = &n.bitmaps;
             peak = peak.max(p.pool.peak_used as f64 / p.pool.blocks() as f64);
             at_end += p.pool.used_blocks() as u64;
-            let q = p.stats;
-            (s.hits, s.pool_updates, s.links_walked, s.swaps, s.blocks_in, s.blocks_out, s.no_room) =
-                (s.hits + q.hits, s.pool_updates + q.pool_updates, s.links_walked + q.links_walked, s.swaps + q.swaps, s.blocks_in + q.blocks_in, s.blocks_out + q.blocks_out, s.no_room + q.no_room);
-            let g = n.stats;
-            (f.fast, f.gathered, f.closed_by_count, f.closed_by_timeout, f.closed_for_room, f.closed_by_hole, f.cycles) =
-                (f.fast + g.fast, f.gathered + g.gathered, f.closed_by_count + g.closed_by_count, f.closed_by_timeout + g.closed_by_timeout, f.closed_for_room + g.closed_for_room, f.closed_by_hole + g.closed_by_hole, f.cycles + g.cycles);
+            s.add(&p.stats);
+            f.add(&n.stats);
         }
         if !any {
             return Vec::new();
