@@ -364,6 +364,26 @@ mod tests {
     }
 
     #[test]
+    fn a_count_closed_batch_the_pool_has_no_room_for_reports_its_packets_dropped() {
+        // Three 8-bit blocks, no register (so the batch is recorded in the pool), every packet
+        // gathered (disorder >= 8); the third packet closes the FIFO by count.
+        let p = LeftParams { pool_bits: 24, registers: 0, ..params(LeftVariant::Left) };
+        let mut n = LeftNic::new(&p);
+        assert!(n.record(Time::ZERO, 0, 0, 20).gathered);
+        assert!(n.record(Time::ZERO, 0, 0, 21).gathered);
+        // Packets 20 and 21 fit in the third block; packet 40 would need a sixth.
+        let r = n.record(Time::ZERO, 0, 0, 40);
+        assert!(r.gathered && r.applied && r.dropped, "{r:?}");
+        assert!(n.bitmaps.has(0, 20) && n.bitmaps.has(0, 21) && !n.bitmaps.has(0, 40));
+        // A batch that fits is not reported dropped.
+        let mut roomy = LeftNic::new(&LeftParams { pool_bits: 64, ..p });
+        roomy.record(Time::ZERO, 0, 0, 20);
+        roomy.record(Time::ZERO, 0, 0, 21);
+        let r = roomy.record(Time::ZERO, 0, 0, 40);
+        assert!(r.applied && !r.dropped && roomy.bitmaps.has(0, 40), "{r:?}");
+    }
+
+    #[test]
     fn without_a_scheduler_every_packet_is_gathered_and_without_fifos_every_miss_swaps() {
         let mut minus = LeftNic::new(&params(LeftVariant::LeftMinus));
         assert!(minus.record(Time::ZERO, 0, 10, 11).gathered);
