@@ -23,6 +23,7 @@ use super::psn::PsnReader;
 use super::recovery::{ReceiveRecovery, SendRecovery};
 use super::rx_ctx::RxCtx;
 use super::segment::{SegKind, Segment};
+use super::tag_ring::TagRing;
 use super::{agent::SchemeAgent, NicAgent, NicCall};
 use crate::sim::check::{self, Checked};
 use crate::sim::units::{Dur, Rate, Time};
@@ -151,9 +152,8 @@ fn left_of<'a>(nic: &'a mut NicAgent) -> &'a mut LeftNic {
 /// Receive side of LEFT for one connection.
 #[derive(Clone, Debug)]
 pub struct LeftReceiver {
-    /// Payload digests in the reorder buffer, by ring slot (allocated on first use).
-    tags: Vec<u32>,
-    ring: usize,
+    /// Payload digests in the reorder buffer.
+    tags: TagRing,
     /// RCV.HIGH: one past the highest packet index that arrived.
     high: u64,
     /// Since when RCV.NXT has waited with packets above it.
@@ -174,8 +174,7 @@ impl LeftReceiver {
     /// `window`: the sender's in-flight cap, which bounds how far above RCV.NXT data lands.
     pub fn new(p: &LeftParams, window: u32, ack_interval: u32) -> Self {
         LeftReceiver {
-            tags: Vec::new(),
-            ring: (window.max(1) as usize).next_power_of_two(),
+            tags: TagRing::new(window as usize),
             high: 0,
             hole_since: None,
             hole_timeout: p.hole_timeout.0,
@@ -191,10 +190,7 @@ impl LeftReceiver {
     }
 
     fn store(&mut self, index: u64, tag: u32, bytes: u32) {
-        if self.tags.is_empty() {
-            self.tags = vec![0; self.ring];
-        }
-        self.tags[index as usize & (self.ring - 1)] = tag;
+        self.tags.store(index, tag);
         self.stored_bytes += bytes as u64;
     }
 
@@ -209,7 +205,7 @@ impl LeftReceiver {
         nic.charge(t);
         for i in front..front + run {
             let bytes = rx.spec().payload(i);
-            rx.deliver(now, i, self.tags[i as usize & (self.ring - 1)], bytes);
+            rx.deliver(now, i, self.tags.get(i), bytes);
             self.copied_bytes += bytes as u64;
         }
         run > 0
@@ -344,7 +340,7 @@ impl ReceiveRecovery for LeftReceiver {
         LeftReceiver::handle_timeout(self, now, rx, nic);
     }
     fn release(&mut self) {
-        self.tags = Vec::new();
+        self.tags.release();
     }
 }
 

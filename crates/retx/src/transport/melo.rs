@@ -26,6 +26,7 @@ use super::psn::PsnReader;
 use super::NicCall;
 use super::rx_ctx::RxCtx;
 use super::segment::{Ext, Hole, SegKind, Segment};
+use super::tag_ring::TagRing;
 use crate::sim::units::Dur;
 use crate::hw::bits_pool::{BitsPool, ConnBitmap, Position};
 use crate::sim::units::Time;
@@ -225,8 +226,8 @@ pub struct MeloReceiver {
     /// RCV.HIGH: one past the highest packet index received.
     high: u64,
     holes: Holes,
-    /// Payload digests of packets in the off-chip reorder buffer (allocated on first use).
-    reorder: Vec<u32>,
+    /// Payload digests of packets in the off-chip reorder buffer.
+    reorder: TagRing,
     ack_interval: u32,
     unacked: u32,
     drop_middle: bool,
@@ -234,7 +235,6 @@ pub struct MeloReceiver {
     pub copied_bytes: u64,
     pub dropped_middle: u64,
     pub dropped_no_bits: u64,
-    ring: usize,
     /// The bitmap while the connection is swapped out of the on-chip QP cache.
     off_chip: Option<(u64, Vec<u64>)>,
     pub swap_in_failures: u64,
@@ -246,7 +246,8 @@ impl MeloReceiver {
             bitmap: ConnBitmap::default(),
             high: 0,
             holes: Holes::new(p.nack_holes),
-            reorder: Vec::new(),
+            // The bitmap spans at most every block of the pool.
+            reorder: TagRing::new((p.pool_bits / p.block_bits).max(1) as usize * p.block_bits as usize),
             ack_interval: ack_interval.max(1),
             unacked: 0,
             drop_middle: p.drop_middle,
@@ -254,8 +255,6 @@ impl MeloReceiver {
             copied_bytes: 0,
             dropped_middle: 0,
             dropped_no_bits: 0,
-            // The bitmap spans at most every block of the pool.
-            ring: ((p.pool_bits / p.block_bits).max(1) as usize * p.block_bits as usize).next_power_of_two(),
             off_chip: None,
             swap_in_failures: 0,
         }
@@ -289,7 +288,7 @@ impl MeloReceiver {
     /// The message is delivered: the off-chip reorder tags go (allocated again only if a
     /// packet had to be stored, which a finished connection never does).
     pub fn release(&mut self) {
-        self.reorder = Vec::new();
+        self.reorder.release();
     }
 
     pub fn bitmap(&self) -> &ConnBitmap {
@@ -315,10 +314,7 @@ impl MeloReceiver {
     }
 
     fn store(&mut self, index: u64, tag: u32, bytes: u32) {
-        if self.reorder.is_empty() {
-            self.reorder = vec![0; self.ring];
-        }
-        self.reorder[index as usize & (self.ring - 1)] = tag;
+        self.reorder.store(index, tag);
         self.stored_bytes += bytes as u64;
     }
 
@@ -336,7 +332,7 @@ impl MeloReceiver {
             while rx.expected() < self.high && self.bitmap.get(pool, rx.expected()) {
                 let i = rx.expected();
                 let bytes = rx.spec().payload(i);
-                let tag = self.reorder[i as usize & (self.ring - 1)];
+                let tag = self.reorder.get(i);
                 rx.deliver(now, i, tag, bytes);
                 self.copied_bytes += bytes as u64;
                 drained = true;

@@ -40,6 +40,7 @@ pub mod segment;
 pub mod sender;
 pub mod stride;
 pub mod stride_cc;
+pub mod tag_ring;
 pub mod timely;
 pub mod tcp;
 pub mod vegas;
