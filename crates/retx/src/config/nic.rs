@@ -27,8 +27,8 @@ pub struct NicCfg {
     /// Each host's offset is `clock_offset` plus its own uniform draw within +-this.
     pub clock_offset_spread: Dur,
     /// Each host's drift is `clock_drift_ppm` plus its own uniform draw within +-this many ppm.
-    /// Default: 25 ppm with `recovery = "stride"` (the paper's FPGA crystal error, 0.0025 %,
-    /// §IV.B), 0 otherwise.
+    /// Default: 0.5 ppm with `recovery = "stride"` (two hosts under 1 ppm apart: the paper's
+    /// measured STT change of under 1 ns per ms between two FPGAs, §IV.B), 0 otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock_drift_spread_ppm: Option<f64>,
     /// The receive pipeline's time per packet: packets arriving faster wait in the NIC
