@@ -8,15 +8,31 @@
 //! - Receiver ([`XpassReceiver`]): starts and stops the flow's credits at its host's pacer,
 //!   tells it which credit each data packet spent, and answers every packet with a 64 B ACK
 //!   (cumulative index plus the packet's own PSN: a per-packet SACK).
+//! - Two timers where ns-2 has one value. ns-2's `retransmit_timeout_` (`ns-default.tcl`
+//!   100 ms; the large-scale script's 100 us, `scripts/large-scale-fattree.tcl` line 87) runs
+//!   two timers (`xpass/xpass.cc`): the sender's `sender_retransmit_timer_`, armed when a
+//!   credit request goes (`advance_bytes`, line 524), cancelled by the first credit
+//!   (`recv_credit`, line 196) and, on expiry with still no credit, sending the request again
+//!   (`handle_sender_retransmit` in `XPASS_RECV_CREDIT_REQUEST_SENT`, lines 300-303); and the
+//!   receiver's NACK timer (below). ns-2 resends no data on a timer of the sender's.
+//! - The credit request timer, `request_timeout` (default 100 us, ns-2's): no credit that long
+//!   after a request, and the request goes again (and again), counting no timeout and
+//!   resending nothing, though packets may be outstanding (Aeolus's unscheduled ones).
 //! - Loss recovery. ns-2 ExpressPass has no ACKs: its receiver NACKs the first gap in the
-//!   byte stream and its sender goes back to it (`recv_nack`: `t_seqno_ = ackno`), with a
-//!   receiver timer repeating the NACK. retx's flows complete at the sender, so the receiver
-//!   ACKs every packet, and recovery is a sender timeout: when the oldest outstanding packet
-//!   has waited `rto` (snd_una has not moved), it and the holes below the highest packet
-//!   SACKed are queued for resending, each on a credit ahead of new data, and the sender asks
-//!   for credits again if they stopped (ns-2 `handle_sender_retransmit` re-sends the request
-//!   the same way); with nothing outstanding, `rto` without an ACK or credit asks again too.
-//!   A late request to a receiver that has everything draws an ACK.
+//!   byte stream when a later packet arrives (`process_ack`, lines 538-545) and its sender goes
+//!   back to it (`recv_nack`: `t_seqno_ = ackno`, line 279), the receiver repeating the NACK
+//!   every `retransmit_timeout_` while the gap lasts (`handle_receiver_retransmit`, lines
+//!   334-338). retx's flows complete at the sender, so the receiver ACKs every packet, and
+//!   recovery is a sender timeout of retx's own, `rto` (default 1 ms; it resends on silence,
+//!   not on a gap, so it must outlast queueing: see `XpassParams::rto`). When the oldest
+//!   outstanding packet has waited `rto` (snd_una has not moved), it and the holes below the
+//!   highest packet SACKed are queued for resending, each on a credit ahead of new data; a
+//!   timeout is counted, and the sender asks for credits again unless they are flowing (a
+//!   credit, or the request, within `request_timeout`). Packets above the highest SACKed may
+//!   still be on their way: the next round gets them. With nothing
+//!   outstanding and credits stalled after they had come (which ns-2 does not guard against),
+//!   `rto` after the last ACK the sender asks again too, counting nothing. A late request to a
+//!   receiver that has everything draws an ACK.
 //! - Aeolus (`aeolus = true`): the first `unscheduled_bytes` (default one BDP) go at line rate
 //!   before any credit, coloured `aeolus_colour` (switches drop them selectively above the
 //!   colour's WRED threshold); credits, credited data, requests, stops, ACKs and the probe are
@@ -75,12 +91,15 @@ pub struct XpassSender {
     state: Credits,
     /// Packets the timeout queued for resending.
     resend: VecDeque<u64>,
+    /// The credit request timer (`XpassParams::request_timeout`) and the data-loss timeout
+    /// (`XpassParams::rto`).
+    request_timeout: Time,
     rto: Time,
-    /// The last ACK (or the request, or the timeout): with nothing outstanding, the timer runs
-    /// from here (to ask for credits again).
+    /// The last ACK (or the first request, or the data timer): with nothing outstanding, the
+    /// data timer runs from here (to ask for credits again, nothing resent).
     last_progress: Time,
-    /// When snd_una last moved (or a packet left with nothing outstanding, or the timer
-    /// fired): with packets outstanding, the timer runs from here.
+    /// When snd_una last moved (or a packet left with nothing outstanding, or the data timer
+    /// fired): with packets outstanding, the data timer runs from here.
     una_since: Time,
     /// One past the highest packet SACKed (0: none).
     sacked_end: u64,
@@ -129,6 +148,7 @@ impl XpassSender {
             probe: Probe::NotYet,
             state: Credits::RequestDue,
             resend: VecDeque::new(),
+            request_timeout: p.request_timeout.0,
             rto: p.rto.0,
             last_progress: Time::ZERO,
             una_since: Time::ZERO,
@@ -250,6 +270,25 @@ impl XpassSender {
     /// remaining sends a new request).
     fn stop_timer(&self) -> Option<Time> {
         (self.state == Credits::Stopped && self.snd_nxt < self.npkts && self.sender_rtt > Time::ZERO).then(|| self.stopped_at + self.sender_rtt + self.sender_rtt)
+    }
+
+    /// When the request goes again for want of credits: `request_timeout` after it went with no
+    /// credit since (ns-2 `sender_retransmit_timer_` in `XPASS_RECV_CREDIT_REQUEST_SENT`).
+    fn request_timer(&self) -> Option<Time> {
+        (self.state == Credits::Requested && !self.credited && !self.is_done()).then(|| self.requested_at + self.request_timeout)
+    }
+
+    /// The data-loss timeout: `rto` after snd_una last moved with packets outstanding, else
+    /// after the last ACK (then it only asks for credits again if they are not flowing).
+    fn data_timer(&self) -> Option<Time> {
+        let from = if self.snd_nxt > self.snd_una { self.una_since } else { self.last_progress };
+        (self.started && !self.is_done()).then(|| from + self.rto)
+    }
+
+    /// Whether credits are flowing at `now`: asked for, and a credit (or the request) within
+    /// `request_timeout`.
+    fn credits_flowing(&self, now: Time) -> bool {
+        self.state == Credits::Requested && now < self.requested_at.max(self.last_credit) + self.request_timeout
     }
 
     /// The first credit (or the last unscheduled packet) ends the unscheduled phase; the
@@ -396,25 +435,27 @@ impl SendRecovery for XpassSender {
         false
     }
     fn poll_timeout(&self) -> Option<Time> {
-        let from = if self.snd_nxt > self.snd_una { self.una_since } else { self.last_progress };
-        let rto = (self.started && !self.is_done()).then(|| from + self.rto);
-        match (rto, self.stop_timer()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [self.data_timer(), self.request_timer(), self.stop_timer()].into_iter().flatten().min()
     }
     fn handle_timeout(&mut self, now: Time, _nic: &mut NicCall<'_>) -> bool {
-        if self.poll_timeout().is_none_or(|t| now < t) {
-            return false;
-        }
-        let from = if self.snd_nxt > self.snd_una { self.una_since } else { self.last_progress };
-        if now < from + self.rto {
-            // Only the stop timer: credits ended before every packet left; ask again (not a
-            // loss, so no resend and no timeout counted).
+        let due = |t: Option<Time>| t.is_some_and(|t| now >= t);
+        if due(self.request_timer()) || due(self.stop_timer()) {
+            // No credit since the request, or credits ended before every packet left: ask
+            // again (not a loss, so no resend and no timeout counted).
             self.state = Credits::RequestDue;
+        }
+        if !due(self.data_timer()) {
             return false;
         }
+        let outstanding = self.snd_nxt > self.snd_una;
         (self.last_progress, self.una_since) = (now, now);
+        if !self.credits_flowing(now) {
+            self.state = Credits::RequestDue;
+        }
+        if !outstanding {
+            // Nothing to resend: the timer only made sure credits come.
+            return false;
+        }
         self.resend.clear();
         // The oldest outstanding packet and the holes below the highest one SACKed are
         // presumed lost; packets above it may still be on their way (the next round gets them).
@@ -427,10 +468,6 @@ impl SendRecovery for XpassSender {
         }
         // The unscheduled phase is over: what is left goes on credits.
         self.unscheduled = self.unscheduled.min(self.snd_nxt);
-        // Ask again unless credits are flowing.
-        if self.state != Credits::Requested || now >= self.last_credit + self.rto {
-            self.state = Credits::RequestDue;
-        }
         !self.resend.is_empty()
     }
     fn release(&mut self) {
