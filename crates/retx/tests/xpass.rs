@@ -481,11 +481,13 @@ fn the_timeout_resends_what_is_unacknowledged_on_credits_and_asks_again() {
     let at = PsnReader { space, reference: 0 };
     assert!(tx.poll_connection(Time::ZERO, space).is_some());
     assert!(drain(&mut tx, &mut nic).is_empty(), "nothing before a credit");
-    for s in 1..=3 {
+    for s in 1..=2 {
         tx.on_feedback(Time::from_us(10), &credit(s), at, &mut nic.call(0));
     }
-    assert_eq!(drain(&mut tx, &mut nic), vec![(0, false, 0), (1, false, 0), (2, false, 0)]);
-    let stop = tx.poll_connection(Time::from_us(10), space).unwrap();
+    assert_eq!(drain(&mut tx, &mut nic), vec![(0, false, 0), (1, false, 0)]);
+    tx.on_feedback(Time::from_us(50), &credit(3), at, &mut nic.call(0));
+    assert_eq!(drain_at(&mut tx, &mut nic, Time::from_us(50)), vec![(2, false, 0)]);
+    let stop = tx.poll_connection(Time::from_us(50), space).unwrap();
     assert!(matches!(stop.ext, Ext::Xpass(XpassInfo { kind: XpassKind::Stop, .. })));
     // 1 is ACKed alone; 0 and 2 are lost. The timer runs from when 0, the oldest outstanding
     // packet, left (drain sends at 2 ns).
@@ -495,7 +497,7 @@ fn the_timeout_resends_what_is_unacknowledged_on_credits_and_asks_again() {
     assert!(!tx.handle_timeout(due - Time(1), &mut nic.call(0)));
     assert!(tx.handle_timeout(due, &mut nic.call(0)));
     // Credits stopped: a new request, then the resend on a credit: 0, the hole below the
-    // packet SACKed; 2, above it, may still be on its way.
+    // packet SACKed; 2, above it and out only 50 us, may still be on its way.
     let req = tx.poll_connection(due, space).unwrap();
     assert!(matches!(req.ext, Ext::Xpass(XpassInfo { kind: XpassKind::Request, count: 3, .. })));
     assert!(drain(&mut tx, &mut nic).is_empty());
@@ -580,6 +582,78 @@ fn the_request_goes_again_after_request_timeout_without_a_credit_counting_no_tim
     assert_eq!(tx.poll_timeout(), Some(us(120) + Time::from_ms(1)));
     assert!(!tx.handle_timeout(us(120) + Time::from_ms(1), &mut nic.call(0)));
     assert_eq!(kind_of(tx.poll_connection(us(120) + Time::from_ms(1), space)), Some(XpassKind::Request));
+}
+
+/// Data is resent only when snd_una has not moved for `rto` (1 ms), whatever the request
+/// timer's 100 us; an ACK that moves snd_una restarts it; every packet out `rto` is resent in
+/// one round (a tail lost whole: not one packet a round), none that left since.
+#[test]
+fn data_is_resent_only_after_rto_without_progress() {
+    let p = XpassParams::default();
+    let mut nic = agent(&p);
+    let spec = FlowSpec { size: 6_000, mtu: 1_000, initial_psn: 100, key: 9, marking: Default::default() };
+    let space = PsnSpace::new(100);
+    let at = PsnReader { space, reference: 0 };
+    let us = Time::from_us;
+    let rto = Time::from_ms(1);
+    let credits = |tx: &mut XpassSender, nic: &mut NicAgent, t: Time, seqs: std::ops::RangeInclusive<u32>| {
+        for s in seqs {
+            tx.on_feedback(t, &credit(s), at, &mut nic.call(0));
+        }
+        drain_at(tx, nic, t)
+    };
+    // Nothing is ever ACKed: at rto after the last new packet left every packet has been out
+    // rto, and all go again.
+    let mut tx = XpassSender::new(&p, &spec, 20);
+    tx.poll_connection(Time::ZERO, space);
+    assert_eq!(credits(&mut tx, &mut nic, us(10), 1..=6).len(), 6);
+    assert_eq!(tx.poll_timeout(), Some(us(10) + rto));
+    assert!(!tx.handle_timeout(us(10) + rto - Time(1), &mut nic.call(0)));
+    assert!(tx.handle_timeout(us(10) + rto, &mut nic.call(0)));
+    tx.poll_connection(us(10) + rto, space);
+    assert_eq!(credits(&mut tx, &mut nic, us(1_020), 7..=13), (0..6).map(|i| (i, true, 0)).collect::<Vec<_>>());
+    // Packets that left since snd_una last moved and within rto are not resent; credits still
+    // flowing (one within request_timeout), no request goes.
+    let spec8 = FlowSpec { size: 40_000, ..spec };
+    let mut tx = XpassSender::new(&p, &spec8, 20);
+    tx.poll_connection(Time::ZERO, space);
+    assert_eq!(credits(&mut tx, &mut nic, us(10), 1..=3).len(), 3);
+    tx.on_feedback(us(20), &ack(1, 0, XpassKind::Ack), at, &mut nic.call(0));
+    assert_eq!(credits(&mut tx, &mut nic, us(500), 4..=5), vec![(3, false, 0), (4, false, 0)]);
+    assert_eq!(credits(&mut tx, &mut nic, us(1_000), 6..=6), vec![(5, false, 0)]);
+    assert!(tx.handle_timeout(us(20) + rto, &mut nic.call(0)));
+    assert_eq!(kind_of(tx.poll_connection(us(20) + rto, space)), None, "credits are flowing");
+    assert_eq!(credits(&mut tx, &mut nic, us(1_030), 7..=9), vec![(1, true, 0), (2, true, 0), (6, false, 0)], "not 3..5, out 530 us or less");
+    // Then credits stop: at the next data timeout none has come for over request_timeout.
+    assert_eq!(tx.poll_timeout(), Some(us(20) + rto + rto));
+    assert!(tx.handle_timeout(us(20) + rto + rto, &mut nic.call(0)));
+    assert_eq!(kind_of(tx.poll_connection(us(20) + rto + rto, space)), Some(XpassKind::Request), "credits stopped");
+
+    let mut tx = XpassSender::new(&p, &spec, 20);
+    tx.poll_connection(Time::ZERO, space);
+    assert_eq!(credits(&mut tx, &mut nic, us(10), 1..=6).len(), 6, "0..5 at 10 us");
+    assert_eq!(kind_of(tx.poll_connection(us(10), space)), Some(XpassKind::Stop));
+    // 0 and 2 are ACKed at 20 us: snd_una moves to 1; 1 and 3..5 never arrive.
+    tx.on_feedback(us(20), &ack(1, 0, XpassKind::Ack), at, &mut nic.call(0));
+    tx.on_feedback(us(20), &ack(1, 2, XpassKind::Ack), at, &mut nic.call(0));
+    assert_eq!(tx.poll_timeout(), Some(us(20) + rto));
+    for t in [us(120), us(500), us(20) + rto - Time(1)] {
+        assert!(!tx.handle_timeout(t, &mut nic.call(0)), "{t:?}: before rto");
+        assert!(tx.poll_connection(t, space).is_none(), "{t:?}: no request either");
+    }
+    assert!(tx.handle_timeout(us(20) + rto, &mut nic.call(0)));
+    assert_eq!(kind_of(tx.poll_connection(us(20) + rto, space)), Some(XpassKind::Request), "credits had stopped");
+    // 1..5 had all left when the timer started (snd_una moved at 20 us): each has waited rto.
+    assert_eq!(credits(&mut tx, &mut nic, us(1_030), 7..=12), vec![(1, true, 0), (3, true, 0), (4, true, 0), (5, true, 0)]);
+    // 1 and 3 arrive: snd_una moves to 4 and the timer restarts from then.
+    tx.on_feedback(us(1_040), &ack(2, 1, XpassKind::Ack), at, &mut nic.call(0));
+    tx.on_feedback(us(1_040), &ack(4, 3, XpassKind::Ack), at, &mut nic.call(0));
+    assert_eq!(tx.poll_timeout(), Some(us(1_040) + rto));
+    assert!(!tx.handle_timeout(us(1_040) + rto - Time(1), &mut nic.call(0)));
+    tx.on_feedback(us(1_050), &ack(6, 4, XpassKind::Ack), at, &mut nic.call(0));
+    tx.on_feedback(us(1_050), &ack(6, 5, XpassKind::Ack), at, &mut nic.call(0));
+    assert!(tx.is_done());
+    assert_eq!(tx.poll_timeout(), None);
 }
 
 /// The large-scale network of `examples/xpass-clos192.toml`, its Web Server flows for 1 ms,

@@ -98,13 +98,13 @@ pub struct XpassParams {
     /// script, which is the default here.
     pub request_timeout: Dur,
     /// The data-loss timeout: when the oldest outstanding packet has waited this long (snd_una
-    /// has not moved), it and the holes below the highest packet SACKed are resent, and a
-    /// timeout is counted (`xpass_ends`). ns-2 has no such timer: its receiver NACKs the first
-    /// gap when a later packet arrives (`process_ack`) and repeats the NACK every
-    /// `retransmit_timeout_` while the gap lasts (`handle_receiver_retransmit`), so it resends
-    /// on evidence of loss, where this timer resends on silence: it must outlast the longest a
-    /// packet that is not lost can wait for its ACK and, under Aeolus, the wait of a loss
-    /// already found for the credit that resends it. Default 1 ms: the large-scale script's
+    /// has not moved), it, every packet out this long and the holes below the highest packet
+    /// SACKed are resent, and a timeout is counted (`xpass_ends`). ns-2 has no such timer: its
+    /// receiver NACKs the first gap when a later packet arrives (`process_ack`) and repeats the
+    /// NACK every `retransmit_timeout_` while the gap lasts (`handle_receiver_retransmit`), so
+    /// it resends on evidence of loss, where this timer resends on silence: it must outlast the
+    /// longest a packet that is not lost can wait for its ACK and, under Aeolus, the wait of a
+    /// loss already found for the credit that resends it. Default 1 ms: the large-scale script's
     /// switch ports hold 250 x 1,538 B of data, 308 us at 10 Gbps each; on its network
     /// (`examples/xpass-clos192.toml`, 20 ms of arrivals of each of the four workloads, with
     /// and without Aeolus) packets not lost waited up to 0.4 ms for their ACK, and a 100 us

@@ -25,11 +25,13 @@
 //!   334-338). retx's flows complete at the sender, so the receiver ACKs every packet, and
 //!   recovery is a sender timeout of retx's own, `rto` (default 1 ms; it resends on silence,
 //!   not on a gap, so it must outlast queueing: see `XpassParams::rto`). When the oldest
-//!   outstanding packet has waited `rto` (snd_una has not moved), it and the holes below the
+//!   outstanding packet has waited `rto` (snd_una has not moved), it, every packet out `rto`
+//!   unacknowledged (those that had left when snd_una last moved, or all of them when no new
+//!   packet has left for `rto`: a tail lost whole goes in one round) and the holes below the
 //!   highest packet SACKed are queued for resending, each on a credit ahead of new data; a
 //!   timeout is counted, and the sender asks for credits again unless they are flowing (a
-//!   credit, or the request, within `request_timeout`). Packets above the highest SACKed may
-//!   still be on their way: the next round gets them. With nothing
+//!   credit, or the request, within `request_timeout`). Packets sent more recently and above
+//!   the highest SACKed may still be on their way: the next round gets them. With nothing
 //!   outstanding and credits stalled after they had come (which ns-2 does not guard against),
 //!   `rto` after the last ACK the sender asks again too, counting nothing. A late request to a
 //!   receiver that has everything draws an ACK.
@@ -99,8 +101,14 @@ pub struct XpassSender {
     /// data timer runs from here (to ask for credits again, nothing resent).
     last_progress: Time,
     /// When snd_una last moved (or a packet left with nothing outstanding, or the data timer
-    /// fired): with packets outstanding, the data timer runs from here.
+    /// fired): with packets outstanding, the data timer runs from here. `nxt_since` is snd_nxt
+    /// then: every packet below it had left by `una_since`, so when the timer fires each one
+    /// still unacknowledged has waited `rto` too.
     una_since: Time,
+    nxt_since: u64,
+    /// When the last new packet left (not a resend): when the data timer fires `rto` or more
+    /// after it, every packet still unacknowledged has waited `rto`.
+    last_new: Time,
     /// One past the highest packet SACKed (0: none).
     sacked_end: u64,
     last_credit: Time,
@@ -152,6 +160,8 @@ impl XpassSender {
             rto: p.rto.0,
             last_progress: Time::ZERO,
             una_since: Time::ZERO,
+            nxt_since: 0,
+            last_new: Time::ZERO,
             sacked_end: 0,
             last_credit: Time::ZERO,
             sender_rtt: Time::ZERO,
@@ -319,11 +329,12 @@ impl SendRecovery for XpassSender {
     fn next(&mut self, now: Time, _rate: Rate, nic: &mut NicCall<'_>) -> Option<(u64, bool)> {
         if self.snd_una == self.snd_nxt {
             // Whatever goes now is the oldest outstanding packet: the timer runs from here.
-            self.una_since = now;
+            (self.una_since, self.nxt_since) = (now, self.snd_nxt);
         }
         if self.snd_nxt < self.unscheduled {
             // Aeolus's first RTT: unscheduled, at line rate, coloured.
             let i = self.new_packet();
+            self.last_new = now;
             self.states.set(i, Unscheduled::Sent);
             (self.spent, self.colour) = ((0, Time::ZERO), self.aeolus.unwrap_or(0));
             if self.snd_nxt == self.unscheduled {
@@ -334,6 +345,9 @@ impl SendRecovery for XpassSender {
         let &(seq, sent) = self.credits.front()?;
         match self.pick() {
             Some(p) => {
+                if !p.1 {
+                    self.last_new = now;
+                }
                 self.credits.pop_front();
                 (self.spent, self.colour) = ((seq, sent), 0);
                 self.credits_used += 1;
@@ -412,7 +426,7 @@ impl SendRecovery for XpassSender {
                     for i in self.snd_una..cum {
                         self.acked.clear(i);
                     }
-                    (self.snd_una, self.una_since) = (cum, now);
+                    (self.snd_una, self.una_since, self.nxt_since) = (cum, now, self.snd_nxt);
                 }
                 if x.kind == XpassKind::ProbeAck {
                     // Every unscheduled packet still unacknowledged was lost.
@@ -448,7 +462,8 @@ impl SendRecovery for XpassSender {
             return false;
         }
         let outstanding = self.snd_nxt > self.snd_una;
-        (self.last_progress, self.una_since) = (now, now);
+        let waited = self.nxt_since;
+        (self.last_progress, self.una_since, self.nxt_since) = (now, now, self.snd_nxt);
         if !self.credits_flowing(now) {
             self.state = Credits::RequestDue;
         }
@@ -457,9 +472,13 @@ impl SendRecovery for XpassSender {
             return false;
         }
         self.resend.clear();
-        // The oldest outstanding packet and the holes below the highest one SACKed are
-        // presumed lost; packets above it may still be on their way (the next round gets them).
-        let end = self.sacked_end.max(self.snd_una + 1).min(self.snd_nxt);
+        // Presumed lost: the oldest outstanding packet; every packet that has been out `rto`
+        // unacknowledged (those that had left when the timer started, or all of them when no
+        // new packet has left for `rto`: a tail lost whole goes in one round, not one packet
+        // a round); and the holes below the highest one SACKed. Packets sent since and above
+        // it may still be on their way (the next round gets them).
+        let out_rto = if now >= self.last_new + self.rto { self.snd_nxt } else { waited };
+        let end = self.sacked_end.max(out_rto).max(self.snd_una + 1).min(self.snd_nxt);
         for i in self.snd_una..end {
             if !self.acked(i) {
                 self.resend.push_back(i);
