@@ -5,7 +5,10 @@
 //! controller's arithmetic; exactly-once in-order delivery under random loss (property); with
 //! Aeolus the unscheduled packets are coloured, the selective drop touches nothing else, the
 //! probe recovers a lost tail within about a round trip, and credits carry packets in Aeolus's
-//! order; plain ExpressPass sends nothing before its first credit; bad settings are refused.
+//! order; plain ExpressPass sends nothing before its first credit; the two timers (the credit
+//! request re-sent after `request_timeout` without a credit, counting nothing and resending
+//! nothing; data resent only after `rto` without progress) and no premature data timeout on
+//! the large-scale network at the defaults; bad settings are refused.
 
 use proptest::prelude::*;
 use retx::net::packet::Packet;
@@ -404,9 +407,14 @@ fn ack(cum: u64, of: u64, kind: XpassKind) -> Segment {
 }
 
 fn drain(tx: &mut XpassSender, nic: &mut NicAgent) -> Vec<(u64, bool, u8)> {
+    drain_at(tx, nic, Time::from_ns(2))
+}
+
+/// What the sender sends at `now`: (index, retransmission, colour) each.
+fn drain_at(tx: &mut XpassSender, nic: &mut NicAgent, now: Time) -> Vec<(u64, bool, u8)> {
     let mut out = Vec::new();
     while tx.has_data() {
-        let Some((i, r)) = tx.next(Time::from_ns(2), Rate::gbps(10), &mut nic.call(0)) else { break };
+        let Some((i, r)) = tx.next(now, Rate::gbps(10), &mut nic.call(0)) else { break };
         out.push((i, r, tx.mark(i, r).unwrap().1));
     }
     out
@@ -473,11 +481,13 @@ fn the_timeout_resends_what_is_unacknowledged_on_credits_and_asks_again() {
     let at = PsnReader { space, reference: 0 };
     assert!(tx.poll_connection(Time::ZERO, space).is_some());
     assert!(drain(&mut tx, &mut nic).is_empty(), "nothing before a credit");
-    for s in 1..=3 {
+    for s in 1..=2 {
         tx.on_feedback(Time::from_us(10), &credit(s), at, &mut nic.call(0));
     }
-    assert_eq!(drain(&mut tx, &mut nic), vec![(0, false, 0), (1, false, 0), (2, false, 0)]);
-    let stop = tx.poll_connection(Time::from_us(10), space).unwrap();
+    assert_eq!(drain(&mut tx, &mut nic), vec![(0, false, 0), (1, false, 0)]);
+    tx.on_feedback(Time::from_us(50), &credit(3), at, &mut nic.call(0));
+    assert_eq!(drain_at(&mut tx, &mut nic, Time::from_us(50)), vec![(2, false, 0)]);
+    let stop = tx.poll_connection(Time::from_us(50), space).unwrap();
     assert!(matches!(stop.ext, Ext::Xpass(XpassInfo { kind: XpassKind::Stop, .. })));
     // 1 is ACKed alone; 0 and 2 are lost. The timer runs from when 0, the oldest outstanding
     // packet, left (drain sends at 2 ns).
@@ -487,7 +497,7 @@ fn the_timeout_resends_what_is_unacknowledged_on_credits_and_asks_again() {
     assert!(!tx.handle_timeout(due - Time(1), &mut nic.call(0)));
     assert!(tx.handle_timeout(due, &mut nic.call(0)));
     // Credits stopped: a new request, then the resend on a credit: 0, the hole below the
-    // packet SACKed; 2, above it, may still be on its way.
+    // packet SACKed; 2, above it and out only 50 us, may still be on its way.
     let req = tx.poll_connection(due, space).unwrap();
     assert!(matches!(req.ext, Ext::Xpass(XpassInfo { kind: XpassKind::Request, count: 3, .. })));
     assert!(drain(&mut tx, &mut nic).is_empty());
@@ -498,11 +508,177 @@ fn the_timeout_resends_what_is_unacknowledged_on_credits_and_asks_again() {
     tx.on_feedback(Time::from_us(140), &ack(2, 0, XpassKind::Ack), at, &mut nic.call(0));
     assert_eq!(tx.poll_timeout(), Some(Time::from_us(240)));
     assert!(tx.handle_timeout(Time::from_us(240), &mut nic.call(0)));
-    tx.poll_connection(Time::from_us(240), space);
+    // Asked for, but no credit since 130 us (more than request_timeout): ask again.
+    assert_eq!(kind_of(tx.poll_connection(Time::from_us(240), space)), Some(XpassKind::Request));
     tx.on_feedback(Time::from_us(250), &credit(6), at, &mut nic.call(0));
     assert_eq!(drain(&mut tx, &mut nic), vec![(2, true, 0)]);
     tx.on_feedback(Time::from_us(260), &ack(3, 2, XpassKind::Ack), at, &mut nic.call(0));
     assert!(tx.is_done());
+}
+
+fn kind_of(seg: Option<Segment>) -> Option<XpassKind> {
+    match seg?.ext {
+        Ext::Xpass(i) => Some(i.kind),
+        _ => None,
+    }
+}
+
+/// The credit request timer is ns-2's `sender_retransmit_timer_` (`retransmit_timeout_`, 100 us
+/// in the large-scale script): no credit `request_timeout` after the request and the request
+/// goes again, and again, until a credit comes; it is not a loss, so no timeout is counted and
+/// nothing is queued for resending, though packets are outstanding (Aeolus's unscheduled ones,
+/// sent before any credit). Only the data timer, `rto` after snd_una last moved, resends them.
+#[test]
+fn the_request_goes_again_after_request_timeout_without_a_credit_counting_no_timeout_and_resending_nothing() {
+    let p = XpassParams { aeolus: true, unscheduled_bytes: Size(4_000), ..Default::default() };
+    assert_eq!((p.request_timeout, p.rto), (Dur(Time::from_us(100)), Dur(Time::from_ms(1))), "the defaults");
+    let mut nic = agent(&p);
+    let spec = FlowSpec { size: 8_000, mtu: 1_000, initial_psn: 100, key: 9, marking: Default::default() };
+    let mut tx = XpassSender::new(&p, &spec, 20);
+    let space = PsnSpace::new(100);
+    let at = PsnReader { space, reference: 0 };
+    let us = Time::from_us;
+    assert_eq!(kind_of(tx.poll_connection(Time::ZERO, space)), Some(XpassKind::Request));
+    // Four unscheduled packets leave at 2 ns (drain's time), then the probe; none is ever ACKed.
+    assert_eq!(drain(&mut tx, &mut nic).len(), 4);
+    assert_eq!(kind_of(tx.poll_connection(Time::ZERO, space)), Some(XpassKind::Probe));
+    let data_due = Time::from_ns(2) + Time::from_ms(1);
+    for round in 1..=3u64 {
+        let due = us(100 * round);
+        assert_eq!(tx.poll_timeout(), Some(due), "round {round}: the request timer, before the data timer");
+        assert!(!tx.handle_timeout(due - Time(1), &mut nic.call(0)));
+        assert!(tx.poll_connection(due - Time(1), space).is_none(), "round {round}: not before request_timeout");
+        assert!(!tx.handle_timeout(due, &mut nic.call(0)), "round {round}: no timeout counted");
+        let req = tx.poll_connection(due, space);
+        assert!(matches!(req.map(|s| s.ext), Some(Ext::Xpass(XpassInfo { kind: XpassKind::Request, count: 8, .. }))), "round {round}");
+        assert_eq!(tx.requests_sent, 1 + round);
+    }
+    // Nothing was queued for resending: the first credits carry the unsent packets 4.., not 0.
+    tx.on_feedback(us(310), &credit(1), at, &mut nic.call(0));
+    tx.on_feedback(us(310), &credit(2), at, &mut nic.call(0));
+    assert_eq!(drain_at(&mut tx, &mut nic, us(310)), vec![(4, false, 0), (5, false, 0)]);
+    // A credit came: no more requests; the data timer alone is left, rto after packet 0 left.
+    assert_eq!(tx.poll_timeout(), Some(data_due));
+    assert!(!tx.handle_timeout(data_due - Time(1), &mut nic.call(0)));
+    assert!(tx.poll_connection(data_due - Time(1), space).is_none());
+    assert!(tx.handle_timeout(data_due, &mut nic.call(0)), "the data timeout");
+    tx.on_feedback(data_due, &credit(3), at, &mut nic.call(0));
+    assert_eq!(drain_at(&mut tx, &mut nic, data_due), vec![(0, true, 0)], "the oldest, resent ahead of new data");
+
+    // Without Aeolus nothing is outstanding before the first credit: the same timer.
+    let p = XpassParams::default();
+    let mut tx = XpassSender::new(&p, &spec, 20);
+    assert_eq!(kind_of(tx.poll_connection(Time::ZERO, space)), Some(XpassKind::Request));
+    assert_eq!(tx.poll_timeout(), Some(us(100)));
+    assert!(!tx.handle_timeout(us(100), &mut nic.call(0)));
+    assert_eq!(kind_of(tx.poll_connection(us(100), space)), Some(XpassKind::Request));
+    assert_eq!(tx.poll_timeout(), Some(us(200)));
+    // Credits came, then stalled with nothing outstanding (ns-2 has no timer for this): not
+    // at request_timeout, but rto after the last ACK, the request goes again, counting nothing.
+    let at = PsnReader { space, reference: 0 };
+    tx.on_feedback(us(110), &credit(1), at, &mut nic.call(0));
+    assert_eq!(drain_at(&mut tx, &mut nic, us(110)), vec![(0, false, 0)]);
+    tx.on_feedback(us(120), &ack(1, 0, XpassKind::Ack), at, &mut nic.call(0));
+    assert_eq!(tx.poll_timeout(), Some(us(120) + Time::from_ms(1)));
+    assert!(!tx.handle_timeout(us(120) + Time::from_ms(1), &mut nic.call(0)));
+    assert_eq!(kind_of(tx.poll_connection(us(120) + Time::from_ms(1), space)), Some(XpassKind::Request));
+}
+
+/// Data is resent only when snd_una has not moved for `rto` (1 ms), whatever the request
+/// timer's 100 us; an ACK that moves snd_una restarts it; every packet out `rto` is resent in
+/// one round (a tail lost whole: not one packet a round), none that left since.
+#[test]
+fn data_is_resent_only_after_rto_without_progress() {
+    let p = XpassParams::default();
+    let mut nic = agent(&p);
+    let spec = FlowSpec { size: 6_000, mtu: 1_000, initial_psn: 100, key: 9, marking: Default::default() };
+    let space = PsnSpace::new(100);
+    let at = PsnReader { space, reference: 0 };
+    let us = Time::from_us;
+    let rto = Time::from_ms(1);
+    let credits = |tx: &mut XpassSender, nic: &mut NicAgent, t: Time, seqs: std::ops::RangeInclusive<u32>| {
+        for s in seqs {
+            tx.on_feedback(t, &credit(s), at, &mut nic.call(0));
+        }
+        drain_at(tx, nic, t)
+    };
+    // Nothing is ever ACKed: at rto after the last new packet left every packet has been out
+    // rto, and all go again.
+    let mut tx = XpassSender::new(&p, &spec, 20);
+    tx.poll_connection(Time::ZERO, space);
+    assert_eq!(credits(&mut tx, &mut nic, us(10), 1..=6).len(), 6);
+    assert_eq!(tx.poll_timeout(), Some(us(10) + rto));
+    assert!(!tx.handle_timeout(us(10) + rto - Time(1), &mut nic.call(0)));
+    assert!(tx.handle_timeout(us(10) + rto, &mut nic.call(0)));
+    tx.poll_connection(us(10) + rto, space);
+    assert_eq!(credits(&mut tx, &mut nic, us(1_020), 7..=13), (0..6).map(|i| (i, true, 0)).collect::<Vec<_>>());
+    // Packets that left since snd_una last moved and within rto are not resent; credits still
+    // flowing (one within request_timeout), no request goes.
+    let spec8 = FlowSpec { size: 40_000, ..spec };
+    let mut tx = XpassSender::new(&p, &spec8, 20);
+    tx.poll_connection(Time::ZERO, space);
+    assert_eq!(credits(&mut tx, &mut nic, us(10), 1..=3).len(), 3);
+    tx.on_feedback(us(20), &ack(1, 0, XpassKind::Ack), at, &mut nic.call(0));
+    assert_eq!(credits(&mut tx, &mut nic, us(500), 4..=5), vec![(3, false, 0), (4, false, 0)]);
+    assert_eq!(credits(&mut tx, &mut nic, us(1_000), 6..=6), vec![(5, false, 0)]);
+    assert!(tx.handle_timeout(us(20) + rto, &mut nic.call(0)));
+    assert_eq!(kind_of(tx.poll_connection(us(20) + rto, space)), None, "credits are flowing");
+    assert_eq!(credits(&mut tx, &mut nic, us(1_030), 7..=9), vec![(1, true, 0), (2, true, 0), (6, false, 0)], "not 3..5, out 530 us or less");
+    // Then credits stop: at the next data timeout none has come for over request_timeout.
+    assert_eq!(tx.poll_timeout(), Some(us(20) + rto + rto));
+    assert!(tx.handle_timeout(us(20) + rto + rto, &mut nic.call(0)));
+    assert_eq!(kind_of(tx.poll_connection(us(20) + rto + rto, space)), Some(XpassKind::Request), "credits stopped");
+
+    let mut tx = XpassSender::new(&p, &spec, 20);
+    tx.poll_connection(Time::ZERO, space);
+    assert_eq!(credits(&mut tx, &mut nic, us(10), 1..=6).len(), 6, "0..5 at 10 us");
+    assert_eq!(kind_of(tx.poll_connection(us(10), space)), Some(XpassKind::Stop));
+    // 0 and 2 are ACKed at 20 us: snd_una moves to 1; 1 and 3..5 never arrive.
+    tx.on_feedback(us(20), &ack(1, 0, XpassKind::Ack), at, &mut nic.call(0));
+    tx.on_feedback(us(20), &ack(1, 2, XpassKind::Ack), at, &mut nic.call(0));
+    assert_eq!(tx.poll_timeout(), Some(us(20) + rto));
+    for t in [us(120), us(500), us(20) + rto - Time(1)] {
+        assert!(!tx.handle_timeout(t, &mut nic.call(0)), "{t:?}: before rto");
+        assert!(tx.poll_connection(t, space).is_none(), "{t:?}: no request either");
+    }
+    assert!(tx.handle_timeout(us(20) + rto, &mut nic.call(0)));
+    assert_eq!(kind_of(tx.poll_connection(us(20) + rto, space)), Some(XpassKind::Request), "credits had stopped");
+    // 1..5 had all left when the timer started (snd_una moved at 20 us): each has waited rto.
+    assert_eq!(credits(&mut tx, &mut nic, us(1_030), 7..=12), vec![(1, true, 0), (3, true, 0), (4, true, 0), (5, true, 0)]);
+    // 1 and 3 arrive: snd_una moves to 4 and the timer restarts from then.
+    tx.on_feedback(us(1_040), &ack(2, 1, XpassKind::Ack), at, &mut nic.call(0));
+    tx.on_feedback(us(1_040), &ack(4, 3, XpassKind::Ack), at, &mut nic.call(0));
+    assert_eq!(tx.poll_timeout(), Some(us(1_040) + rto));
+    assert!(!tx.handle_timeout(us(1_040) + rto - Time(1), &mut nic.call(0)));
+    tx.on_feedback(us(1_050), &ack(6, 4, XpassKind::Ack), at, &mut nic.call(0));
+    tx.on_feedback(us(1_050), &ack(6, 5, XpassKind::Ack), at, &mut nic.call(0));
+    assert!(tx.is_done());
+    assert_eq!(tx.poll_timeout(), None);
+}
+
+/// The large-scale network of `examples/xpass-clos192.toml`, its Web Server flows for 1 ms,
+/// with Aeolus and its selective drop (a 6,000 B rule for red packets): queueing there holds
+/// packets that are not lost longer than 100 us, so a data timer of ns-2's 100 us fires
+/// prematurely, and the default `rto` (1 ms) never does; the request timer keeps its 100 us.
+#[test]
+fn the_large_scale_network_has_no_premature_data_timeouts_at_the_defaults() {
+    let example = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/xpass-clos192.toml")).unwrap();
+    let variant = |xpass: &str| {
+        let toml = example
+            .replace("until = \"3ms\"", "until = \"1ms\"")
+            .replace("symmetric_paths = true", &format!("symmetric_paths = true\naeolus = true\n{xpass}"))
+            .replace("[routing]", "[[switch.wred]]\ncolour = 2\nthreshold = \"6000B\"\n\n[routing]");
+        assert!(toml.contains("until = \"1ms\"") && toml.contains("aeolus = true") && toml.contains("[[switch.wred]]"), "the example changed");
+        let out = retx::run_toml(&toml).unwrap();
+        assert!(out.unfinished().is_none(), "{:?}", out.unfinished());
+        assert_eq!(out.counters.bad_deliveries, 0);
+        (out.flows.len(), out.flows.iter().map(|f| f.timeouts).sum::<u64>(), figure(&out, "xpass_credits_received"))
+    };
+    let (flows, timeouts, _) = variant("");
+    assert!(flows > 500, "{flows} flows");
+    assert_eq!(timeouts, 0, "timeouts at the defaults");
+    let (_, short, _) = variant("rto = \"100us\"");
+    assert!(short > 50, "a 100 us data timer fired only {short} times: the check above would be vacuous");
 }
 
 /// ns-2's early credit stop (`recv_credit`): once a sender RTT (request to first credit) has
@@ -634,6 +810,8 @@ fn bad_xpass_settings_are_refused_naming_the_field() {
         ("[recovery.xpass]\ncredit_queue = 0", "recovery.xpass.credit_queue"),
         ("[recovery.xpass]\ncredit_burst = 0", "recovery.xpass.credit_burst"),
         ("[recovery.xpass]\nrto = \"0s\"", "recovery.xpass.rto"),
+        ("[recovery.xpass]\nrequest_timeout = \"0s\"", "recovery.xpass.request_timeout"),
+        ("[recovery.xpass]\nrequest_timeout = \"100ns\"", "recovery.xpass.request_timeout"),
         ("[recovery.xpass]\naeolus_colour = 3", "recovery.xpass.aeolus_colour"),
         ("[recovery.xpass]\ncredits = 3", "credits"),
         ("[recovery.xpass]\ncredit_priority = 1", "recovery.xpass.credit_priority"),

@@ -89,9 +89,28 @@ pub struct XpassParams {
     /// That queue's token bucket, in credits: it sends at most the maximum credit rate, with
     /// this burst (the large-scale script's `maxCreditBurst` 84 x 2 B).
     pub credit_burst: u32,
-    /// The sender resends what is unacknowledged, and asks for credits again, after this long
-    /// without progress (ns-2 `retransmit_timeout_`: 100 ms in `ns-default.tcl`, 100 us in the
-    /// large-scale script, which is the default here).
+    /// The credit request timer: a sender that has had no credit this long after its request
+    /// sends the request again (neither a timeout counted nor a packet resent). ns-2's
+    /// `retransmit_timeout_` as its sender uses it (`xpass.cc` `advance_bytes` arms
+    /// `sender_retransmit_timer_` with it; `handle_sender_retransmit` in
+    /// `XPASS_RECV_CREDIT_REQUEST_SENT` re-sends the request and re-arms it; the first credit
+    /// cancels it, `recv_credit`): 100 ms in `ns-default.tcl`, 100 us in the large-scale
+    /// script, which is the default here.
+    pub request_timeout: Dur,
+    /// The data-loss timeout: when the oldest outstanding packet has waited this long (snd_una
+    /// has not moved), it, every packet out this long and the holes below the highest packet
+    /// SACKed are resent, and a timeout is counted (`xpass_ends`). ns-2 has no such timer: its
+    /// receiver NACKs the first gap when a later packet arrives (`process_ack`) and repeats the
+    /// NACK every `retransmit_timeout_` while the gap lasts (`handle_receiver_retransmit`), so
+    /// it resends on evidence of loss, where this timer resends on silence: it must outlast the
+    /// longest a packet that is not lost can wait for its ACK and, under Aeolus, the wait of a
+    /// loss already found for the credit that resends it. Default 1 ms: the large-scale script's
+    /// switch ports hold 250 x 1,538 B of data, 308 us at 10 Gbps each; on its network
+    /// (`examples/xpass-clos192.toml`, 20 ms of arrivals of each of the four workloads, with
+    /// and without Aeolus) packets not lost waited up to 0.4 ms for their ACK, and a 100 us
+    /// timer fired over 600 times on that example with Aeolus and a 6,000 B selective drop,
+    /// 1 ms none. (The Aeolus paper gives no timeout for its simulators; retx's
+    /// `recovery.stride.rto` and `recovery.tcp.min_rto` are 1 ms, `recovery.homa.rto` 10 ms.)
     pub rto: Dur,
     /// Data takes the reverse of its credits' path (default true). ExpressPass needs it: a
     /// credit that got through promises room for its data packet only on the links it crossed
@@ -128,7 +147,8 @@ impl Default for XpassParams {
             credit_priority: 2,
             credit_queue: 8,
             credit_burst: 2,
-            rto: Dur(Time::from_us(100)),
+            request_timeout: Dur(Time::from_us(100)),
+            rto: Dur(Time::from_ms(1)),
             symmetric_paths: true,
             aeolus: false,
             aeolus_colour: 2,
@@ -151,6 +171,7 @@ impl XpassParams {
         check::range_u32("credit_priority", self.credit_priority as u32, 1, 7)?;
         check::range_u32("credit_queue", self.credit_queue, 1, 1 << 16)?;
         check::range_u32("credit_burst", self.credit_burst, 1, 1 << 16)?;
+        check::timer("request_timeout", self.request_timeout.0)?;
         check::timer("rto", self.rto.0)?;
         check::range_u32("aeolus_colour", self.aeolus_colour as u32, 1, 2)?;
         check::range_u64("unscheduled_bytes", self.unscheduled_bytes.0, 0, 1 << 30)

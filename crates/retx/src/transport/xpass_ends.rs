@@ -8,15 +8,33 @@
 //! - Receiver ([`XpassReceiver`]): starts and stops the flow's credits at its host's pacer,
 //!   tells it which credit each data packet spent, and answers every packet with a 64 B ACK
 //!   (cumulative index plus the packet's own PSN: a per-packet SACK).
+//! - Two timers where ns-2 has one value. ns-2's `retransmit_timeout_` (`ns-default.tcl`
+//!   100 ms; the large-scale script's 100 us, `scripts/large-scale-fattree.tcl` line 87) runs
+//!   two timers (`xpass/xpass.cc`): the sender's `sender_retransmit_timer_`, armed when a
+//!   credit request goes (`advance_bytes`, line 524), cancelled by the first credit
+//!   (`recv_credit`, line 196) and, on expiry with still no credit, sending the request again
+//!   (`handle_sender_retransmit` in `XPASS_RECV_CREDIT_REQUEST_SENT`, lines 300-303); and the
+//!   receiver's NACK timer (below). ns-2 resends no data on a timer of the sender's.
+//! - The credit request timer, `request_timeout` (default 100 us, ns-2's): no credit that long
+//!   after a request, and the request goes again (and again), counting no timeout and
+//!   resending nothing, though packets may be outstanding (Aeolus's unscheduled ones).
 //! - Loss recovery. ns-2 ExpressPass has no ACKs: its receiver NACKs the first gap in the
-//!   byte stream and its sender goes back to it (`recv_nack`: `t_seqno_ = ackno`), with a
-//!   receiver timer repeating the NACK. retx's flows complete at the sender, so the receiver
-//!   ACKs every packet, and recovery is a sender timeout: when the oldest outstanding packet
-//!   has waited `rto` (snd_una has not moved), it and the holes below the highest packet
-//!   SACKed are queued for resending, each on a credit ahead of new data, and the sender asks
-//!   for credits again if they stopped (ns-2 `handle_sender_retransmit` re-sends the request
-//!   the same way); with nothing outstanding, `rto` without an ACK or credit asks again too.
-//!   A late request to a receiver that has everything draws an ACK.
+//!   byte stream when a later packet arrives (`process_ack`, lines 538-545) and its sender goes
+//!   back to it (`recv_nack`: `t_seqno_ = ackno`, line 279), the receiver repeating the NACK
+//!   every `retransmit_timeout_` while the gap lasts (`handle_receiver_retransmit`, lines
+//!   334-338). retx's flows complete at the sender, so the receiver ACKs every packet, and
+//!   recovery is a sender timeout of retx's own, `rto` (default 1 ms; it resends on silence,
+//!   not on a gap, so it must outlast queueing: see `XpassParams::rto`). When the oldest
+//!   outstanding packet has waited `rto` (snd_una has not moved), it, every packet out `rto`
+//!   unacknowledged (those that had left when snd_una last moved, or all of them when no new
+//!   packet has left for `rto`: a tail lost whole goes in one round) and the holes below the
+//!   highest packet SACKed are queued for resending, each on a credit ahead of new data; a
+//!   timeout is counted, and the sender asks for credits again unless they are flowing (a
+//!   credit, or the request, within `request_timeout`). Packets sent more recently and above
+//!   the highest SACKed may still be on their way: the next round gets them. With nothing
+//!   outstanding and credits stalled after they had come (which ns-2 does not guard against),
+//!   `rto` after the last ACK the sender asks again too, counting nothing. A late request to a
+//!   receiver that has everything draws an ACK.
 //! - Aeolus (`aeolus = true`): the first `unscheduled_bytes` (default one BDP) go at line rate
 //!   before any credit, coloured `aeolus_colour` (switches drop them selectively above the
 //!   colour's WRED threshold); credits, credited data, requests, stops, ACKs and the probe are
@@ -75,13 +93,22 @@ pub struct XpassSender {
     state: Credits,
     /// Packets the timeout queued for resending.
     resend: VecDeque<u64>,
+    /// The credit request timer (`XpassParams::request_timeout`) and the data-loss timeout
+    /// (`XpassParams::rto`).
+    request_timeout: Time,
     rto: Time,
-    /// The last ACK (or the request, or the timeout): with nothing outstanding, the timer runs
-    /// from here (to ask for credits again).
+    /// The last ACK (or the first request, or the data timer): with nothing outstanding, the
+    /// data timer runs from here (to ask for credits again, nothing resent).
     last_progress: Time,
-    /// When snd_una last moved (or a packet left with nothing outstanding, or the timer
-    /// fired): with packets outstanding, the timer runs from here.
+    /// When snd_una last moved (or a packet left with nothing outstanding, or the data timer
+    /// fired): with packets outstanding, the data timer runs from here. `nxt_since` is snd_nxt
+    /// then: every packet below it had left by `una_since`, so when the timer fires each one
+    /// still unacknowledged has waited `rto` too.
     una_since: Time,
+    nxt_since: u64,
+    /// When the last new packet left (not a resend): when the data timer fires `rto` or more
+    /// after it, every packet still unacknowledged has waited `rto`.
+    last_new: Time,
     /// One past the highest packet SACKed (0: none).
     sacked_end: u64,
     last_credit: Time,
@@ -129,9 +156,12 @@ impl XpassSender {
             probe: Probe::NotYet,
             state: Credits::RequestDue,
             resend: VecDeque::new(),
+            request_timeout: p.request_timeout.0,
             rto: p.rto.0,
             last_progress: Time::ZERO,
             una_since: Time::ZERO,
+            nxt_since: 0,
+            last_new: Time::ZERO,
             sacked_end: 0,
             last_credit: Time::ZERO,
             sender_rtt: Time::ZERO,
@@ -252,6 +282,25 @@ impl XpassSender {
         (self.state == Credits::Stopped && self.snd_nxt < self.npkts && self.sender_rtt > Time::ZERO).then(|| self.stopped_at + self.sender_rtt + self.sender_rtt)
     }
 
+    /// When the request goes again for want of credits: `request_timeout` after it went with no
+    /// credit since (ns-2 `sender_retransmit_timer_` in `XPASS_RECV_CREDIT_REQUEST_SENT`).
+    fn request_timer(&self) -> Option<Time> {
+        (self.state == Credits::Requested && !self.credited && !self.is_done()).then(|| self.requested_at + self.request_timeout)
+    }
+
+    /// The data-loss timeout: `rto` after snd_una last moved with packets outstanding, else
+    /// after the last ACK (then it only asks for credits again if they are not flowing).
+    fn data_timer(&self) -> Option<Time> {
+        let from = if self.snd_nxt > self.snd_una { self.una_since } else { self.last_progress };
+        (self.started && !self.is_done()).then(|| from + self.rto)
+    }
+
+    /// Whether credits are flowing at `now`: asked for, and a credit (or the request) within
+    /// `request_timeout`.
+    fn credits_flowing(&self, now: Time) -> bool {
+        self.state == Credits::Requested && now < self.requested_at.max(self.last_credit) + self.request_timeout
+    }
+
     /// The first credit (or the last unscheduled packet) ends the unscheduled phase; the
     /// probe follows what was sent unscheduled.
     fn end_unscheduled(&mut self) {
@@ -280,11 +329,12 @@ impl SendRecovery for XpassSender {
     fn next(&mut self, now: Time, _rate: Rate, nic: &mut NicCall<'_>) -> Option<(u64, bool)> {
         if self.snd_una == self.snd_nxt {
             // Whatever goes now is the oldest outstanding packet: the timer runs from here.
-            self.una_since = now;
+            (self.una_since, self.nxt_since) = (now, self.snd_nxt);
         }
         if self.snd_nxt < self.unscheduled {
             // Aeolus's first RTT: unscheduled, at line rate, coloured.
             let i = self.new_packet();
+            self.last_new = now;
             self.states.set(i, Unscheduled::Sent);
             (self.spent, self.colour) = ((0, Time::ZERO), self.aeolus.unwrap_or(0));
             if self.snd_nxt == self.unscheduled {
@@ -295,6 +345,9 @@ impl SendRecovery for XpassSender {
         let &(seq, sent) = self.credits.front()?;
         match self.pick() {
             Some(p) => {
+                if !p.1 {
+                    self.last_new = now;
+                }
                 self.credits.pop_front();
                 (self.spent, self.colour) = ((seq, sent), 0);
                 self.credits_used += 1;
@@ -373,7 +426,7 @@ impl SendRecovery for XpassSender {
                     for i in self.snd_una..cum {
                         self.acked.clear(i);
                     }
-                    (self.snd_una, self.una_since) = (cum, now);
+                    (self.snd_una, self.una_since, self.nxt_since) = (cum, now, self.snd_nxt);
                 }
                 if x.kind == XpassKind::ProbeAck {
                     // Every unscheduled packet still unacknowledged was lost.
@@ -396,29 +449,36 @@ impl SendRecovery for XpassSender {
         false
     }
     fn poll_timeout(&self) -> Option<Time> {
-        let from = if self.snd_nxt > self.snd_una { self.una_since } else { self.last_progress };
-        let rto = (self.started && !self.is_done()).then(|| from + self.rto);
-        match (rto, self.stop_timer()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [self.data_timer(), self.request_timer(), self.stop_timer()].into_iter().flatten().min()
     }
     fn handle_timeout(&mut self, now: Time, _nic: &mut NicCall<'_>) -> bool {
-        if self.poll_timeout().is_none_or(|t| now < t) {
-            return false;
-        }
-        let from = if self.snd_nxt > self.snd_una { self.una_since } else { self.last_progress };
-        if now < from + self.rto {
-            // Only the stop timer: credits ended before every packet left; ask again (not a
-            // loss, so no resend and no timeout counted).
+        let due = |t: Option<Time>| t.is_some_and(|t| now >= t);
+        if due(self.request_timer()) || due(self.stop_timer()) {
+            // No credit since the request, or credits ended before every packet left: ask
+            // again (not a loss, so no resend and no timeout counted).
             self.state = Credits::RequestDue;
+        }
+        if !due(self.data_timer()) {
             return false;
         }
-        (self.last_progress, self.una_since) = (now, now);
+        let outstanding = self.snd_nxt > self.snd_una;
+        let waited = self.nxt_since;
+        (self.last_progress, self.una_since, self.nxt_since) = (now, now, self.snd_nxt);
+        if !self.credits_flowing(now) {
+            self.state = Credits::RequestDue;
+        }
+        if !outstanding {
+            // Nothing to resend: the timer only made sure credits come.
+            return false;
+        }
         self.resend.clear();
-        // The oldest outstanding packet and the holes below the highest one SACKed are
-        // presumed lost; packets above it may still be on their way (the next round gets them).
-        let end = self.sacked_end.max(self.snd_una + 1).min(self.snd_nxt);
+        // Presumed lost: the oldest outstanding packet; every packet that has been out `rto`
+        // unacknowledged (those that had left when the timer started, or all of them when no
+        // new packet has left for `rto`: a tail lost whole goes in one round, not one packet
+        // a round); and the holes below the highest one SACKed. Packets sent since and above
+        // it may still be on their way (the next round gets them).
+        let out_rto = if now >= self.last_new + self.rto { self.snd_nxt } else { waited };
+        let end = self.sacked_end.max(out_rto).max(self.snd_una + 1).min(self.snd_nxt);
         for i in self.snd_una..end {
             if !self.acked(i) {
                 self.resend.push_back(i);
@@ -427,10 +487,6 @@ impl SendRecovery for XpassSender {
         }
         // The unscheduled phase is over: what is left goes on credits.
         self.unscheduled = self.unscheduled.min(self.snd_nxt);
-        // Ask again unless credits are flowing.
-        if self.state != Credits::Requested || now >= self.last_credit + self.rto {
-            self.state = Credits::RequestDue;
-        }
         !self.resend.is_empty()
     }
     fn release(&mut self) {
