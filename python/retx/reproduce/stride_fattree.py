@@ -31,7 +31,7 @@ is used here and why:
   segment (its default).
 - STRIDE: `recovery = "stride"`, `cc = "stride"` with their defaults (Algorithm 1 with TIMELY's
   10 Gbps parameters where the paper is silent, 1 ms timer; per-host clock drift within
-  +-25 ppm). DCTCP: `recovery = "tcp"`, `cc = "dctcp-window"` (g = 1/16). TCP-Vegas:
+  +-0.5 ppm, under 1 ppm apart as the paper measured). DCTCP: `recovery = "tcp"`, `cc = "dctcp-window"` (g = 1/16). TCP-Vegas:
   `recovery = "tcp"`, `cc = "vegas"` (alpha 2, beta 4, gamma 1). Both TCPs: NewReno loss
   recovery, initial window 10, 1 ms minimum RTO, no handshake (a flow's first packet leaves
   at its start); STRIDE's FCT includes its 3-way handshake and FIN teardown.

@@ -19,7 +19,7 @@ previous would have ended at line rate plus a 50 us gap (so blocks rarely overla
 sequential iperf blocks).
 
 Schemes: STRIDE (`recovery = "stride"`, `cc = "stride"`, defaults: 64 KB segments, 1 ms timer,
-Algorithm 1 with TIMELY-derived thresholds; hosts' clocks drift within +-25 ppm) and the TCP
+Algorithm 1 with TIMELY-derived thresholds; hosts' clocks drift within +-0.5 ppm) and the TCP
 baseline (`recovery = "tcp"`, `cc = "reno"`: NewReno, 1 ms minimum RTO, an ACK per packet; no
 ECN, as a TOE on switches without ECN configured). The TCP baseline opens no connection, while
 STRIDE's FCT includes its handshake and FIN exchange (two round trips, ~9 us here).
