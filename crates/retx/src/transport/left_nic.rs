@@ -384,6 +384,30 @@ mod tests {
     }
 
     #[test]
+    fn a_batch_recorded_later_counts_each_refused_packet_and_keeps_the_one_now_at_rcv_nxt() {
+        // Three 8-bit blocks, no register; a FIFO of up to 4 packets closed here by its timer.
+        let p = LeftParams { pool_bits: 24, registers: 0, gather_packets: 4, ..params(LeftVariant::Left) };
+        let mut n = LeftNic::new(&p);
+        for index in [20, 40, 41] {
+            assert!(n.record(Time::ZERO, 0, 0, index).gathered);
+        }
+        let mut wake = Vec::new();
+        n.handle_timeout(Time::from_ns(1_000), &mut wake);
+        assert_eq!(wake, [0]);
+        // Packet 20 fits in the third block; 40 and 41 would need a sixth: two refused.
+        let (_, dropped) = n.apply(0, 0);
+        assert_eq!(dropped, 2);
+        assert!(n.bitmaps.has(0, 20) && !n.bitmaps.has(0, 40));
+        // RCV.NXT reached a gathered packet before its batch was recorded: it is still recorded.
+        let mut m = LeftNic::new(&p);
+        m.record(Time::ZERO, 0, 0, 20);
+        m.record(Time::ZERO, 0, 0, 30);
+        m.handle_timeout(Time::from_ns(1_000), &mut Vec::new());
+        assert_eq!(m.apply(0, 20).1, 0);
+        assert!(m.bitmaps.has(0, 20) && m.bitmaps.has(0, 30));
+    }
+
+    #[test]
     fn without_a_scheduler_every_packet_is_gathered_and_without_fifos_every_miss_swaps() {
         let mut minus = LeftNic::new(&params(LeftVariant::LeftMinus));
         assert!(minus.record(Time::ZERO, 0, 10, 11).gathered);
