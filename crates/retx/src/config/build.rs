@@ -1,7 +1,7 @@
 //! Builds a simulation from a validated scenario: the only place that knows both the scenario
 //! schema and the parts of the world. Every scheme's section maps to its parameters here.
 
-use super::{DisciplineKind, EntropyKind, PathsKind, RecoveryKind, RoutingKind, Scenario, ScenarioError};
+use super::{DisciplineKind, EntropyKind, PathsKind, RoutingKind, Scenario, ScenarioError};
 use crate::hw::memory::{MemoryReport, Sizing};
 use crate::net::ecn::RedProfile;
 use crate::net::port::{Discipline, ShapedRate, ShaperSpec};
@@ -21,11 +21,8 @@ use crate::world::Simulation;
 /// tolerance the paper also cites would let two free-running clocks part by 50 ppm, which the
 /// paper's cards, "programmed to achieve the same cycle", did not show. Perfect clocks otherwise.
 pub fn clock_drift_spread_ppm(s: &Scenario) -> f64 {
-    s.nic.clock_drift_spread_ppm.unwrap_or(if s.transport.recovery == RecoveryKind::Stride { STRIDE_DRIFT_SPREAD_PPM } else { 0.0 })
+    s.nic.clock_drift_spread_ppm.unwrap_or(s.transport.recovery.clock_spread_ppm())
 }
-
-/// STRIDE's default per-host drift spread, ppm: two hosts at most 1 ppm (1 ns per ms) apart.
-pub const STRIDE_DRIFT_SPREAD_PPM: f64 = 0.5;
 
 /// The switches' configuration from `[switch]`.
 pub fn switch(s: &Scenario) -> SwitchParams {

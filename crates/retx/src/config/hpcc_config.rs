@@ -11,8 +11,8 @@
 use super::{AckClass, CcKind, Dur, EcnLinkCfg, FctTxtCfg, LossCfg, LossModel, PfcMode, RecoveryKind, Scenario, ScenarioError, Size};
 use crate::sim::check::shown;
 use crate::sim::units::{parse_rate, Bw, Rate, Time, MAX_TIME};
-use crate::transport::dcqcn::{DcqcnParams, DcqcnPreset};
-use crate::transport::rate_window::RateWindow;
+use crate::transport::cc::dcqcn::{DcqcnParams, DcqcnPreset};
+use crate::transport::common::rate_window::RateWindow;
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -497,7 +497,7 @@ fn map(k: &mut Keys, dir: &Path, name: &str) -> Result<Scenario, ScenarioError> 
 mod tests {
     use super::*;
     use std::path::PathBuf;
-    use crate::transport::timely::TimelyWindow;
+    use crate::transport::cc::timely::TimelyWindow;
 
     const PEERS: &str = "/work/shared/peers/hpcc-ns3";
 

@@ -232,7 +232,7 @@ impl Default for SwitchCfg {
             discipline: DisciplineKind::StrictPriority,
             drr_quantum: Size(1500),
             int: false,
-            int_bytes: crate::transport::int::INT_HEADER_BYTES,
+            int_bytes: crate::transport::common::int::INT_HEADER_BYTES,
             wred: Vec::new(),
             shaped: None,
             trim: None,

@@ -7,6 +7,7 @@ use super::{Scenario, ScenarioError};
 use super::{topology, workload};
 use crate::net::topology::Topology;
 use crate::sim::units::{Time, MAX_TIME};
+use crate::transport::common::scheme::RunFacts;
 
 pub use super::background::background;
 pub use super::loss::{loss_rule, loss_target};
@@ -52,19 +53,13 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
     s.recovery.check()?;
     s.cc.check()?;
     s.transport.check()?;
-    if s.transport.recovery == super::RecoveryKind::Homa && s.recovery.homa.workload_cutoffs {
-        if s.workload.cdf.is_none() {
-            return Err(ScenarioError::new("recovery.homa.workload_cutoffs", "needs a [workload] with a flow-size table (cdf = ...)"));
-        }
+    // What the chosen scheme must agree with elsewhere (its payloads fit its frames, its
+    // switch queues exist, the workload it derives parameters from has sizes).
+    let params = s.recovery.params(s.transport.recovery);
+    let run = RunFacts { mtu: s.nic.mtu, shaped_queue: s.switch.shaped.as_ref().map(|x| x.queue), has_size_table: s.workload.cdf.is_some() };
+    params.check_run(&run)?;
+    if params.wants_sizes() {
         workload::poisson_cdf(&s.workload, &s.base_dir)?;
-    }
-    if s.transport.recovery == super::RecoveryKind::Xpass {
-        // One data packet per credit: it must fit the frame a credit pays for.
-        s.recovery.xpass.check_mtu(s.nic.mtu).map_err(|e| e.within("recovery.xpass"))?;
-        // Credits find the switches' credit queue by their priority.
-        if let Some(q) = s.switch.shaped.as_ref().map(|x| x.queue).filter(|&q| q != s.recovery.xpass.credit_priority as u32) {
-            return Err(ScenarioError::new("recovery.xpass.credit_priority", format!("{} is not the switches' shaped (credit) queue, switch.shaped.queue = {q}: give them the same number", s.recovery.xpass.credit_priority)));
-        }
     }
     s.routing.check().map_err(|e| e.within("routing"))?;
     s.routing.check_paths(&topo).map_err(|e| e.within("routing"))?;

@@ -10,15 +10,15 @@ use super::packet::{Frame, Packet, PRIORITY_CONTROL};
 use super::port::Port;
 use super::switch::{Departure, Refusal, Switch, SwitchParams};
 pub use super::switch::{PortTrim, Trim, Victim};
-use crate::transport::int::IntHop;
-use crate::transport::segment::{Ecn, SegKind};
+use crate::transport::common::int::IntHop;
+use crate::transport::common::segment::{Ecn, SegKind};
 
 /// What an egress queue does with an arriving packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
     /// Into egress queue `queue`; `lossless`: charged to its ingress queue for PFC.
     Enqueue { queue: usize, lossless: bool },
-    /// Cut to `header` bytes (its payload dropped, [`crate::transport::segment::Segment::trimmed`])
+    /// Cut to `header` bytes (its payload dropped, [`crate::transport::common::segment::Segment::trimmed`])
     /// and put into egress queue `queue`, the header queue, at that priority from here on.
     Trim { queue: usize, header: u32 },
     /// Per-port trimming ([`PortTrim`], htsim's `CompositeQueue`): the arrival goes into data
@@ -218,7 +218,7 @@ mod tests {
     use crate::net::switch::{Pfc, PfcThresholds};
     use crate::sim::rng::{stream, Stream};
     use crate::sim::units::{Rate, Time};
-    use crate::transport::segment::Segment;
+    use crate::transport::common::segment::Segment;
 
     fn switch() -> Switch {
         Switch::new(stream(1, Stream::SwitchEcn, 0), stream(1, Stream::SwitchWred, 0), stream(1, Stream::SwitchTrim, 0))

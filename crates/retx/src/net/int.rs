@@ -2,7 +2,7 @@
 //! slot, so packets stay small whether INT is on or off; a slot is taken only when INT is on
 //! and is given back when the packet (or the ACK that echoed it) is consumed or dropped.
 
-use crate::transport::int::{IntHop, IntHops};
+use crate::transport::common::int::{IntHop, IntHops};
 
 /// A packet without INT records.
 pub const NO_INT: u32 = u32::MAX;

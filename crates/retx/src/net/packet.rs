@@ -2,7 +2,7 @@
 //! buffers that reach their working size and stay there), so the hot path never allocates.
 
 use super::loss::LossKind;
-use crate::transport::segment::{SegKind, Segment};
+use crate::transport::common::segment::{SegKind, Segment};
 
 /// What a frame is at the link layer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -415,7 +415,7 @@ mod tests {
     use crate::sim::rng::{stream, Stream};
 
     fn pkt(id: u32, size: u32) -> Packet {
-        use crate::transport::segment::Segment;
+        use crate::transport::common::segment::Segment;
         let seg = Segment::data(Default::default(), size, 0, Time::ZERO);
         Packet { frame: Frame::Transport, seg, flow: id, dir: 0, src: 0, dst: 0, size, priority: 1, in_port: 0, entropy: 0, int: crate::net::int::NO_INT, via: crate::net::packet::NO_VIA }
     }

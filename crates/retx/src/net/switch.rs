@@ -11,7 +11,7 @@ use super::headroom::Headroom;
 use super::packet::Frame;
 use super::port::Port;
 use crate::sim::rng::Rng;
-use crate::transport::segment::Ecn;
+use crate::transport::common::segment::Ecn;
 use crate::sim::units::{Rate, Time};
 
 /// PFC thresholds on the bytes an ingress queue holds in the buffer.

@@ -9,7 +9,7 @@ pub mod scheduler;
 use crate::net::packet::Packet;
 use crate::sim::units::Time;
 use std::collections::VecDeque;
-use crate::transport::endpoint::Endpoint;
+use crate::transport::Endpoint;
 use crate::transport::{NicAgent, PoolOccupancy};
 
 pub use clock::{ClockPlan, HostClock};

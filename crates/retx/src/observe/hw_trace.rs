@@ -1,13 +1,13 @@
 //! Traces of the operations a run performs on two hardware structures, with what the model
 //! answered to each, for lockstep co-simulation of the RTL in `rtl/`:
 //!
-//! - MELO's receiver bitmap manager ([`crate::transport::melo::MeloReceiver`] on the NIC's
+//! - MELO's receiver bitmap manager ([`crate::transport::loss::melo::MeloReceiver`] on the NIC's
 //!   [`crate::hw::bits_pool::BitsPool`]): every data packet a MELO responder of one host takes,
 //!   with what it did (accepted in order, out of order, filled a hole, a duplicate, dropped in a
 //!   middle block or for want of a block), whether it sent a NACK, RCV.NXT, RCV.HIGH, the
 //!   pool's blocks in use, the connection's list (blocks, start_ptr, end_ptr) and its three
 //!   most recent holes;
-//! - STRIDE's rate calculator ([`crate::transport::stride_cc::StrideCc`]): every STT sample a
+//! - STRIDE's rate calculator ([`crate::transport::loss::stride::cc::StrideCc`]): every STT sample a
 //!   requester takes, with the new rate, ΔSTT, STT_min, the branch of Algorithm 1 and the
 //!   gradient.
 //!
@@ -21,11 +21,12 @@
 //! space-separated integers per operation, which a Verilog testbench reads with `$fscanf`.
 
 use super::Observer;
-use crate::transport::endpoint::Endpoint;
-use crate::transport::receiver::RxRecovery;
-use crate::transport::cc::Cc;
-use crate::transport::segment::{SegKind, Segment};
-use crate::transport::stride_cc::{Branch, Decrease, Normalizer, StrideCcParams};
+use crate::transport::Endpoint;
+use crate::transport::loss::left::nic::LeftNic;
+use crate::transport::loss::melo::{MeloPools, MeloReceiver};
+use crate::transport::loss::stride::cc::StrideCc;
+use crate::transport::common::segment::{SegKind, Segment};
+use crate::transport::loss::stride::cc::{Branch, Decrease, Normalizer, StrideCcParams};
 use crate::transport::NicAgent;
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -81,13 +82,13 @@ impl StepBefore {
         let mut b = StepBefore::default();
         match ep {
             Endpoint::Responder(r) if seg.kind == SegKind::Data => {
-                if let (RxRecovery::Melo(m), Some(index)) = (r.recovery(), r.ctx.index_of(seg.psn)) {
-                    let pool = &nic.melo.rx;
+                if let (Some(m), Some(pools), Some(index)) = (r.recovery().get::<MeloReceiver>(), nic.scheme.get::<MeloPools>(), r.ctx.index_of(seg.psn)) {
+                    let pool = &pools.rx;
                     b.melo = Some((index, r.ctx.expected(), m.rcv_high(), m.has(pool, index), m.dropped_middle, m.dropped_no_bits, r.ctx.naks_sent));
                 }
             }
             Endpoint::Requester(s) => {
-                if let Cc::Stride(c) = s.cc() {
+                if let Some(c) = s.cc().get::<StrideCc>() {
                     b.stride = Some((c.ops().updates, c.ops().loop_iterations));
                 }
             }
@@ -173,7 +174,7 @@ impl HwTracer {
     /// LEFT: the traced NIC's records since the last step (the NIC's log is cumulative); the
     /// first NIC that records is the one traced.
     fn left_pool(&mut self, host: usize, nic: &NicAgent) {
-        let crate::transport::agent::SchemeAgent::Left(l) = &nic.scheme else { return };
+        let Some(l) = nic.scheme.get::<LeftNic>() else { return };
         let Some(log) = l.bitmaps.op_log() else { return };
         if log.records().is_empty() || self.host.is_some_and(|h| h != host) {
             return;
@@ -252,7 +253,7 @@ impl HwTracer {
 
     fn melo(&mut self, host: usize, flow: u32, b: (u64, u64, u64, bool, u64, u64, u64), ep: &Endpoint, nic: &NicAgent) {
         let Endpoint::Responder(r) = ep else { return };
-        let RxRecovery::Melo(m) = r.recovery() else { return };
+        let (Some(m), Some(pools)) = (r.recovery().get::<MeloReceiver>(), nic.scheme.get::<MeloPools>()) else { return };
         if *self.host.get_or_insert(host) != host {
             return;
         }
@@ -261,7 +262,7 @@ impl HwTracer {
                 self.refused = Some(("recovery.melo.drop_middle".into(), "the RTL drops middle-block packets; tracing needs true".into()));
                 return;
             }
-            let pool = &nic.melo.rx;
+            let pool = &pools.rx;
             let _ = writeln!(self.header, "# retx hw trace melo-rx 1");
             let _ = writeln!(self.header, "# param pool_blocks {}", pool.blocks());
             let _ = writeln!(self.header, "# param block_bits {}", pool.block_bits());
@@ -289,7 +290,7 @@ impl HwTracer {
         let nack = (r.ctx.naks_sent > naks) as u8;
         let bm = m.bitmap();
         let ptr = |p: Option<u16>| p.map_or(-1, |x| x as i64);
-        let pool = &nic.melo.rx;
+        let pool = &pools.rx;
         let row = &mut self.rows;
         let _ = write!(row, "{conn} {} {} {nack} {} {} {} {} {} {}", wrap(index), action as u8, wrap(r.ctx.expected()), wrap(m.rcv_high()), pool.used_blocks(), bm.blocks(), ptr(bm.start_ptr()), ptr(bm.end_ptr()));
         let holes = m.holes().as_slice();
@@ -304,7 +305,7 @@ impl HwTracer {
 
     fn stride(&mut self, flow: u32, b: (u64, u64), ep: &Endpoint) {
         let Endpoint::Requester(s) = ep else { return };
-        let Cc::Stride(c) = s.cc() else { return };
+        let Some(c) = s.cc().get::<StrideCc>() else { return };
         let (updates, loops) = b;
         if c.ops().updates == updates {
             return; // no STT in this packet
@@ -326,7 +327,7 @@ impl HwTracer {
                 ("min_rate", p.min_rate.0 .0),
                 ("normalizer", (p.normalizer == Normalizer::Configured) as u64),
                 ("base_stt", p.base_stt.0 .0),
-                ("max_gradient", crate::transport::stride_cc::MAX_GRADIENT as u64),
+                ("max_gradient", crate::transport::loss::stride::cc::MAX_GRADIENT as u64),
             ];
             for (name, v) in params {
                 let _ = writeln!(self.header, "# param {name} {v}");

@@ -8,7 +8,7 @@ pub mod pcap;
 
 use crate::net::packet::Packet;
 use crate::sim::units::Time;
-use crate::transport::endpoint::Endpoint;
+use crate::transport::Endpoint;
 use crate::transport::{FlowSpec, NicAgent};
 pub use hw_trace::StepBefore;
 

@@ -14,8 +14,8 @@ use super::Observer;
 use crate::net::packet::{Frame, Packet};
 use crate::net::topology::{NodeKind, Topology};
 use crate::sim::units::Time;
-use crate::transport::psn::{Psn, PSN_MASK};
-use crate::transport::segment::SegKind;
+use crate::transport::common::psn::{Psn, PSN_MASK};
+use crate::transport::common::segment::SegKind;
 use crate::transport::FlowSpec;
 use crate::wire::frame::{Context, Repr};
 

@@ -4,7 +4,7 @@ pub mod collectives;
 pub mod columns;
 
 use crate::sim::units::Time;
-pub use crate::transport::notifications::Notifications;
+pub use crate::transport::common::notifications::Notifications;
 pub use collectives::{IterationRecord, StepRecord};
 
 /// One row of the flow table.

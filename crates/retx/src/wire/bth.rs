@@ -12,7 +12,7 @@
 //! ```
 
 use super::{be, Error, Field, Result};
-use crate::transport::psn::Psn;
+use crate::transport::common::psn::Psn;
 
 pub const HEADER_LEN: usize = 12;
 /// The default partition key (full membership).

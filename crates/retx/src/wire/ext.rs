@@ -14,7 +14,7 @@
 //! ```
 
 use super::{be, Error, Result};
-use crate::transport::psn::Psn;
+use crate::transport::common::psn::Psn;
 
 pub const FIXED_LEN: usize = 4;
 pub const ENTRY_LEN: usize = 8;

@@ -45,8 +45,8 @@
 
 use super::{aeth, bth, ethernet, ext, icrc, ipv4, reth, udp, Error, Result};
 use crate::net::packet::Packet;
-use crate::transport::psn::{Psn, PSN_MASK};
-use crate::transport::segment::{Ecn, Ext, SegKind};
+use crate::transport::common::psn::{Psn, PSN_MASK};
+use crate::transport::common::segment::{Ecn, Ext, SegKind};
 
 /// Ethernet, IPv4, UDP and BTH.
 pub const BASE_HEADER_LEN: usize = ethernet::HEADER_LEN + ipv4::HEADER_LEN + udp::HEADER_LEN + bth::HEADER_LEN;
@@ -369,7 +369,7 @@ mod tests {
     use crate::net::packet::{Frame, PRIORITY_DATA};
     use crate::net::int::NO_INT;
     use crate::sim::units::Time;
-    use crate::transport::segment::{Hole, Segment};
+    use crate::transport::common::segment::{Hole, Segment};
 
     fn packet(seg: Segment, dir: u8) -> Packet {
         Packet { frame: Frame::Transport, seg, flow: 5, dir, src: 0, dst: 1, size: 0, priority: PRIORITY_DATA as u8, in_port: 0, entropy: 0, int: NO_INT, via: crate::net::packet::NO_VIA }

@@ -7,8 +7,8 @@ use crate::net::admission::{self, Booted, Verdict};
 use crate::net::int::NO_INT;
 use crate::net::packet::{Frame, Packet, NO_VIA, PRIORITY_CONTROL};
 use crate::observe::{DropCause, Observer};
-use crate::transport::int::IntHop;
-use crate::transport::segment::{Ecn, SegKind, Segment};
+use crate::transport::common::int::IntHop;
+use crate::transport::common::segment::{Ecn, SegKind, Segment};
 
 impl<O: Observer> Simulation<O> {
     /// Sends the next packet on port `p` if its transmitter is free; if it is busy, makes

@@ -11,11 +11,11 @@ use crate::nic::scheduler::Offer;
 use crate::observe::{Observer, StepBefore};
 use crate::sim::rng::mix64;
 use crate::sim::units::Time;
-use crate::transport::endpoint::Endpoint;
-use crate::transport::agent::AgentTransmit;
-use crate::transport::poll::{Transmit, Want};
-use crate::transport::segment::Segment;
-use crate::transport::segment::SegKind;
+use crate::transport::Endpoint;
+use crate::transport::common::agent::AgentTransmit;
+use crate::transport::common::poll::{Transmit, Want};
+use crate::transport::common::segment::Segment;
+use crate::transport::common::segment::SegKind;
 
 /// Where an endpoint stood before an input, for what the input changed ([`Simulation::settle`]).
 #[derive(Clone, Copy)]
@@ -482,8 +482,8 @@ mod tests {
     use super::super::{Event, Simulation};
     use crate::config::{build, Scenario};
     use crate::sim::units::Time;
-    use crate::transport::endpoint::Endpoint;
-    use crate::transport::segment::{SegKind, Segment};
+    use crate::transport::Endpoint;
+    use crate::transport::common::segment::{SegKind, Segment};
 
     /// Two hosts whose clocks read 5 ns ahead and run 25 ppm fast (local(t) = t + 5 000 +
     /// floor(t / 40 000) ps); one 1 KB flow, finished within microseconds.
@@ -612,7 +612,7 @@ flows = [{ src = "h0", dst = "h1", size = "4KB" }]
 "#;
         let seen = Deliveries::default();
         let mut sim = crate::config::build_with_observer(Scenario::from_toml(text).unwrap(), seen.clone()).unwrap();
-        let params = crate::transport::pull::PullParams { rx_latency: latency, ..Default::default() };
+        let params = crate::transport::proactive::pull::PullParams { rx_latency: latency, ..Default::default() };
         sim.template.recovery = crate::transport::RecoveryParams::Pull(params);
         let out = sim.run(&mut |_, _| true).unwrap();
         let delivered = seen.0.borrow().clone();

@@ -27,7 +27,8 @@ use crate::sim::rng::{self, Stream};
 use crate::sim::units::Time;
 use crate::stats::{CcSample, Counters, FlowRecord, IterationRecord, PoolSample, QueueSample, Sample, StepRecord};
 use crate::nic::Qp;
-use crate::transport::endpoint::{EndRecord, Endpoint};
+use crate::transport::common::endpoint::EndRecord;
+use crate::transport::Endpoint;
 use crate::transport::{self, BasePath, FlowSpec, NicAgent, Template, CONTROL_BYTES, DATA_HEADER_BYTES};
 use crate::workload::collective::{self, CollectivePlan};
 use crate::workload::{Dependencies, Done, FlowDef};
@@ -825,7 +826,7 @@ impl<O: Observer> Simulation<O> {
             // Before its start a flow has no ends yet: no row.
             let ends = self.conns[f as usize].ends;
             let Some(v) = ends.iter().filter_map(|&e| self.endpoint(e)).find_map(Endpoint::cc_view) else { continue };
-            let window = crate::transport::congestion::CongestionControl::window(v.cc);
+            let window = crate::transport::common::congestion::CongestionControl::window(v.cc);
             self.cc_samples.push(CcSample { time: self.now, flow: f, rate_bps: v.rate.0 as f64, window, in_flight: v.in_flight, done: v.done });
         }
         let (now, pool_samples) = (self.now, &mut self.pool_samples);
