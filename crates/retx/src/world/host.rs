@@ -172,7 +172,7 @@ impl<O: Observer> Simulation<O> {
         }
         let (conn, completed) = (q.conn as usize, !before.completed && q.endpoint.completed_at().is_some());
         let done_now = !before.done && q.endpoint.is_done();
-        let received = done_now && matches!(q.endpoint, Endpoint::Responder(_));
+        let received = done_now && q.endpoint.received_all();
         if done_now {
             // Bounded memory: a finished end keeps only what its flow's record reads.
             n.qps[qp].endpoint.release();

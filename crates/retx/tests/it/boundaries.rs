@@ -4,7 +4,7 @@
 //! is either refused on one line naming that field (or one checked against it), or accepted and
 //! then built and run without a panic, within bounded time and memory.
 //!
-//! `RETX_BOUNDARY_TABLE=1 cargo test --release --test boundaries -- --nocapture` prints the
+//! `RETX_BOUNDARY_TABLE=1 cargo test --release -p retx --test it boundaries -- --nocapture` prints the
 //! table: per field and value, `ok` or the start of the refusal.
 
 

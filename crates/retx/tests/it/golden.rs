@@ -1,7 +1,7 @@
 //! Golden outputs: reference scenarios (every example, and one per recovery x CC scheme plus
 //! incasts and Poisson loads in `golden/scenarios/`) run and compared, field by field, with the
 //! outputs stored in `golden/expected/`. A change that moves any number fails here and has to
-//! say why: rerun with `RETX_BLESS=1 cargo test --release --test golden` to store new outputs,
+//! say why: rerun with `RETX_BLESS=1 cargo test --release -p retx --test it golden` to store new outputs,
 //! and explain the difference in the commit.
 //!
 //! What is compared: every column of every flow record, every counter except the event count

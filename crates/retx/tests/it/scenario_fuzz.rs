@@ -7,7 +7,7 @@
 //!
 //! `make test` runs it for `RETX_FUZZ_SECONDS` (default 60) from a fixed seed, so CI is
 //! reproducible; longer runs pick another seed: `RETX_FUZZ_SECONDS=3600 RETX_FUZZ_SEED=7
-//! cargo test --release -p retx --test scenario_fuzz -- --nocapture`. A failure prints the
+//! cargo test --release -p retx --test it scenario_fuzz -- --nocapture`. A failure prints the
 //! smallest case proptest finds; its regression case goes to `tests/bad/` (docs/TESTING.md,
 //! "Fuzzing", lists what it found). The case being run is also written to
 //! `target/tmp/fuzz-last-case.txt`, for a case that aborts the process (memory).

@@ -170,6 +170,12 @@ impl<R: SendRecovery, X: ReceiveRecovery, C: CongestionControl> Endpoint<R, X, C
         }
     }
 
+    /// This end has received its flow's whole message (the receiving side, once every byte is
+    /// delivered in order): what the workload's triggers on receipt wait for.
+    pub fn received_all(&self) -> bool {
+        matches!(self, Endpoint::Responder(r) if r.is_done())
+    }
+
     /// Payload bytes delivered in order to the application so far.
     pub fn delivered_bytes(&self) -> u64 {
         match self {
