@@ -1,4 +1,6 @@
-"""Run scenarios: one at a time with a progress bar, or many in parallel threads."""
+"""Run scenarios: one at a time with a progress bar, or many in parallel threads. Every run of
+this process goes through `simulate`, and `rewriting` changes the scenarios it runs for a while
+(a calibration applying its parameters to a reproduction's runs)."""
 
 from __future__ import annotations
 
@@ -6,8 +8,9 @@ import os
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterable, Optional, Union
+from typing import Callable, Iterable, Iterator, Optional, Union
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TaskProgressColumn, TextColumn, TimeElapsedColumn
@@ -19,9 +22,13 @@ from retx.scenario import Scenario
 
 ScenarioLike = Union[Scenario, str, Path]
 ProgressCallback = Callable[[float, float], None]
+ScenarioTransform = Callable[[Scenario], Scenario]
 
 # Without a terminal, a long run still reports now and then (e.g. in CI logs).
 PLAIN_REPORT_EVERY_SECONDS = 10.0
+
+# What `simulate` does to each scenario first, while `rewriting` is active (None: nothing).
+_rewrite: Optional[ScenarioTransform] = None
 
 
 def run(scenario: ScenarioLike, progress: bool = True) -> Results:
@@ -29,9 +36,9 @@ def run(scenario: ScenarioLike, progress: bool = True) -> Results:
     the first progress report (~0.2 s), so quick runs stay silent."""
     scenario = _as_scenario(scenario)
     if not progress:
-        return _simulate(scenario, None)
+        return simulate(scenario, None)
     with _SimTimeProgress(scenario.name) as reporter:
-        return _simulate(scenario, reporter)
+        return simulate(scenario, reporter)
 
 
 def run_many(scenarios: Iterable[ScenarioLike], workers: Optional[int] = None,
@@ -53,7 +60,7 @@ def run_many(scenarios: Iterable[ScenarioLike], workers: Optional[int] = None,
     try:
         with bar:
             task = bar.add_task("runs", total=len(loaded))
-            futures = [executor.submit(_simulate, s, abort_if_cancelled) for s in loaded]
+            futures = [executor.submit(simulate, s, abort_if_cancelled) for s in loaded]
             pending: set[Future[Results]] = set(futures)
             while pending:
                 # A timeout keeps the main thread responsive to Ctrl-C.
@@ -76,10 +83,36 @@ def shows_live_progress(console: Console) -> bool:
     return console.is_terminal or console.is_jupyter
 
 
-def _simulate(scenario: Scenario, progress: Optional[ProgressCallback]) -> Results:
+def simulate(scenario: Scenario, progress: Optional[ProgressCallback] = None) -> Results:
+    """Simulate one scenario in the calling thread, with no progress display: the one function
+    every run of this process goes through (`run`, `run_many`, a sweep's or a calibration's
+    point in its worker). `progress(sim_us, duration_us)` is called now and then; an exception
+    it raises stops the run. While `rewriting` is active, the scenario is rewritten first."""
+    if _rewrite is not None:
+        scenario = _rewrite(scenario)
     started = utc_now()
     raw = _native.run(scenario.text, str(scenario.base_dir), progress)
     return Results.from_native(raw, provenance(raw["resolved"], started))
+
+
+@contextmanager
+def rewriting(transform: ScenarioTransform) -> Iterator[None]:
+    """While the block runs, every scenario this process simulates (`simulate`: `run`, and
+    `run_many` in all its threads) runs as `transform(scenario)`, e.g. with overrides applied;
+    the previous behaviour is restored on leaving, also on an error. Nested, the inner
+    transform applies first, then the outer. It is process-wide, not per thread, and does not
+    reach runs in other processes (a sweep's or a calibration's workers)."""
+    global _rewrite
+    outer = _rewrite
+    _rewrite = transform if outer is None else _then(transform, outer)
+    try:
+        yield
+    finally:
+        _rewrite = outer
+
+
+def _then(first: ScenarioTransform, second: ScenarioTransform) -> ScenarioTransform:
+    return lambda scenario: second(first(scenario))
 
 
 def _as_scenario(scenario: ScenarioLike) -> Scenario:

@@ -210,7 +210,7 @@ def expand(base: Scenario, grid: Grid) -> list[Point]:
             except ScenarioError as error:
                 # Named by what was asked for: stable across reruns, apart from valid points.
                 name = scenario_hash("invalid\n" + json.dumps(overrides, sort_keys=True, default=str))
-                points.append(Point(params, seed, name, base, invalid=_one_line(error)))
+                points.append(Point(params, seed, name, base, invalid=one_line(error)))
     return points
 
 
@@ -263,7 +263,7 @@ class _Sweep:
         last_report = time.monotonic()
         with bar:
             task = bar.add_task("points", total=len(todo))
-            run_all = _run_ray if executor == "ray" else _run_local
+            run_all = run_ray if executor == "ray" else run_local
             for finished, (name, outcome) in enumerate(run_all(list(todo.values()), workers), 1):
                 self._record(name, outcome)
                 bar.advance(task)
@@ -367,11 +367,11 @@ Outcome = dict[str, Any]
 def run_point(text: str, base_dir: str) -> Outcome:
     """Run one point and hand back its output files as bytes, so that only the sweep's own
     process writes into the sweep folder (atomically). Never raises for a failed run."""
-    from retx.runner import _simulate  # here: a Ray worker imports this module lazily
+    from retx.runner import simulate  # here: a Ray worker imports this module lazily
 
     started = time.monotonic()
     try:
-        results = _simulate(Scenario(text, base_dir=base_dir), None)
+        results = simulate(Scenario(text, base_dir=base_dir))
         with tempfile.TemporaryDirectory(prefix="retx-point-") as temp:
             results.write(temp)
             # Relative names with '/' (an fct.txt under mix/), checked again when written.
@@ -382,7 +382,7 @@ def run_point(text: str, base_dir: str) -> Outcome:
     except (Exception, BaseException) as error:  # pyo3's PanicException is a BaseException
         if isinstance(error, (KeyboardInterrupt, SystemExit)):
             raise
-        return {"status": "failed", "error": _one_line(error),
+        return {"status": "failed", "error": one_line(error),
                 "wall_seconds": time.monotonic() - started}
 
 
@@ -393,13 +393,16 @@ Task = Callable[[str, str], Outcome]
 
 def local_pool(workers: int) -> ProcessPoolExecutor:
     """The local executor's pool: `workers` spawned processes that die with this one. A caller
-    running several batches (a calibration) passes one to `_run_local` to start it once."""
+    running several batches (a calibration) passes one to `run_local` to start it once."""
     return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
                                initializer=_worker_init)
 
 
-def _run_local(points: list[Point], workers: Optional[int], task: Task = run_point,
-               pool: Optional[ProcessPoolExecutor] = None) -> Iterator[tuple[str, Outcome]]:
+def run_local(points: list[Point], workers: Optional[int], task: Task = run_point,
+              pool: Optional[ProcessPoolExecutor] = None) -> Iterator[tuple[str, Outcome]]:
+    """The local executor: `task` on each point in a process pool (`pool`, else one of up to
+    `workers` processes for this call), yielding (point hash, outcome) as each finishes. A
+    worker that dies fails its point; Ctrl-C or the caller stopping early stops the rest."""
     if not points:
         return
     owned = pool is None
@@ -439,7 +442,10 @@ def _worker_init() -> None:
         ctypes.CDLL(None).prctl(1, signal.SIGKILL)
 
 
-def _run_ray(points: list[Point], workers: Optional[int], task: Task = run_point) -> Iterator[tuple[str, Outcome]]:
+def run_ray(points: list[Point], workers: Optional[int], task: Task = run_point) -> Iterator[tuple[str, Outcome]]:
+    """The Ray executor: `task` on each point as a Ray task (at most `workers` in flight, when
+    given), yielding (point hash, outcome) as each finishes; the tasks still running are
+    cancelled when the caller stops."""
     try:
         import ray
     except ImportError:
@@ -466,7 +472,7 @@ def _run_ray(points: list[Point], workers: Optional[int], task: Task = run_point
                 try:
                     outcome = ray.get(ref)
                 except Exception as error:  # the task's worker died
-                    outcome = {"status": "failed", "wall_seconds": None, "error": _one_line(error)}
+                    outcome = {"status": "failed", "wall_seconds": None, "error": one_line(error)}
                 yield point.hash, outcome
     finally:
         for ref in in_flight:
@@ -554,7 +560,8 @@ def _frame(rows: list[dict[str, Any]], schema: dict[str, Any]) -> pl.DataFrame:
     return pl.DataFrame(series)
 
 
-def _one_line(error: BaseException) -> str:
+def one_line(error: BaseException) -> str:
+    """An error as one line: a ScenarioError's message, else prefixed with the error's type."""
     text = " ".join(str(error).split()) or type(error).__name__
     return text if isinstance(error, ScenarioError) else f"{type(error).__name__}: {text}"
 

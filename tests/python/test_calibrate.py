@@ -22,8 +22,9 @@ import pytest
 
 import retx
 from retx._native import ScenarioError
-from retx.calibrate import (CONFLICTING, NOT_REPRODUCED, REPRODUCED, Param, Target, _check_against_base, _run_reproduction,
-                            influence, load_spec, verdict)
+from retx.calibrate import CONFLICTING, NOT_REPRODUCED, REPRODUCED, Param, Target, influence, load_spec, verdict
+from retx.calibrate.search import run_reproduction
+from retx.calibrate.spec import check_against_base
 from retx.metrics import run_metrics
 from retx.provenance import read_parquet_provenance
 from retx.report import write_report
@@ -299,7 +300,7 @@ def test_a_reproduction_target_reads_its_table_with_the_parameters_applied(tmp_p
     result = retx.calibrate(spec, out=tmp_path / "out", progress=False)
     row = result.trials.row(0, named=True)
     assert row["status"] == "done", row["error"]
-    table = _run_reproduction({"reproduction": "melo-fig6b", "quick": True, "set": {"topology.link_delay": "5us"}})
+    table = run_reproduction({"reproduction": "melo-fig6b", "quick": True, "set": {"topology.link_delay": "5us"}})
     peak = table.filter((pl.col("connections") == 20) & (pl.col("loss_rate") == 0.02))["pool_peak_pct"][0]
     one = table.filter(pl.col("connections") == 1)["pool_peak_pct"].max()
     assert row["peak"] == pytest.approx(peak) and row["ratio"] == pytest.approx(peak / one)
@@ -443,7 +444,7 @@ def test_each_gap_has_a_valid_spec_whose_verdict_is_documented(name: str) -> Non
     reproduction, and docs/REPRODUCTIONS.md names it beside its verdict."""
     spec = load_spec(REPO / "examples" / "calibrate" / f"{name}.toml")
     assert spec.kind == "reproduction" and spec.params and spec.targets
-    _check_against_base(spec)
+    check_against_base(spec)
     assert f"examples/calibrate/{name}.toml" in (REPO / "docs" / "REPRODUCTIONS.md").read_text()
 
 
