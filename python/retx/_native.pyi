@@ -28,7 +28,9 @@ class _RunResult(TypedDict):
     collectives: dict[str, _Column]  # schema()["collectives"]: one row per collective group and iteration
     collective_steps: dict[str, _Column]  # schema()["collective_steps"]: one row per step of each collective iteration
     # name, seed, sim_time_us, wall_seconds, events, events_per_sec, packet_hops,
-    # packets_created/consumed/in_flight, drops_loss/buffer/unroutable, ecn_marks, pfc_pauses,
+    # packets_created/consumed/in_flight, drops_loss/buffer/unroutable, drops_by_kind
+    # ({scheduled_data, unscheduled_data, grants, control}: the transport packets dropped, by
+    # kind), packets_trimmed/returned ([switch] trim), ecn_marks, pfc_pauses,
     # qp_swaps, bad_deliveries, background_sent/dropped/delivered ([[background]] packets;
     # background_dropped is part of drops_buffer), the recovery scheme's own figures (e.g.
     # melo_rx_pool_peak), sized_for_bandwidth_gbps, sized_for_rtt_us,

@@ -356,6 +356,10 @@ def _format_summary(summary: dict[str, Any], recovery: str = "") -> str:
     shown = {key: value for key, value in summary.items() if key not in hidden}
     if "pfc_storms" in shown:
         shown["pfc_storms"] = len(shown["pfc_storms"])
+    if isinstance(shown.get("drops_by_kind"), dict):
+        # Only the kinds something was dropped of: "unscheduled_data 12, grants 3".
+        kinds = {kind: n for kind, n in shown["drops_by_kind"].items() if n}
+        shown["drops_by_kind"] = ", ".join(f"{kind} {format_value(n)}" for kind, n in kinds.items()) if kinds else 0
     for group in summary.get("collectives") or []:
         shown[f"collective {group['group']}"] = _collective_line(group)
 

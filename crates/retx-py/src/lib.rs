@@ -163,6 +163,14 @@ fn to_python(py: Python<'_>, out: &RunOutput, name: &str, seed: u64, wall_s: f64
     summary.set_item("drops_loss", c.drops_loss)?;
     summary.set_item("drops_buffer", c.drops_buffer)?;
     summary.set_item("drops_unroutable", c.drops_unroutable)?;
+    let kinds = PyDict::new_bound(py);
+    kinds.set_item("scheduled_data", c.drops_by_kind.scheduled_data)?;
+    kinds.set_item("unscheduled_data", c.drops_by_kind.unscheduled_data)?;
+    kinds.set_item("grants", c.drops_by_kind.grants)?;
+    kinds.set_item("control", c.drops_by_kind.control)?;
+    summary.set_item("drops_by_kind", kinds)?;
+    summary.set_item("packets_trimmed", c.packets_trimmed)?;
+    summary.set_item("packets_returned", c.packets_returned)?;
     summary.set_item("ecn_marks", c.ecn_marks)?;
     summary.set_item("pfc_pauses", c.pfc_pauses)?;
     summary.set_item("qp_swaps", c.qp_swaps)?;

@@ -216,7 +216,7 @@ static FLOW_COLUMNS: &[Column<(), FlowRecord>] = &[
     col(
         "notifications",
         "",
-        "loss notifications of every kind the sender received and acted on: naks + nacks + sacks + racks + fast_retransmits",
+        "loss notifications of every kind the sender received and acted on: naks + nacks + sacks + racks + fast_retransmits + aeolus_sack_losses + aeolus_probe_losses",
         Get::I64(|_, r| r.notifications.total() as i64),
     ),
     col(
@@ -249,6 +249,18 @@ static FLOW_COLUMNS: &[Column<(), FlowRecord>] = &[
         "fast retransmits on a third duplicate ACK; TCP only",
         Get::I64(|_, r| r.notifications.fast_retransmits as i64),
     ),
+    col(
+        "aeolus_sack_losses",
+        "",
+        "unscheduled packets an ACK's SACK showed lost (a later one acknowledged); Homa, ExpressPass and NDP with aeolus = true",
+        Get::I64(|_, r| r.notifications.aeolus_sack_losses as i64),
+    ),
+    col(
+        "aeolus_probe_losses",
+        "",
+        "unscheduled packets the Aeolus probe's ACK showed lost (unacknowledged when it was answered); Homa, ExpressPass and NDP with aeolus = true",
+        Get::I64(|_, r| r.notifications.aeolus_probe_losses as i64),
+    ),
     col("timeouts", "", "retransmission timeouts at the sender", Get::I64(|_, r| r.timeouts as i64)),
     col("cnps", "", "congestion notification packets the sender received", Get::I64(|_, r| r.cnps as i64)),
     col(
@@ -274,6 +286,36 @@ static FLOW_COLUMNS: &[Column<(), FlowRecord>] = &[
         "",
         "its packets (data and control, both ways) the network dropped: buffer, loss model, no route",
         Get::I64(|_, r| r.drops as i64),
+    ),
+    col(
+        "drops_scheduled",
+        "",
+        "of its drops, data a grant, credit or PULL allowed (every data packet of a sender-driven scheme)",
+        Get::I64(|_, r| r.drops_by_kind.scheduled_data as i64),
+    ),
+    col(
+        "drops_unscheduled",
+        "",
+        "of its drops, data sent before any grant, credit or PULL (homa, ndp, xpass with aeolus: the first RTT)",
+        Get::I64(|_, r| r.drops_by_kind.unscheduled_data as i64),
+    ),
+    col(
+        "drops_grants",
+        "",
+        "of its drops, the receiver's grants, credits and PULLs (homa, xpass, ndp)",
+        Get::I64(|_, r| r.drops_by_kind.grants as i64),
+    ),
+    col(
+        "drops_control",
+        "",
+        "of its drops, every other control packet: ACK, NAK, NACK, CNP, request, probe, connection packets",
+        Get::I64(|_, r| r.drops_by_kind.control as i64),
+    ),
+    col(
+        "rx_fct_us",
+        "us",
+        "the receiver's view: from its NIC's handling of the flow's first packet to the last byte delivered in order (the Aeolus testbed's message completion time); NaN if either did not happen",
+        Get::F64(|_, r| nan_or(r.first_arrival.zip(r.received).map(|(a, b)| (b - a).as_us_f64()))),
     ),
     col("completed", "", "whether the flow finished before the run ended", Get::Bool(|_, r| r.finish.is_some())),
 ];
@@ -410,15 +452,31 @@ mod tests {
     /// name it, so no column's meaning depends on the scheme without saying so.
     #[test]
     fn notification_columns_name_their_schemes() {
-        const KINDS: [&str; 5] = ["naks", "nacks", "sacks", "racks", "fast_retransmits"];
+        const KINDS: [&str; 7] = ["naks", "nacks", "sacks", "racks", "fast_retransmits", "aeolus_sack_losses", "aeolus_probe_losses"];
         // Scheme (config name), the words its column descriptions use for it.
-        let schemes = [("gbn", "go-back-N and"), ("stride", "STRIDE"), ("melo", "MELO"), ("irn", "IRN"), ("gbone", "Go-Back-ONE"), ("tcp", "TCP"), ("ndp", "NDP")];
+        let schemes = [
+            ("gbn", "go-back-N and"),
+            ("stride", "STRIDE"),
+            ("melo", "MELO"),
+            ("irn", "IRN"),
+            ("gbone", "Go-Back-ONE"),
+            ("tcp", "TCP"),
+            ("ndp", "NDP (one per trimmed"),
+            ("homa", "Homa"),
+            ("xpass", "ExpressPass"),
+        ];
+        // Aeolus's losses: two 100 KB first RTTs at once into a 6,000 B selective drop (a
+        // tail the probe finds lost) under the random loss (holes a SACK finds).
+        let incast = r#", { src = "h2", dst = "h1", size = "300KB" }"#;
+        let aeolus = "[[switch.wred]]\ncolour = 2\nthreshold = \"6000B\"";
         for (recovery, word) in schemes {
             // NDP learns of loss from trimmed packets only: two senders into a small buffer
             // that trims (and its timer, at 1 ms instead of htsim's 50, recovers the rest).
             let (hosts, second, switch) = match recovery {
-                "ndp" => (3, r#", { src = "h2", dst = "h1", size = "300KB" }"#, "[switch]\nbuffer = \"20KB\"\npfc = { enabled = false }\ntrim = { queue = 0 }\n[recovery.ndp]\nrto_initial = \"1ms\"\nrto_min = \"1ms\""),
-                _ => (2, "", ""),
+                "ndp" => (3, r#", { src = "h2", dst = "h1", size = "300KB" }"#, "[switch]\nbuffer = \"20KB\"\npfc = { enabled = false }\ntrim = { queue = 0 }\n[recovery.ndp]\nrto_initial = \"1ms\"\nrto_min = \"1ms\"".to_string()),
+                "homa" => (3, incast, format!("[switch]\nqueues = 8\npfc = {{ enabled = false }}\n[recovery.homa]\naeolus = true\nrtt_bytes = \"100KB\"\n{aeolus}")),
+                "xpass" => (3, incast, format!("[switch]\nqueues = 3\npfc = {{ enabled = false }}\nshaped = {{ queue = 2, buffer = 8, burst = 2 }}\n[recovery.xpass]\naeolus = true\nunscheduled_bytes = \"100KB\"\n{aeolus}")),
+                _ => (2, "", String::new()),
             };
             let out = crate::run_toml(&format!(
                 r#"
@@ -433,12 +491,14 @@ mod tests {
                 cc = "{cc}"
                 [[loss]]
                 at = "everywhere"
-                rate = 0.02
+                rate = {rate}
                 [workload]
                 kind = "flow-list"
                 flows = [{{ src = "h0", dst = "h1", size = "300KB" }}{second}]
                 "#,
                 cc = if recovery == "stride" { "stride" } else { "none" },
+                // Enough random loss that some first-RTT packet is lost between two that arrive.
+                rate = if matches!(recovery, "homa" | "xpass") { 0.05 } else { 0.02 },
             ))
             .unwrap();
             let flows = FLOWS.fill(&(), &out.flows);

@@ -36,6 +36,11 @@ pub struct FlowRecord {
     /// Its packets (data and control, both ways) the network dropped: buffer overflow, a
     /// loss model, no route.
     pub drops: u64,
+    /// The same drops by kind.
+    pub drops_by_kind: DropKinds,
+    /// When the receiving end first heard of the flow (its first packet's handling by the
+    /// receiver's NIC): the start of the Aeolus testbed's message completion time.
+    pub first_arrival: Option<Time>,
     /// Bytes per second delivered in order to the application over the flow's active time.
     pub goodput_bps: f64,
 }
@@ -100,6 +105,35 @@ pub struct CcSample {
     pub done: bool,
 }
 
+/// Dropped transport packets by kind: data a grant, credit or PULL allowed (or any data of a
+/// sender-driven scheme), data sent unscheduled (a proactive transport's first RTT), the grants
+/// themselves (PULLs, credits, grants), and every other control packet (ACK, NAK, CNP, ...).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DropKinds {
+    pub scheduled_data: u64,
+    pub unscheduled_data: u64,
+    pub grants: u64,
+    pub control: u64,
+}
+
+impl DropKinds {
+    /// Counts a dropped transport segment.
+    #[inline]
+    pub fn count(&mut self, seg: &crate::transport::common::segment::Segment) {
+        use crate::transport::common::segment::SegKind;
+        match seg.kind {
+            SegKind::Data if seg.unscheduled => self.unscheduled_data += 1,
+            SegKind::Data => self.scheduled_data += 1,
+            SegKind::Grant => self.grants += 1,
+            _ => self.control += 1,
+        }
+    }
+
+    pub fn total(&self) -> u64 {
+        self.scheduled_data + self.unscheduled_data + self.grants + self.control
+    }
+}
+
 /// Totals of one run.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Counters {
@@ -111,6 +145,8 @@ pub struct Counters {
     pub drops_loss: u64,
     pub drops_buffer: u64,
     pub drops_unroutable: u64,
+    /// Every transport packet the network dropped (loss, buffer, no route), by kind.
+    pub drops_by_kind: DropKinds,
     pub pfc_pauses: u64,
     pub ecn_marks: u64,
     /// Data packets a switch trimmed to their header instead of dropping (`[switch] trim`).

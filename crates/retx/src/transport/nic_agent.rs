@@ -31,7 +31,7 @@ impl NicAgent {
 
     /// The agent as queue pair `qp` calls into it.
     pub fn call(&mut self, qp: u32) -> NicCall<'_> {
-        NicCall::new(&mut self.state, self.scheme.as_any_mut(), qp)
+        NicCall::new(&mut self.state, &mut self.scheme, qp)
     }
 
     /// Whether the scheme's agent has paced packets to send: the host's port keeps offering

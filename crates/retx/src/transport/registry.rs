@@ -242,11 +242,7 @@ macro_rules! recovery_registry {
                 each_agent!(self, x => $crate::transport::registry::downcast_ref::<A>(x as &dyn Any))
             }
 
-            /// What it holds, as an endpoint's `NicCall` lends it.
-            #[inline]
-            pub fn as_any_mut(&mut self) -> &mut dyn Any {
-                each_agent!(self, x => x as &mut dyn Any)
-            }
+
 
             /// Figures every NIC's agent reports over a run: (name, value).
             pub fn report<'a>(agents: impl Iterator<Item = &'a SchemeAgent> + Clone) -> Vec<(&'static str, f64)> {
@@ -258,6 +254,14 @@ macro_rules! recovery_registry {
                     }
                 } )*
                 out
+            }
+        }
+
+        /// What it holds, as an endpoint's `NicCall` lends it.
+        impl $crate::transport::common::agent::AgentSlot for SchemeAgent {
+            #[inline]
+            fn agent_any(&mut self) -> &mut dyn Any {
+                each_agent!(self, x => x as &mut dyn Any)
             }
         }
 
@@ -318,6 +322,13 @@ macro_rules! recovery_registry {
             #[inline]
             fn stamp(&self, seg: &mut Segment) {
                 each_tx!(self, r => SendRecovery::stamp(r, seg))
+            }
+            #[inline]
+            fn unscheduled(&self) -> bool {
+                each_tx!(self, r => SendRecovery::unscheduled(r))
+            }
+            fn notifications(&self) -> $crate::transport::common::notifications::Notifications {
+                each_tx!(self, r => SendRecovery::notifications(r))
             }
             #[inline]
             fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, nic: &mut NicCall<'_>) -> bool {

@@ -220,7 +220,12 @@ impl<O: Observer> Simulation<O> {
             DropCause::Unroutable => self.c.drops_unroutable += 1,
         }
         match pkt.frame {
-            Frame::Transport => self.conns[pkt.flow as usize].drops += 1,
+            Frame::Transport => {
+                self.c.drops_by_kind.count(&pkt.seg);
+                let conn = &mut self.conns[pkt.flow as usize];
+                conn.drops += 1;
+                conn.drops_by_kind.count(&pkt.seg);
+            }
             Frame::Background => self.c.background_dropped += 1,
             Frame::Pause(_) | Frame::Resume(_) => {} // never dropped: not lost, not buffered
         }

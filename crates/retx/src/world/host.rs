@@ -80,7 +80,11 @@ impl<O: Observer> Simulation<O> {
     /// the swap is done (the packets behind it wait too).
     fn nic_handle(&mut self, node: usize, pkt: Packet) {
         let nic = self.nic_of[node] as usize;
-        let end = self.conns[pkt.flow as usize].ends[(pkt.dir ^ 1) as usize];
+        let conn = &mut self.conns[pkt.flow as usize];
+        if pkt.dir == 0 && conn.first_arrival.is_none() {
+            conn.first_arrival = Some(self.now);
+        }
+        let end = conn.ends[(pkt.dir ^ 1) as usize];
         // None: the connection has not started here (or the packet is misaddressed).
         let qp = (end.nic as usize == nic).then_some(end.qp as usize);
         let mut on_chip = true;

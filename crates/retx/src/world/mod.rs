@@ -25,7 +25,7 @@ use crate::observe::{Observer, Quiet};
 use crate::sim::queue::EventQueue;
 use crate::sim::rng::{self, Stream};
 use crate::sim::units::Time;
-use crate::stats::{CcSample, Counters, FlowRecord, IterationRecord, PoolSample, QueueSample, Sample, StepRecord};
+use crate::stats::{CcSample, Counters, DropKinds, FlowRecord, IterationRecord, PoolSample, QueueSample, Sample, StepRecord};
 use crate::nic::Qp;
 use crate::transport::common::endpoint::EndRecord;
 use crate::transport::Endpoint;
@@ -141,10 +141,12 @@ struct Conn {
     /// The requester and the responder, once started.
     ends: [End; 2],
     ideal_fct: Time,
-    /// Its packets the network dropped.
+    /// Its packets the network dropped, and by kind.
     drops: u64,
-    /// When its receiver had delivered every byte.
+    drops_by_kind: DropKinds,
+    /// When its receiver had delivered every byte, and first heard of it.
     received: Option<Time>,
+    first_arrival: Option<Time>,
 }
 
 /// Everything one run produces.
@@ -641,6 +643,8 @@ impl<O: Observer> Simulation<O> {
                 ends: [UNSET; 2],
                 ideal_fct,
                 drops: 0,
+                drops_by_kind: DropKinds::default(),
+                first_arrival: None,
                 received: None,
             });
             if def.size == FlowSpec::ENDLESS { self.endless += 1 } else { self.finite_left += 1 }
@@ -875,6 +879,8 @@ impl<O: Observer> Simulation<O> {
                 reorder_copied_bytes: copied,
                 rx_dropped,
                 drops: f.drops,
+                drops_by_kind: f.drops_by_kind,
+                first_arrival: f.first_arrival,
                 goodput_bps,
             });
         }

@@ -66,6 +66,10 @@ fn check(name: &str, path: &Path) -> Option<String> {
     let out = run_file(path);
     let (c, flow_drops) = (&out.counters, out.flows.iter().map(|f| f.drops).sum::<u64>());
     assert_eq!(flow_drops + c.background_dropped, c.drops_loss + c.drops_buffer + c.drops_unroutable, "{name}: every drop is a flow's or background's");
+    // ... and each has one kind, the same in the flows and in the run's totals.
+    let by_kind: u64 = out.flows.iter().map(|f| f.drops_by_kind.total()).sum();
+    assert_eq!((by_kind, c.drops_by_kind.total()), (flow_drops, flow_drops), "{name}: every flow drop has one kind");
+    assert!(out.flows.iter().all(|f| f.drops_by_kind.total() == f.drops), "{name}: a flow's drops by kind add up to its drops");
     let got = digest(&out);
     assert_eq!(got.matches("bad=0").count(), 1, "{name}: every delivery must be good\n{got}");
     let expected_path = root().join("tests/golden/expected").join(format!("{name}.txt"));

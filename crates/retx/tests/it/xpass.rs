@@ -427,7 +427,7 @@ fn credits_carry_lost_unscheduled_then_unsent_then_unacknowledged_unscheduled_pa
     assert!(!tx.has_data());
     // Packet 1 SACKed: 0, sent before it, is lost.
     tx.on_feedback(Time::from_us(1), &ack(0, 1, XpassKind::Ack), at, &mut nic.call(0));
-    assert_eq!(tx.losses_detected, 1);
+    assert_eq!(tx.losses_detected(), 1);
     // Each credit: the lost one first, then new packets, uncoloured.
     for s in 1..=2 {
         tx.on_feedback(Time::from_us(2), &credit(s), at, &mut nic.call(0));
@@ -452,7 +452,7 @@ fn credits_carry_lost_unscheduled_then_unsent_then_unacknowledged_unscheduled_pa
     drain(&mut tx, &mut nic);
     tx.on_feedback(Time::from_us(1), &ack(2, 1, XpassKind::Ack), at, &mut nic.call(0));
     tx.on_feedback(Time::from_us(1), &ack(2, 3, XpassKind::ProbeAck), at, &mut nic.call(0));
-    assert_eq!(tx.losses_detected, 2);
+    assert_eq!(tx.losses_detected(), 2);
     tx.on_feedback(Time::from_us(2), &credit(1), at, &mut nic.call(0));
     tx.on_feedback(Time::from_us(2), &credit(2), at, &mut nic.call(0));
     assert_eq!(drain(&mut tx, &mut nic), vec![(2, true, 0), (3, true, 0)]);

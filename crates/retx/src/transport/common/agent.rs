@@ -157,17 +157,23 @@ impl NicState {
     }
 }
 
+/// Where a NIC keeps its scheme's agent (the registry's enum over every scheme's): lends the
+/// agent itself as `Any`, so a scheme can find its own by type. A call that never asks for
+/// the agent (most, for most schemes) pays nothing for it.
+pub trait AgentSlot {
+    fn agent_any(&mut self) -> &mut dyn Any;
+}
+
 /// One queue pair's call into its NIC: the NIC's state (it reads as it: `Deref`), the scheme's
 /// agent by its concrete type ([`NicCall::agent`]), and which queue pair is calling.
 pub struct NicCall<'a> {
     state: &'a mut NicState,
-    scheme: &'a mut dyn Any,
+    scheme: &'a mut dyn AgentSlot,
     caller: u32,
 }
 
 impl<'a> NicCall<'a> {
-    /// `scheme` is the scheme's agent itself (not a box around it), as its type is named.
-    pub fn new(state: &'a mut NicState, scheme: &'a mut dyn Any, caller: u32) -> Self {
+    pub fn new(state: &'a mut NicState, scheme: &'a mut dyn AgentSlot, caller: u32) -> Self {
         NicCall { state, scheme, caller }
     }
 
@@ -180,13 +186,13 @@ impl<'a> NicCall<'a> {
     /// its own (NDP's pacer, MELO's pools). None on a NIC whose scheme keeps another.
     #[inline]
     pub fn agent<A: 'static>(&mut self) -> Option<&mut A> {
-        downcast_mut::<A>(self.scheme)
+        downcast_mut::<A>(self.scheme.agent_any())
     }
 
     /// The agent and the NIC's state together (an agent call that queues a send or a wake).
     #[inline]
     pub fn agent_and_state<A: 'static>(&mut self) -> (Option<&mut A>, &mut NicState) {
-        (downcast_mut::<A>(self.scheme), self.state)
+        (downcast_mut::<A>(self.scheme.agent_any()), self.state)
     }
 }
 

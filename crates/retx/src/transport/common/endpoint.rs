@@ -196,7 +196,10 @@ impl<R: SendRecovery, X: ReceiveRecovery, C: CongestionControl> Endpoint<R, X, C
     /// What this end counts for its flow's record; a flow's record merges both ends'.
     pub fn record(&self) -> EndRecord {
         match self {
-            Endpoint::Requester(s) => EndRecord { sent: s.stats, ..EndRecord::default() },
+            Endpoint::Requester(s) => {
+                let notifications = s.stats.notifications.merge(s.recovery().notifications());
+                EndRecord { sent: super::sender::SenderStats { notifications, ..s.stats }, ..EndRecord::default() }
+            }
             Endpoint::Responder(r) => {
                 let (stored, copied, dropped) = r.reorder_stats();
                 EndRecord {

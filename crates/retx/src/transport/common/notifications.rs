@@ -18,6 +18,12 @@ pub struct Notifications {
     pub racks: u64,
     /// TCP fast retransmits (a third duplicate ACK).
     pub fast_retransmits: u64,
+    /// Aeolus: unscheduled packets an ACK's SACK showed lost (a later unscheduled packet
+    /// acknowledged): Homa's and ExpressPass's with `aeolus`, NDP's with `aeolus`.
+    pub aeolus_sack_losses: u64,
+    /// Aeolus: unscheduled packets the probe's ACK showed lost (still unacknowledged when the
+    /// probe that follows the last one was answered).
+    pub aeolus_probe_losses: u64,
 }
 
 impl Notifications {
@@ -35,7 +41,7 @@ impl Notifications {
 
     /// Every kind together: what a scheme-independent "did the receiver report loss" asks.
     pub fn total(&self) -> u64 {
-        self.naks + self.nacks + self.sacks + self.racks + self.fast_retransmits
+        self.naks + self.nacks + self.sacks + self.racks + self.fast_retransmits + self.aeolus_sack_losses + self.aeolus_probe_losses
     }
 
     pub fn merge(self, o: Notifications) -> Notifications {
@@ -45,6 +51,8 @@ impl Notifications {
             sacks: self.sacks + o.sacks,
             racks: self.racks + o.racks,
             fast_retransmits: self.fast_retransmits + o.fast_retransmits,
+            aeolus_sack_losses: self.aeolus_sack_losses + o.aeolus_sack_losses,
+            aeolus_probe_losses: self.aeolus_probe_losses + o.aeolus_probe_losses,
         }
     }
 }

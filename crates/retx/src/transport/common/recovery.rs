@@ -50,6 +50,17 @@ pub trait SendRecovery {
     /// spends and echoes that credit's send time.
     #[inline]
     fn stamp(&self, _seg: &mut Segment) {}
+    /// Loss notifications the scheme counts itself, beyond those the shell counts from
+    /// [`SendRecovery::on_feedback`]'s answer (Aeolus's losses found by SACK and probe, which
+    /// change no congestion control): read with the flow's record.
+    fn notifications(&self) -> crate::transport::common::notifications::Notifications {
+        Default::default()
+    }
+    /// Whether the packet [`SendRecovery::next`] just chose goes unscheduled: before any
+    /// grant, credit or PULL allowed it (Homa's and NDP's first RTT, Aeolus's first BDP).
+    fn unscheduled(&self) -> bool {
+        false
+    }
     /// A notification from the receiver (ACK, NAK, NACK, RACK, or a connection packet);
     /// returns whether it reported a loss.
     fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, nic: &mut NicCall<'_>) -> bool;
@@ -110,6 +121,12 @@ impl<T: SendRecovery + ?Sized> SendRecovery for Box<T> {
         (**self).stamp(seg)
     }
     #[inline]
+    fn unscheduled(&self) -> bool {
+        (**self).unscheduled()
+    }
+    fn notifications(&self) -> crate::transport::common::notifications::Notifications {
+        (**self).notifications()
+    }
     fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, nic: &mut NicCall<'_>) -> bool {
         (**self).on_feedback(now, seg, at, nic)
     }

@@ -98,6 +98,9 @@ pub struct Segment {
     /// A trimming switch whose header queue was full sent this trimmed header back to its
     /// sender (htsim's return-to-sender): the sender learns its packet was lost.
     pub returned: bool,
+    /// Data sent before any grant, credit or PULL allowed it (a proactive transport's first
+    /// RTT): what Aeolus's switches may drop and what the drop counters call unscheduled.
+    pub unscheduled: bool,
     /// IP ECN codepoint: data leaves the sender ECN-capable; switches mark it.
     pub ecn: Ecn,
     /// ECN echo on a response: the data packet that triggered it was marked (DCTCP's ECE;
@@ -134,6 +137,7 @@ impl Segment {
             retransmit: false,
             trimmed: false,
             returned: false,
+            unscheduled: false,
             ecn: Ecn::NotEct,
             ece: false,
             priority: to.priority,
@@ -163,6 +167,7 @@ impl Segment {
             retransmit: false,
             trimmed: false,
             returned: false,
+            unscheduled: false,
             ecn: Ecn::Ect,
             ece: false,
             priority: 0,

@@ -134,6 +134,7 @@ impl<R: SendRecovery, C: CongestionControl> Sender<R, C> {
         if m.colour_as_ecn {
             (seg.ecn, seg.colour) = (if colour > 0 { Ecn::NotEct } else { Ecn::Ect }, 0);
         }
+        seg.unscheduled = self.recovery.unscheduled();
         self.recovery.stamp(&mut seg);
         self.stats.sent_pkts += 1;
         self.stats.sent_bytes += payload as u64;

@@ -43,6 +43,7 @@
 //! are 64 B control packets; priorities are not adapted to the workload (no "CBF graduated"
 //! cutoffs: give explicit ones).
 
+use crate::transport::common::notifications::Notifications;
 use crate::transport::common::scheme::{RunFacts, Scheme, Setup};
 use crate::transport::proactive::aeolus::{Probe, Unscheduled, UnscheduledPackets};
 use crate::transport::common::agent::{HostAgent, NicCall};
@@ -347,10 +348,12 @@ pub struct HomaSender {
     timeout_resend: BTreeSet<u64>,
     rto: Time,
     last_progress: Time,
-    /// The priority and colour of the packet `next` chose.
+    /// The priority and colour of the packet `next` chose, and whether it went unscheduled.
     marked: (u8, u8),
-    /// Aeolus: unscheduled packets found lost by SACK or probe.
-    pub losses_detected: u64,
+    marked_unscheduled: bool,
+    /// Aeolus: unscheduled packets found lost, by what found them.
+    sack_losses: u64,
+    probe_losses: u64,
 }
 
 impl HomaSender {
@@ -375,7 +378,9 @@ impl HomaSender {
             rto: p.rto.0,
             last_progress: Time::ZERO,
             marked: (0, 0),
-            losses_detected: 0,
+            marked_unscheduled: false,
+            sack_losses: 0,
+            probe_losses: 0,
         }
     }
 
@@ -389,12 +394,15 @@ impl HomaSender {
         self.states.first(state, |i| i < una || sacked.contains(&i))
     }
 
+    /// Aeolus: unscheduled packets found lost, by SACK or probe.
+    pub fn losses_detected(&self) -> u64 {
+        self.sack_losses + self.probe_losses
+    }
+
     /// Marks lost every unscheduled packet below `end` sent once and unacknowledged.
-    fn detect(&mut self, end: u64) -> bool {
+    fn detect(&mut self, end: u64) -> u64 {
         let (una, sacked) = (self.snd_una, &self.sacked);
-        let found = self.states.detect(end, |i| i < una || sacked.contains(&i));
-        self.losses_detected += found;
-        found > 0
+        self.states.detect(end, |i| i < una || sacked.contains(&i))
     }
 
     fn scheduled(&mut self, i: u64, retransmit: bool) -> Option<(u64, bool)> {
@@ -425,6 +433,7 @@ impl SendRecovery for HomaSender {
         if self.used == 0 && self.snd_nxt == 0 {
             self.last_progress = now;
         }
+        self.marked_unscheduled = false;
         // What the timeout owes goes first, ungranted (Homa's answer to a RESEND).
         while let Some(i) = self.timeout_resend.pop_first() {
             if !self.acked(i) {
@@ -441,6 +450,7 @@ impl SendRecovery for HomaSender {
             self.snd_nxt += 1;
             self.used += 1;
             self.marked = (self.unscheduled_priority, self.aeolus.unwrap_or(0));
+            self.marked_unscheduled = true;
             self.states.set(i, Unscheduled::Sent);
             if self.aeolus.is_some() && self.snd_nxt == self.unscheduled {
                 self.probe = Probe::Due;
@@ -463,6 +473,12 @@ impl SendRecovery for HomaSender {
     }
     fn mark(&self, _index: u64, _retransmit: bool) -> Option<(u8, u8)> {
         Some(self.marked)
+    }
+    fn unscheduled(&self) -> bool {
+        self.marked_unscheduled
+    }
+    fn notifications(&self) -> Notifications {
+        Notifications { aeolus_sack_losses: self.sack_losses, aeolus_probe_losses: self.probe_losses, ..Notifications::default() }
     }
     fn poll_connection(&mut self, now: Time, psn: PsnSpace) -> Option<Segment> {
         if self.probe != Probe::Due {
@@ -496,7 +512,7 @@ impl SendRecovery for HomaSender {
                 let Some(i) = at.index(info.ackno).filter(|&i| i < self.snd_nxt) else { return false };
                 if info.probe {
                     // Every unscheduled packet still unacknowledged is lost.
-                    self.detect(self.unscheduled);
+                    self.probe_losses += self.detect(self.unscheduled);
                     return false;
                 }
                 let first_ack = self.states.get(i) == Some(Unscheduled::Sent);
@@ -506,7 +522,7 @@ impl SendRecovery for HomaSender {
                 if first_ack {
                     // A gap below an unscheduled packet SACKed (unscheduled packets leave in
                     // order).
-                    self.detect(i);
+                    self.sack_losses += self.detect(i);
                 }
             }
             _ => {}
@@ -733,7 +749,7 @@ mod tests {
         assert_eq!(drain(&mut tx, &mut nic), (0..4).map(|i| (i, false, 4, 2)).collect::<Vec<_>>());
         // Packet 1 SACKed: 0, sent before it, is lost.
         tx.on_feedback(ns(3), &ack(0, 1, false), reader(), &mut nic.call(0));
-        assert_eq!(tx.losses_detected, 1);
+        assert_eq!(tx.losses_detected(), 1);
         // Each grant slot: the lost one first, then new (scheduled) data, uncoloured, at the
         // grant's priority.
         tx.on_feedback(ns(3), &grant(6, 7), reader(), &mut nic.call(0));
@@ -761,9 +777,9 @@ mod tests {
         // 0 and 1 arrive; 2 and 3 (the tail) were dropped: only the probe's ACK tells.
         tx.on_feedback(ns(3), &ack(1, 0, false), reader(), &mut nic.call(0));
         tx.on_feedback(ns(3), &ack(2, 1, false), reader(), &mut nic.call(0));
-        assert_eq!(tx.losses_detected, 0);
+        assert_eq!(tx.losses_detected(), 0);
         tx.on_feedback(ns(4), &ack(2, 3, true), reader(), &mut nic.call(0));
-        assert_eq!(tx.losses_detected, 2);
+        assert_eq!(tx.losses_detected(), 2);
         tx.on_feedback(ns(5), &grant(6, 7), reader(), &mut nic.call(0));
         assert_eq!(drain(&mut tx, &mut nic), vec![(2, true, 7, 0), (3, true, 7, 0)]);
         // Without Aeolus: no probe, no colour.

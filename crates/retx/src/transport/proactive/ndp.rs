@@ -248,6 +248,8 @@ pub struct NdpSender {
     last_progress: Time,
     /// Draws the RTO's random factor (seeded by the flow).
     rng: u64,
+    /// The packet `next` chose went in the first window, before any PULL.
+    sent_unscheduled: bool,
 }
 
 impl NdpSender {
@@ -268,6 +270,7 @@ impl NdpSender {
             srtt: None,
             last_progress: Time::ZERO,
             rng: mix64(key ^ 0x4e44_5021),
+            sent_unscheduled: false,
         }
     }
 
@@ -350,9 +353,11 @@ impl SendRecovery for NdpSender {
         if self.snd_nxt == 0 {
             self.last_progress = now;
         }
+        self.sent_unscheduled = false;
         if self.first_window > 0 {
             if let Some(p) = self.new_packet() {
                 self.first_window -= 1;
+                self.sent_unscheduled = true;
                 return Some(p);
             }
             self.first_window = 0;
@@ -377,6 +382,9 @@ impl SendRecovery for NdpSender {
             self.last_pull += 1;
         }
         sent
+    }
+    fn unscheduled(&self) -> bool {
+        self.sent_unscheduled
     }
     fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, _nic: &mut NicCall<'_>) -> bool {
         let Some(info) = pull_info(seg) else { return false };

@@ -46,6 +46,7 @@
 //!   unacknowledged (each unscheduled packet resent once this way). The first credit ends
 //!   the unscheduled phase: what is left of the first BDP goes on credits.
 
+use crate::transport::common::notifications::Notifications;
 use crate::transport::proactive::aeolus::{Probe, Unscheduled, UnscheduledPackets, PROBE_BYTES};
 use crate::transport::common::agent::NicCall;
 use crate::transport::common::window::Window;
@@ -129,8 +130,9 @@ pub struct XpassSender {
     pub credits_wasted: u64,
     pub requests_sent: u64,
     pub stops_sent: u64,
-    /// Aeolus: unscheduled packets found lost by SACK or probe.
-    pub losses_detected: u64,
+    /// Aeolus: unscheduled packets found lost, by what found them.
+    sack_losses: u64,
+    probe_losses: u64,
 }
 
 impl XpassSender {
@@ -177,7 +179,8 @@ impl XpassSender {
             credits_wasted: 0,
             requests_sent: 0,
             stops_sent: 0,
-            losses_detected: 0,
+            sack_losses: 0,
+            probe_losses: 0,
         }
     }
 
@@ -195,10 +198,15 @@ impl XpassSender {
         self.states.first(state, |i| i < una || (i < nxt && acked.get(i)))
     }
 
+    /// Aeolus: unscheduled packets found lost, by SACK or probe.
+    pub fn losses_detected(&self) -> u64 {
+        self.sack_losses + self.probe_losses
+    }
+
     /// Marks lost every unscheduled packet below `end` sent once and unacknowledged.
-    fn detect(&mut self, end: u64) {
+    fn detect(&mut self, end: u64) -> u64 {
         let (una, nxt, acked) = (self.snd_una, self.snd_nxt, &self.acked);
-        self.losses_detected += self.states.detect(end, |i| i < una || (i < nxt && acked.get(i)));
+        self.states.detect(end, |i| i < una || (i < nxt && acked.get(i)))
     }
 
     /// Whether a credit would find something to send.
@@ -365,6 +373,13 @@ impl SendRecovery for XpassSender {
     fn mark(&self, _index: u64, _retransmit: bool) -> Option<(u8, u8)> {
         Some((self.data_priority, self.colour))
     }
+    fn notifications(&self) -> Notifications {
+        Notifications { aeolus_sack_losses: self.sack_losses, aeolus_probe_losses: self.probe_losses, ..Notifications::default() }
+    }
+    /// Credit 0: Aeolus's first RTT, sent before any credit.
+    fn unscheduled(&self) -> bool {
+        self.spent.0 == 0
+    }
     fn stamp(&self, seg: &mut Segment) {
         seg.ext = Ext::Xpass(XpassInfo { kind: XpassKind::Data, seq: self.spent.0, ..Default::default() });
         seg.echo_ts = self.spent.1;
@@ -432,7 +447,7 @@ impl SendRecovery for XpassSender {
                 }
                 if x.kind == XpassKind::ProbeAck {
                     // Every unscheduled packet still unacknowledged was lost.
-                    self.detect(self.unscheduled);
+                    self.probe_losses += self.detect(self.unscheduled);
                 } else if let Some(i) = at.index(x.ackno).filter(|&i| i < self.snd_nxt) {
                     let first_ack = self.state(i) == Some(Unscheduled::Sent) && !self.acked(i);
                     if i >= self.snd_una {
@@ -441,7 +456,7 @@ impl SendRecovery for XpassSender {
                     self.sacked_end = self.sacked_end.max(i + 1);
                     if first_ack {
                         // Unscheduled packets leave in order: a gap below one SACKed is a loss.
-                        self.detect(i);
+                        self.sack_losses += self.detect(i);
                     }
                 }
                 self.maybe_stop(nic);
