@@ -35,4 +35,4 @@ def test_left_beats_every_baseline_and_the_claims_recompute(ran: tuple[pl.DataFr
     claims = pl.read_csv(out / "claims.csv")
     first = claims.row(0, named=True)
     want = (1 - rows["per-packet left"]["mean_fct_us"] / rows["per-flow gbn"]["mean_fct_us"]) * 100
-    assert first["paper"] == 28.1 and first["retx"] == pytest.approx(want)
+    assert first["source"] == 28.1 and first["retx"] == pytest.approx(want)

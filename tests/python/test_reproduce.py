@@ -94,15 +94,17 @@ def wan(tmp_path_factory) -> Ran:
 
 
 def printed_claims(out: str) -> list[tuple[str, float, float | None]]:
-    """The (claim, paper, retx) rows of the claims table a reproduction printed."""
+    """The (claim, source, retx) rows of the claims table a reproduction printed (its columns
+    claim, source, retx, tolerance, verdict, cut where its dashed rule puts them)."""
     lines = out.splitlines()
-    start = next(i for i, l in enumerate(lines) if re.match(r"^claim\s+paper\s+retx$", l))
+    start = next(i for i, l in enumerate(lines) if re.match(r"^claim\s+source\s+retx\s+tolerance\s+verdict$", l))
+    spans = [m.span() for m in re.finditer(r"-+", lines[start + 1])]
     rows = []
     for line in lines[start + 2:]:
         if not line.strip():
             break
-        claim, paper, retx = re.match(r"^(.*?)\s{2,}(\S+)\s+(\S+)$", line).groups()
-        rows.append((claim, float(paper.replace(",", "")),
+        claim, source, retx = (line[a:b].strip() for a, b in spans[:3])
+        rows.append((claim, float(source.replace(",", "")),
                      None if retx == "-" else float(retx.replace(",", ""))))
     return rows
 
@@ -228,10 +230,10 @@ def test_melo_fig5a_comparison_rows_recompute(fig5a: Ran) -> None:
         ("MELO better than go-back-N at 0.001 % loss (%)", 3.37, (gain_1e5 - 1.0) * 100.0),
     ]
     got = melo_fig5a.compare_with_paper(fig5a.table)
-    assert got.columns == ["claim", "paper", "retx"]
+    assert got.columns == ["claim", "source", "retx", "tolerance", "verdict"]
     assert got["claim"].to_list() == [c for c, _, _ in expected]
     for (claim, paper, retx), row in zip(expected, got.iter_rows(named=True)):
-        assert math.isclose(row["paper"], paper, rel_tol=1e-12), claim
+        assert math.isclose(row["source"], paper, rel_tol=1e-12), claim
         assert math.isclose(row["retx"], retx, rel_tol=1e-12), claim
     # ... and the printed table is that comparison.
     assert_claims(printed_claims(fig5a.out), expected)

@@ -62,7 +62,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-from retx.reproduce.common import save_table
+from retx.reproduce.common import Claim, report_claims, save_table
 from retx.results import Results
 from retx.runner import run_many
 from retx.scenario import Scenario
@@ -282,6 +282,13 @@ def findings(table: pl.DataFrame) -> pl.DataFrame:
     return pl.DataFrame(rows)
 
 
+def claims(table: pl.DataFrame) -> list[Claim]:
+    """None: not a paper's figure, so no source states a number to judge ours against (the
+    comparisons are `findings`, discussed in docs/REPRODUCTIONS.md). The claims table is
+    written all the same, empty, so that every reproduction has one."""
+    return []
+
+
 def run(out_dir: Path, quick: bool) -> pl.DataFrame:
     points = grid(quick)
     start = time.perf_counter()
@@ -294,5 +301,6 @@ def run(out_dir: Path, quick: bool) -> pl.DataFrame:
     print(format_table(table.drop("algorithm"), max_rows=200))
     print()
     print(format_table(findings(table)))
-    print(f"\n{len(points)} runs in {wall:.0f} s wall; wrote {out_dir}/table.parquet, table.csv, plot.png")
+    report_claims(claims(table), out_dir, quick)
+    print(f"\n{len(points)} runs in {wall:.0f} s wall; wrote {out_dir}/table.parquet, table.csv, claims.parquet, claims.csv, plot.png")
     return table

@@ -34,7 +34,7 @@ import polars as pl
 
 from retx import runner
 from retx.plots import plot_lines
-from retx.reproduce.common import save_table
+from retx.reproduce.common import Claim, relative, report_claims, save_table
 from retx.scenario import Scenario
 from retx.table import format_table
 
@@ -194,4 +194,19 @@ def run(out_dir: Path, quick: bool) -> pl.DataFrame:
     print(format_table(spread))
     print(f"\nwrote {out_dir}/table.parquet, table.csv, flows.csv, plot.png and each matrix's "
           "flows in htsim's finish.txt columns")
+    report_claims(claims(table), out_dir, quick)
+    print(f"wrote {out_dir}/claims.parquet, claims.csv")
     return table
+
+
+WHY = "htsim-crosscheck, Where the models differ"
+SAME_INPUT = relative(TOLERANCE, "two simulators of NDP on htsim's own input: 20 %, the within_20pct column's bar")
+
+
+def claims(table: pl.DataFrame) -> list[Claim]:
+    """htsim's FCT and slowdown percentiles per workload and size bucket against retx's
+    (buckets without flows left out)."""
+    return [Claim(f"{r['workload']} {r['bucket']}: {stat} {metric}", r[f"htsim_{metric}_{stat}"],
+                  r[f"retx_{metric}_{stat}"], SAME_INPUT, WHY)
+            for r in table.iter_rows(named=True) if r["flows"]
+            for metric in ("fct", "slowdown") for stat in ("median", "p95", "p99")]

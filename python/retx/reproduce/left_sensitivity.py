@@ -24,7 +24,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import polars as pl  # noqa: E402
 
 from retx.reproduce import left_fct, left_rtt_ratio  # noqa: E402
-from retx.reproduce.common import number, save_table  # noqa: E402
+from retx.reproduce.common import Claim, number, report_claims, save_table  # noqa: E402
 from retx.runner import run_many  # noqa: E402
 from retx.scenario import Scenario  # noqa: E402
 from retx.table import format_table  # noqa: E402
@@ -132,5 +132,31 @@ def run(out_dir: Path, quick: bool) -> pl.DataFrame:
     figure.savefig(out_dir / "plot.png", dpi=110)
     plt.close(figure)
     print(format_table(table))
-    print(f"\nwrote {out_dir}/table.parquet, table.csv, plot.png")
+    report_claims(claims(table), out_dir, quick)
+    print(f"\nwrote {out_dir}/table.parquet, table.csv, claims.parquet, claims.csv, plot.png")
     return table
+
+
+WHY = "left-sensitivity"
+# The same tolerances as left-rtt-ratio's and left-fct's claims.
+THROUGHPUT = left_rtt_ratio.BAR
+SLIDES_32X = left_rtt_ratio.SLIDES_PCT_AT_32["left"]
+SLIDES_CUT = {stat: left_fct.SLIDES[("per-flow gbn", stat)] for stat in ("mean", "p99")}
+
+
+def claims(table: pl.DataFrame) -> list[Claim]:
+    """The slides' headlines against the lowest and highest value any one setting gives (the
+    FCT cuts only on the full grid)."""
+    def extreme(col: str, lowest: bool) -> float | None:
+        values = table[col].drop_nulls()
+        return None if values.is_empty() else number(values.min() if lowest else values.max())
+
+    out = []
+    for lowest, end in ((True, "lowest"), (False, "highest")):
+        out.append(Claim(f"LEFT throughput at 32x (%), {end} over the settings", SLIDES_32X,
+                         extreme("throughput_pct", lowest), THROUGHPUT, WHY))
+    for stat in ("mean", "p99"):
+        for lowest, end in ((True, "lowest"), (False, "highest")):
+            out.append(Claim(f"LEFT's {stat} FCT cut vs per-flow (%), {end} over the settings", SLIDES_CUT[stat],
+                             extreme(f"fct_{stat}_reduction_pct", lowest), left_fct.CUT[stat], WHY))
+    return out
