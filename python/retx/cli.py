@@ -17,7 +17,7 @@ from retx.report import ReportError, write_report
 from retx.plots import (COLLECTIVE_TIMELINE_PLOT, plot_cc, plot_collective_timeline, plot_fct_cdf, plot_pools,
                         plot_queues, plot_slowdown_by_size, plot_throughput)
 from retx.provenance import version
-from retx.output import OutputError, check_target, staged
+from retx.output import OutputError, check_folder, check_target, staged
 from retx.results import Results
 from retx.runner import run as run_scenario
 from retx.scenario import Scenario
@@ -256,12 +256,17 @@ def reproduce_command(
                                        help="Output folder [default: results/<name>]."),
     quick: bool = typer.Option(False, "--quick",
                                help="A coarser, shorter grid: faster, by as much as the list above says."),
+    force: bool = typer.Option(False, "--force", help="Write over the files already in --out."),
 ) -> None:
     if name is None:
         print("Typical wall time on 2 cores, full grid and --quick:\n")
         print(reproduce.listing())
         return
+    reproduce.entry_of(name)
     default_dir = Path("results") / (f"{name}-quick" if quick else name)
+    # As `run`: a folder named with --out is refused when it holds anything, unless --force; the
+    # default folder is the reproduction's own and is written over.
+    check_folder(out or default_dir, force or out is None)
     reproduce.run(name, out or default_dir, quick)
 
 

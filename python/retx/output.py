@@ -73,6 +73,19 @@ def check_target(out: Path, force: bool) -> None:
         raise OutputError(f"--out {shown(out)}: holds other files, not results; name a new or empty folder")
 
 
+def check_folder(out: Path, force: bool) -> None:
+    """Refuses the output folder of a reproduction before anything runs: a file where the folder
+    should be, or a folder that is not empty unless `force` (its files are then written over in
+    place; a reproduction writes no summary.json, so `check_target`'s test for results does not
+    apply)."""
+    if out.is_symlink() and not out.is_dir():
+        raise OutputError(f"--out {shown(out)}: is a link to no folder")
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"--out {shown(out)}: is a file, not a folder")
+    if out.is_dir() and any(out.iterdir()) and not force:
+        raise OutputError(f"--out {shown(out)}: is not empty; pass --force to write over what is in it")
+
+
 @contextmanager
 def staged(out: Path) -> Iterator[Path]:
     """A temporary folder beside `out` to write a run's results into; when the block ends

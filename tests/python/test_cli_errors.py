@@ -80,3 +80,26 @@ def test_file_that_is_not_text(tmp_path: Path) -> None:
 
 def test_unknown_reproduction_lists_known_ones() -> None:
     assert_one_line_error(run_cli("reproduce", "no-such-figure"), "no-such-figure", "melo-fig5a")
+
+
+def test_reproduce_refuses_a_folder_that_is_not_empty_unless_forced(tmp_path: Path) -> None:
+    """`retx reproduce --out` refuses a folder holding anything, before any run (as `retx run`
+    refuses a folder of results), and writes over it with --force; melo-fig6a --quick: ~1 s."""
+    out = tmp_path / "fig6a"
+    out.mkdir()
+    (out / "table.csv").write_text("old\n")
+    refused = run_cli("reproduce", "melo-fig6a", "--quick", "--out", str(out))
+    assert_one_line_error(refused, str(out), "not empty", "--force")
+    assert refused.stdout == ""  # checked before any work
+    assert (out / "table.csv").read_text() == "old\n"
+    assert_one_line_error(run_cli("reproduce", "melo-fig6a", "--quick", "--out", str(out / "table.csv")),
+                          "is a file")
+    forced = run_cli("reproduce", "melo-fig6a", "--quick", "--out", str(out), "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert (out / "table.csv").read_text().startswith("loss_rate,")
+    assert (out / "claims.csv").read_text().startswith("claim,source,retx,tolerance,verdict")
+    assert "verdict" in forced.stdout
+    # A new or empty folder needs no --force.
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert run_cli("reproduce", "melo-fig6a", "--quick", "--out", str(empty)).returncode == 0
