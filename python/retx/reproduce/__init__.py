@@ -48,7 +48,7 @@ class Reproduction:
 # a test that times the quick grid fails otherwise (`stale_wall_time`). collective-compare was
 # measured later the same day (after 2d52825) beside a cargo-mutants build (load 2 to 5.5): full
 # 120 s (its module's run) and 178 s (`retx reproduce`), quick 11.4 and 12.5 s (5 s at load 1.2).
-# aeolus-incast was measured at 1d0790c (load 5 to 5.6): full 0.38 s, quick 0.26 and 0.29 s.
+# aeolus-incast was measured at the testbed rewrite (issue 43, load ~3): full 3.1 s, quick 1.2 s.
 CATALOGUE: dict[str, Reproduction] = {
     "melo-fig5a": Reproduction(melo_fig5a, "MELO Fig. 5a: one flow's goodput vs. loss rate", 12, 1),
     "melo-fig5b": Reproduction(melo_fig5b, "MELO Fig. 5b: p99 FCT under load, lossy spine", 30, 2),
@@ -65,7 +65,7 @@ CATALOGUE: dict[str, Reproduction] = {
     "stride-testbed": Reproduction(stride_testbed, "STRIDE Figs. 6-8: the two-switch testbed", 1, 1),
     "collective-compare": Reproduction(collective_compare, "Ring all-reduce, all-to-all: recovery x ECMP/spray, loss",
                                        150, 8),
-    "aeolus-incast": Reproduction(aeolus_incast, "Aeolus §5 testbed: 7-to-1 incast, Homa and ExpressPass ± Aeolus", 1, 1),
+    "aeolus-incast": Reproduction(aeolus_incast, "Aeolus §5 testbed: the authors' 70-message incast, their Homa ± Aeolus, ExpressPass", 4, 2),
     "aeolus-threshold": Reproduction(aeolus_threshold, "Aeolus: the selective-drop threshold, WRED vs. ECN codepoint", 22, 1),
     "aeolus-workloads": Reproduction(aeolus_workloads, "Aeolus §5: four workloads, Homa ± Aeolus and NDP, ExpressPass ± Aeolus", 97, 9),
     "left-fct": Reproduction(left_fct, "LEFT: FCT on a 72-host dragonfly, per-flow/packet/flowlet ± LEFT", 75, 3),

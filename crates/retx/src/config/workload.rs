@@ -95,6 +95,11 @@ pub struct WorkloadCfg {
     /// collective: what runs, on which hosts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub collective: Option<super::collective::CollectiveCfg>,
+    /// Every kind but collective: each flow starts up to this much later than its workload
+    /// says, uniformly and independently (seeded): the host software's timing between flows
+    /// meant to start together (the Aeolus testbed's polling loop). Default none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_jitter: Option<Dur>,
 }
 
 /// `workload.pairs`: a list of `[src, dst]`, each exactly two host names (serde's tuple would
@@ -461,7 +466,7 @@ fn kind_name(k: WorkloadKind) -> &'static str {
 /// silently ignore it).
 fn check_workload_fields(w: &WorkloadCfg) -> Result<(), ScenarioError> {
     use WorkloadKind::*;
-    let given: [(&str, bool, &[WorkloadKind]); 16] = [
+    let given: [(&str, bool, &[WorkloadKind]); 17] = [
         ("file", w.file.is_some(), &[HpccFlows, HtsimCm]),
         ("pairs", !w.pairs.is_empty(), &[LongFlows, Poisson]),
         ("flows", !w.flows.list().is_empty() || w.flows.count().is_some(), &[FlowList, Poisson]),
@@ -478,6 +483,7 @@ fn check_workload_fields(w: &WorkloadCfg) -> Result<(), ScenarioError> {
         ("rounds", w.rounds.is_some(), &[Incast]),
         ("interval", w.interval.is_some(), &[Incast]),
         ("collective", w.collective.is_some(), &[Collective]),
+        ("start_jitter", w.start_jitter.is_some(), &[LongFlows, FlowList, Poisson, Incast, HtsimCm, HpccFlows]),
     ];
     for (field, present, kinds) in given {
         if present && !kinds.contains(&w.kind) {
@@ -547,6 +553,13 @@ pub fn flows(cfg: &WorkloadCfg, topo: &Topology, seed: u64, base_dir: &Path) -> 
                 .collect()
         }
     };
+    let mut out = out;
+    if let Some(jitter) = cfg.start_jitter {
+        for (i, f) in out.iter_mut().enumerate() {
+            let late = (crate::sim::rng::stream(seed, crate::sim::rng::Stream::StartJitter, i as u64).uniform() * jitter.0 .0 as f64) as u64;
+            f.start = Time(f.start.0.saturating_add(late));
+        }
+    }
     // Flows are numbered in start order (stable: a flow list already in start order keeps its
     // positions); `after` names flows by their position in the list as written.
     let mut order: Vec<usize> = (0..out.len()).collect();
@@ -701,6 +714,29 @@ mod tests {
         let w = "kind = \"incast\"\nreceiver = \"h3\"\nsenders = [\"h0\", \"h2\"]\nsize = \"1KB\"";
         let (_, _, defs) = generate("kind = \"single-switch\"\nhosts = 4", w).unwrap();
         assert_eq!(defs.len(), 2);
+    }
+
+    /// `start_jitter` delays each flow by its own draw below the bound, the same draws for the
+    /// same seed, other draws for another; a collective refuses it (its flows' order is its
+    /// schedule).
+    #[test]
+    fn start_jitter_delays_each_flow_below_the_bound_by_the_seed() {
+        let w = "kind = \"incast\"\nreceiver = \"h0\"\nfan_in = 7\nsize = \"1KB\"\nstart = \"5us\"\nstart_jitter = \"2us\"";
+        let starts = |seed: u64| {
+            let mut s = scenario("kind = \"single-switch\"\nhosts = 8", w);
+            s.seed = seed;
+            let topo = validate(&mut s).unwrap();
+            let mut v: Vec<u64> = flows(&s.workload, &topo, s.seed, Path::new(".")).unwrap().flows.iter().map(|f| f.start.0).collect();
+            v.sort_unstable();
+            v
+        };
+        let one = starts(1);
+        assert!(one.iter().all(|&t| (5_000_000..7_000_000).contains(&t)), "{one:?}");
+        assert!(one.windows(2).all(|w| w[0] < w[1]), "distinct draws: {one:?}");
+        assert_eq!(one, starts(1));
+        assert_ne!(one, starts(2));
+        let e = generate("kind = \"single-switch\"\nhosts = 4", "kind = \"collective\"\nstart_jitter = \"1us\"\n[workload.collective]\nop = \"all-reduce\"\nranks = 4\nsize = \"1MB\"").unwrap_err();
+        assert!(e.contains("workload.start_jitter"), "{e}");
     }
 
     #[test]

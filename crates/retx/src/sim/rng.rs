@@ -30,6 +30,8 @@ pub enum Stream {
     HostClock = 12,
     /// Per-switch coin of per-port trimming (htsim's `CompositeQueue` victim choice).
     SwitchTrim = 13,
+    /// Per-flow start jitter of a workload (`workload.start_jitter`).
+    StartJitter = 14,
 }
 
 /// SplitMix64 finaliser: a fast, well-mixed 64-bit hash.

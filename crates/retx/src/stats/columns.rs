@@ -216,7 +216,7 @@ static FLOW_COLUMNS: &[Column<(), FlowRecord>] = &[
     col(
         "notifications",
         "",
-        "loss notifications of every kind the sender received and acted on: naks + nacks + sacks + racks + fast_retransmits + aeolus_sack_losses + aeolus_probe_losses",
+        "loss notifications of every kind the sender received and acted on: naks + nacks + sacks + racks + fast_retransmits + aeolus_sack_losses + aeolus_probe_losses + resends",
         Get::I64(|_, r| r.notifications.total() as i64),
     ),
     col(
@@ -260,6 +260,12 @@ static FLOW_COLUMNS: &[Column<(), FlowRecord>] = &[
         "",
         "unscheduled packets the Aeolus probe's ACK showed lost (unacknowledged when it was answered); Homa, ExpressPass and NDP with aeolus = true",
         Get::I64(|_, r| r.notifications.aeolus_probe_losses as i64),
+    ),
+    col(
+        "resends",
+        "",
+        "RESENDs the sender received: the Aeolus testbed's homa, with testbed = true (the receiver's timeout on a granted message whose grant stopped moving)",
+        Get::I64(|_, r| r.notifications.resends as i64),
     ),
     col("timeouts", "", "retransmission timeouts at the sender", Get::I64(|_, r| r.timeouts as i64)),
     col("cnps", "", "congestion notification packets the sender received", Get::I64(|_, r| r.cnps as i64)),
@@ -452,7 +458,7 @@ mod tests {
     /// name it, so no column's meaning depends on the scheme without saying so.
     #[test]
     fn notification_columns_name_their_schemes() {
-        const KINDS: [&str; 7] = ["naks", "nacks", "sacks", "racks", "fast_retransmits", "aeolus_sack_losses", "aeolus_probe_losses"];
+        const KINDS: [&str; 8] = ["naks", "nacks", "sacks", "racks", "fast_retransmits", "aeolus_sack_losses", "aeolus_probe_losses", "resends"];
         // Scheme (config name), the words its column descriptions use for it.
         let schemes = [
             ("gbn", "go-back-N and"),
@@ -464,6 +470,7 @@ mod tests {
             ("ndp", "NDP (one per trimmed"),
             ("homa", "Homa"),
             ("xpass", "ExpressPass"),
+            ("homa-testbed", "testbed = true"),
         ];
         // Aeolus's losses: two 100 KB first RTTs at once into a 6,000 B selective drop (a
         // tail the probe finds lost) under the random loss (holes a SACK finds).
@@ -475,6 +482,7 @@ mod tests {
             let (hosts, second, switch) = match recovery {
                 "ndp" => (3, r#", { src = "h2", dst = "h1", size = "300KB" }"#, "[switch]\nbuffer = \"20KB\"\npfc = { enabled = false }\ntrim = { queue = 0 }\n[recovery.ndp]\nrto_initial = \"1ms\"\nrto_min = \"1ms\"".to_string()),
                 "homa" => (3, incast, format!("[switch]\nqueues = 8\npfc = {{ enabled = false }}\n[recovery.homa]\naeolus = true\nrtt_bytes = \"100KB\"\n{aeolus}")),
+                "homa-testbed" => (3, incast, "[switch]\nqueues = 8\npfc = { enabled = false }\n[recovery.homa]\ntestbed = true\nrtt_bytes = \"100KB\"".to_string()),
                 "xpass" => (3, incast, format!("[switch]\nqueues = 3\npfc = {{ enabled = false }}\nshaped = {{ queue = 2, buffer = 8, burst = 2 }}\n[recovery.xpass]\naeolus = true\nunscheduled_bytes = \"100KB\"\n{aeolus}")),
                 _ => (2, "", String::new()),
             };
@@ -487,7 +495,7 @@ mod tests {
                 hosts = {hosts}
                 {switch}
                 [transport]
-                recovery = "{recovery}"
+                recovery = "{scheme}"
                 cc = "{cc}"
                 [[loss]]
                 at = "everywhere"
@@ -496,9 +504,10 @@ mod tests {
                 kind = "flow-list"
                 flows = [{{ src = "h0", dst = "h1", size = "300KB" }}{second}]
                 "#,
+                scheme = recovery.trim_end_matches("-testbed"),
                 cc = if recovery == "stride" { "stride" } else { "none" },
                 // Enough random loss that some first-RTT packet is lost between two that arrive.
-                rate = if matches!(recovery, "homa" | "xpass") { 0.05 } else { 0.02 },
+                rate = if matches!(recovery, "homa" | "homa-testbed" | "xpass") { 0.05 } else { 0.02 },
             ))
             .unwrap();
             let flows = FLOWS.fill(&(), &out.flows);

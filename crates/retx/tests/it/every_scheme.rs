@@ -24,7 +24,8 @@ fn setup(kind: RecoveryKind, knob: u32) -> Net {
         "irn" => net.with(&format!("[recovery.irn]\ndetect_lost_retransmissions = {}", knob % 3 != 0)),
         "melo" | "gbone" | "tcp" => net,
         "stride" => net.transport("stride", if knob % 2 == 0 { "stride" } else { "none" }).with("[recovery.stride]\nrto = \"200us\"\nsegment = \"4KB\""),
-        "homa" => net.switch("queues", 8).with(&format!("[recovery.homa]\naeolus = {aeolus}\nrto = \"2ms\"\nrtt_bytes = \"10KB\"\n{wred}")),
+        // The seed's recovery or the Aeolus testbed's (a receiver timeout, one grant slot).
+        "homa" => net.switch("queues", 8).with(&format!("[recovery.homa]\naeolus = {aeolus}\ntestbed = {}\novercommitment = {}\nrto = \"2ms\"\nrtt_bytes = \"10KB\"\n{wred}", knob % 3 == 0, 1 + knob % 2)),
         "xpass" => net
             .switch("queues", 3)
             .switch("shaped", "{ queue = 2, buffer = 8, burst = 2 }")

@@ -31,6 +31,11 @@ pub struct HomaInfo {
     pub priority: u8,
     /// A probe, or the ACK answering one.
     pub probe: bool,
+    /// The testbed's grant request, which opens a message, or the ACK answering one.
+    pub request: bool,
+    /// A grant that is a RESEND: the sender resends what is unacknowledged (the testbed's
+    /// receiver timeout).
+    pub resend: bool,
 }
 
 /// What an ExpressPass packet is, beyond its [`SegKind`].

@@ -24,6 +24,9 @@ pub struct Notifications {
     /// Aeolus: unscheduled packets the probe's ACK showed lost (still unacknowledged when the
     /// probe that follows the last one was answered).
     pub aeolus_probe_losses: u64,
+    /// Homa's RESENDs: the receiver's timeout on a granted message whose grant stopped moving
+    /// (`testbed = true`).
+    pub resends: u64,
 }
 
 impl Notifications {
@@ -41,7 +44,7 @@ impl Notifications {
 
     /// Every kind together: what a scheme-independent "did the receiver report loss" asks.
     pub fn total(&self) -> u64 {
-        self.naks + self.nacks + self.sacks + self.racks + self.fast_retransmits + self.aeolus_sack_losses + self.aeolus_probe_losses
+        self.naks + self.nacks + self.sacks + self.racks + self.fast_retransmits + self.aeolus_sack_losses + self.aeolus_probe_losses + self.resends
     }
 
     pub fn merge(self, o: Notifications) -> Notifications {
@@ -53,6 +56,7 @@ impl Notifications {
             fast_retransmits: self.fast_retransmits + o.fast_retransmits,
             aeolus_sack_losses: self.aeolus_sack_losses + o.aeolus_sack_losses,
             aeolus_probe_losses: self.aeolus_probe_losses + o.aeolus_probe_losses,
+            resends: self.resends + o.resends,
         }
     }
 }

@@ -59,6 +59,10 @@ use crate::sim::units::{Dur, Rate, Size, Time};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
+/// `testbed`: the sender's timer once the receiver has answered, in `rto`s (flowgen.c:1283,
+/// `100*TIMEOUT`: a sender closes a message this long after running out of data).
+const TESTBED_CLOSE_RTOS: u64 = 100;
+
 /// Bytes of an ACK, a grant and Aeolus's probe on the wire: the minimum Ethernet frame (the
 /// seed: "of minimal Ethernet packet size, e.g., 64 bytes").
 pub const HEADER_BYTES: u32 = 64;
@@ -89,6 +93,19 @@ pub struct HomaParams {
     pub aeolus: bool,
     /// The colour of unscheduled packets under Aeolus (2: red).
     pub aeolus_colour: u8,
+    /// Recover as the Aeolus testbed's DPDK Homa does (gaoxiongzeng/dpdk-18.05
+    /// `app/test-pmd/flowgen.c`, the code behind the paper's incast numbers), instead of by the
+    /// sender's timer: a 64 B grant request opens each message, so the receiver knows a message
+    /// whose data were all lost (flowgen.c:781-858); a grant follows what has arrived
+    /// (`data_recv_next + RTT_BYTES`) and goes only when that moves, so a message with nothing
+    /// received is not granted (flowgen.c:1410-1426, 1220-1222); only the `overcommitment`
+    /// messages SRPT ranks first are watched, and one whose grant has not moved for `rto` gets
+    /// a RESEND of up to `rtt_bytes` of what is missing (flowgen.c:1427-1442); the sender's own
+    /// timer, once it has heard from the receiver, is only the close fallback of 100 `rto`
+    /// (flowgen.c:1283). The testbed resends by rolling its send pointer back and counts bytes,
+    /// duplicates included (flowgen.c:1118-1138, 1322-1337); here the RESEND names what is
+    /// unacknowledged, so every byte still arrives once.
+    pub testbed: bool,
 }
 
 impl Default for HomaParams {
@@ -103,6 +120,7 @@ impl Default for HomaParams {
             rto: Dur(Time::from_ms(10)),
             aeolus: false,
             aeolus_colour: 2,
+            testbed: false,
         }
     }
 }
@@ -229,6 +247,13 @@ struct Incoming {
     wasted: u64,
     /// First heard of: SRPT's tie-break.
     order: u64,
+    /// `testbed`: what the last grant followed (packets arrived + `rtt_pkts`; `rtt_pkts`
+    /// before any), when it last moved (or the message was first heard of), the priority it
+    /// named, and whether a RESEND is owed.
+    offset: u64,
+    changed: Time,
+    priority: u8,
+    resend_due: bool,
 }
 
 impl Incoming {
@@ -254,6 +279,8 @@ pub struct HomaScheduler {
     msgs: Vec<Incoming>,
     heard: u64,
     pub grants_sent: u64,
+    /// `testbed`: RESENDs sent (receiver timeouts).
+    pub resends_sent: u64,
     /// Scratch of [`HomaScheduler::schedule`] and the grants of the last update, kept so that
     /// no packet allocates.
     ranked: Vec<usize>,
@@ -262,20 +289,21 @@ pub struct HomaScheduler {
 
 impl HomaScheduler {
     pub fn new(p: &HomaParams) -> Self {
-        HomaScheduler { p: p.clone(), msgs: Vec::new(), heard: 0, grants_sent: 0, ranked: Vec::new(), out: Vec::new() }
+        HomaScheduler { p: p.clone(), msgs: Vec::new(), heard: 0, grants_sent: 0, resends_sent: 0, ranked: Vec::new(), out: Vec::new() }
     }
 
     /// Queue pair `qp`'s message (`npkts` packets, `unscheduled` of them sent ungranted,
     /// `rtt_pkts` per RTT) has `received` distinct packets and `wasted` known lost
-    /// transmissions: the grants that follow, by SRPT over every message of the host
+    /// transmissions, at `now`: the grants that follow, by SRPT over every message of the host
     /// ([`HomaScheduler::grants`] until the next update).
-    pub fn update(&mut self, qp: u32, npkts: u64, unscheduled: u64, rtt_pkts: u64, received: u64, wasted: u64) -> &[GrantOut] {
+    pub fn update(&mut self, now: Time, qp: u32, npkts: u64, unscheduled: u64, rtt_pkts: u64, received: u64, wasted: u64) -> &[GrantOut] {
         let i = match self.msgs.iter().position(|m| m.qp == qp) {
             Some(i) => i,
-            None if received >= npkts => return self.schedule(),
+            None if received >= npkts => return self.schedule(now),
             None => {
                 self.heard += 1;
-                self.msgs.push(Incoming { qp, npkts, rtt_pkts, received: 0, granted: unscheduled, wasted: 0, order: self.heard });
+                let priority = self.p.scheduled_priority(usize::MAX);
+                self.msgs.push(Incoming { qp, npkts, rtt_pkts, received: 0, granted: unscheduled, wasted: 0, order: self.heard, offset: rtt_pkts, changed: now, priority, resend_due: false });
                 self.msgs.len() - 1
             }
         };
@@ -284,7 +312,21 @@ impl HomaScheduler {
         if m.received >= m.npkts {
             self.msgs.swap_remove(i);
         }
-        self.schedule()
+        self.schedule(now)
+    }
+
+    /// `testbed`: a RESEND owed to queue pair `qp`'s message, taken: the grant it repeats and
+    /// that grant's priority.
+    pub fn take_resend(&mut self, qp: u32) -> Option<(u64, u8)> {
+        let m = self.msgs.iter_mut().find(|m| m.qp == qp && m.resend_due)?;
+        m.resend_due = false;
+        self.resends_sent += 1;
+        Some((m.granted, m.priority))
+    }
+
+    /// The messages a `testbed` receiver watches: the first `overcommitment` by SRPT.
+    fn watched(&self) -> impl Iterator<Item = usize> + '_ {
+        self.ranked.iter().copied().take(if self.p.testbed { self.p.overcommitment as usize } else { 0 })
     }
 
     /// What queue pair `qp`'s message has been granted so far (0: none, or complete).
@@ -298,18 +340,27 @@ impl HomaScheduler {
     }
 
     /// Grants to the `overcommitment` messages with the fewest packets left among those not
-    /// fully granted, each up to `rtt_pkts` ahead of what has arrived.
-    fn schedule(&mut self) -> &[GrantOut] {
-        let msgs = &self.msgs;
+    /// fully granted, each up to `rtt_pkts` ahead of what has arrived. `testbed`: among every
+    /// incomplete message (a fully granted one that lost packets keeps its rank, and the slot),
+    /// and only when what has arrived moved the grant.
+    fn schedule(&mut self, now: Time) -> &[GrantOut] {
+        let (msgs, testbed) = (&self.msgs, self.p.testbed);
         self.ranked.clear();
-        self.ranked.extend((0..msgs.len()).filter(|&i| msgs[i].granted < msgs[i].need()));
+        self.ranked.extend((0..msgs.len()).filter(|&i| testbed || msgs[i].granted < msgs[i].need()));
         self.ranked.sort_unstable_by_key(|&i| (msgs[i].npkts - msgs[i].received, msgs[i].order));
         self.out.clear();
         for (rank, &i) in self.ranked.iter().take(self.p.overcommitment as usize).enumerate() {
             let m = &mut self.msgs[i];
+            if testbed {
+                let offset = m.received.saturating_add(m.rtt_pkts);
+                if offset <= m.offset {
+                    continue;
+                }
+                (m.offset, m.changed) = (offset, now);
+            }
             let target = m.received.saturating_add(m.rtt_pkts).min(m.npkts).saturating_add(m.wasted);
             if target > m.granted {
-                m.granted = target;
+                (m.granted, m.priority) = (target, self.p.scheduled_priority(rank));
                 self.out.push(GrantOut { qp: m.qp, granted: target, priority: self.p.scheduled_priority(rank) });
             }
         }
@@ -319,8 +370,24 @@ impl HomaScheduler {
 }
 
 /// Grants go at once, as the data packets that trigger them arrive ([`super::NicAgent::send`]):
-/// nothing paced, no timer.
-impl HostAgent for HomaScheduler {}
+/// nothing paced. `testbed`: a timer on the watched messages, whose receivers it wakes to send
+/// the RESEND.
+impl HostAgent for HomaScheduler {
+    fn poll_timeout(&self) -> Option<Time> {
+        self.watched().map(|i| self.msgs[i].changed + self.p.rto.0).min()
+    }
+
+    fn handle_timeout(&mut self, now: Time, wake: &mut Vec<u32>) {
+        let rto = self.p.rto.0;
+        for k in 0..self.ranked.len().min(self.p.overcommitment as usize) {
+            let m = &mut self.msgs[self.ranked[k]];
+            if self.p.testbed && m.changed + rto <= now {
+                (m.changed, m.resend_due) = (now, true);
+                wake.push(m.qp);
+            }
+        }
+    }
+}
 
 // ---------------------------------------------------------------------------------------
 // Sender.
@@ -351,9 +418,14 @@ pub struct HomaSender {
     /// The priority and colour of the packet `next` chose, and whether it went unscheduled.
     marked: (u8, u8),
     marked_unscheduled: bool,
-    /// Aeolus: unscheduled packets found lost, by what found them.
+    /// `testbed`: the grant request is out; the receiver has answered.
+    testbed: bool,
+    requested: bool,
+    heard: bool,
+    /// Aeolus: unscheduled packets found lost, by what found them; `testbed`: RESENDs.
     sack_losses: u64,
     probe_losses: u64,
+    resends: u64,
 }
 
 impl HomaSender {
@@ -379,8 +451,12 @@ impl HomaSender {
             last_progress: Time::ZERO,
             marked: (0, 0),
             marked_unscheduled: false,
+            testbed: p.testbed,
+            requested: false,
+            heard: false,
             sack_losses: 0,
             probe_losses: 0,
+            resends: 0,
         }
     }
 
@@ -478,9 +554,19 @@ impl SendRecovery for HomaSender {
         self.marked_unscheduled
     }
     fn notifications(&self) -> Notifications {
-        Notifications { aeolus_sack_losses: self.sack_losses, aeolus_probe_losses: self.probe_losses, ..Notifications::default() }
+        Notifications { aeolus_sack_losses: self.sack_losses, aeolus_probe_losses: self.probe_losses, resends: self.resends, ..Notifications::default() }
     }
     fn poll_connection(&mut self, now: Time, psn: PsnSpace) -> Option<Segment> {
+        if self.testbed && !self.requested {
+            // The testbed's grant request: header only, ahead of the first RTT, on its
+            // priority (flowgen.c:1555-1566).
+            self.requested = true;
+            let first = psn.wire(0);
+            let mut seg = Segment::data(first, 0, 0, now);
+            seg.ext = Ext::Homa(HomaInfo { ackno: first, request: true, ..Default::default() });
+            (seg.priority, seg.colour, seg.wire_bytes) = (self.unscheduled_priority, 0, HEADER_BYTES);
+            return Some(seg);
+        }
         if self.probe != Probe::Due {
             return None;
         }
@@ -497,14 +583,27 @@ impl SendRecovery for HomaSender {
         let Some(info) = info(seg) else { return false };
         match seg.kind {
             SegKind::Grant => {
-                self.last_progress = now;
+                (self.last_progress, self.heard) = (now, true);
                 if info.granted as u64 > self.granted {
                     (self.granted, self.grant_priority) = (info.granted as u64, info.priority);
                 }
+                if info.resend && self.testbed {
+                    // Up to the first RTT's worth of what is unacknowledged, ungranted (the
+                    // testbed rolls its pointer back by min(RTT_BYTES, remaining)).
+                    self.resends += 1;
+                    let (una, nxt, cap) = (self.snd_una, self.snd_nxt, self.unscheduled.max(1));
+                    for i in (una..nxt).filter(|&i| !self.acked(i)).take(cap as usize).collect::<Vec<_>>() {
+                        self.timeout_resend.insert(i);
+                        self.states.set(i, Unscheduled::Resent);
+                    }
+                }
             }
             SegKind::Ack => {
-                self.last_progress = now;
+                (self.last_progress, self.heard) = (now, true);
                 self.granted = self.granted.max(info.granted as u64);
+                if info.request {
+                    return false;
+                }
                 if let Some(cum) = at.index(seg.psn).filter(|&c| c > self.snd_una && c <= self.snd_nxt) {
                     self.snd_una = cum;
                     self.sacked = self.sacked.split_off(&cum);
@@ -530,11 +629,20 @@ impl SendRecovery for HomaSender {
         false
     }
     fn poll_timeout(&self) -> Option<Time> {
-        (!self.is_done() && (self.used > 0 || self.snd_nxt > 0)).then(|| self.last_progress + self.rto)
+        // `testbed`: the receiver's timer recovers a message it has heard of.
+        let rto = if self.testbed && self.heard { Time(self.rto.0.saturating_mul(TESTBED_CLOSE_RTOS)) } else { self.rto };
+        (!self.is_done() && (self.used > 0 || self.snd_nxt > 0)).then(|| self.last_progress + rto)
     }
     fn handle_timeout(&mut self, now: Time, _nic: &mut NicCall<'_>) -> bool {
         if self.poll_timeout().is_none_or(|t| now < t) {
             return false;
+        }
+        if self.testbed && !self.heard {
+            // The grant request went unanswered: it goes again, and only it (flowgen.c:1529-1550);
+            // the receiver, which then knows the message, recovers its data.
+            self.requested = false;
+            self.last_progress = now;
+            return true;
         }
         if self.snd_una == self.snd_nxt && self.timeout_resend.is_empty() {
             // Everything sent arrived and no grant came for `rto` (lost, with the ACKs that
@@ -588,15 +696,15 @@ impl HomaReceiver {
 
     /// Hands the host's scheduler the news and answers `seg` with an ACK naming it, which
     /// also carries the message's grant so far (a lost grant is made up by the next ACK).
-    fn answer(&mut self, now: Time, seg: &Segment, probe: bool, rx: &mut RxCtx, nic: &mut NicCall<'_>) {
+    fn answer(&mut self, now: Time, seg: &Segment, probe: bool, request: bool, rx: &mut RxCtx, nic: &mut NicCall<'_>) {
         let received = rx.expected() + self.reorder.held();
         let qp = nic.caller();
         let (grants, granted) = match nic.agent::<HomaScheduler>() {
-            Some(s) => (s.update(qp, self.npkts, self.unscheduled, self.rtt_pkts, received, self.wasted).len(), s.granted(qp)),
+            Some(s) => (s.update(now, qp, self.npkts, self.unscheduled, self.rtt_pkts, received, self.wasted).len(), s.granted(qp)),
             None => (0, 0),
         };
         let mut ack = Segment::reply(SegKind::Ack, rx.wire(rx.expected()), now, seg);
-        ack.ext = Ext::Homa(HomaInfo { ackno: seg.psn, probe, granted: on_wire(granted), priority: 0 });
+        ack.ext = Ext::Homa(HomaInfo { ackno: seg.psn, probe, request, granted: on_wire(granted), ..Default::default() });
         (ack.priority, ack.colour, ack.wire_bytes) = (PRIORITY_CONTROL as u8, 0, HEADER_BYTES);
         rx.send(ack);
         for k in 0..grants {
@@ -612,6 +720,10 @@ impl HomaReceiver {
 
 impl ReceiveRecovery for HomaReceiver {
     fn on_data(&mut self, now: Time, index: u64, seg: &Segment, rx: &mut RxCtx, nic: &mut NicCall<'_>) {
+        if info(seg).is_some_and(|i| i.request) {
+            // `testbed`: the message is known from here, whatever of its data arrive.
+            return self.answer(now, seg, false, true, rx, nic);
+        }
         if info(seg).is_some_and(|i| i.probe) {
             // Aeolus's probe: every unscheduled packet up to the one it names that has not
             // arrived was lost, and is granted on top of the message.
@@ -620,10 +732,21 @@ impl ReceiveRecovery for HomaReceiver {
                 let end = (index + 1).min(self.unscheduled);
                 self.wasted = (0..end).filter(|&i| !self.has(rx, i)).count() as u64;
             }
-            return self.answer(now, seg, true, rx, nic);
+            return self.answer(now, seg, true, false, rx, nic);
         }
         self.reorder.accept(now, index, seg, rx);
-        self.answer(now, seg, false, rx, nic);
+        self.answer(now, seg, false, false, rx, nic);
+    }
+
+    /// `testbed`: the host's scheduler found this message's grant stalled: a RESEND, which
+    /// repeats the grant.
+    fn handle_timeout(&mut self, now: Time, _rx: &mut RxCtx, nic: &mut NicCall<'_>) {
+        let qp = nic.caller();
+        let Some((granted, priority)) = nic.agent::<HomaScheduler>().and_then(|s| s.take_resend(qp)) else { return };
+        let mut resend = Segment::control(SegKind::Grant, Psn::new(0), now);
+        resend.ext = Ext::Homa(HomaInfo { granted: on_wire(granted), priority, resend: true, ..Default::default() });
+        (resend.priority, resend.wire_bytes) = (PRIORITY_CONTROL as u8, HEADER_BYTES);
+        nic.send(qp, resend);
     }
 
     fn reorder_stats(&self) -> (u64, u64, u64) {
@@ -721,21 +844,21 @@ mod tests {
         let mut s = HomaScheduler::new(&params(false));
         let g = |qp, granted, priority| GrantOut { qp, granted, priority };
         // qp 1: 20 packets, its first arrived: kept 4 ahead of it, at the first scheduled level.
-        assert_eq!(s.update(1, 20, 4, 4, 1, 0), vec![g(1, 5, 7)]);
+        assert_eq!(s.update(Time::ZERO, 1, 20, 4, 4, 1, 0), vec![g(1, 5, 7)]);
         // qp 2, 10 packets: fewer left, so ranked first; qp 1 keeps its grant (nothing new).
-        assert_eq!(s.update(2, 10, 4, 4, 1, 0), vec![g(2, 5, 7)]);
+        assert_eq!(s.update(Time::ZERO, 2, 10, 4, 4, 1, 0), vec![g(2, 5, 7)]);
         // qp 3, 6 packets, now the shortest: qp 1 falls out of the two granted.
-        assert_eq!(s.update(3, 6, 4, 4, 1, 0), vec![g(3, 5, 7)]);
-        assert_eq!(s.update(1, 20, 4, 4, 2, 0), vec![], "qp 1 is third: no grant");
+        assert_eq!(s.update(Time::ZERO, 3, 6, 4, 4, 1, 0), vec![g(3, 5, 7)]);
+        assert_eq!(s.update(Time::ZERO, 1, 20, 4, 4, 2, 0), vec![], "qp 1 is third: no grant");
         // qp 3 at 2 of 6: granted to its end (6).
-        assert_eq!(s.update(3, 6, 4, 4, 2, 0), vec![g(3, 6, 7)]);
+        assert_eq!(s.update(Time::ZERO, 3, 6, 4, 4, 2, 0), vec![g(3, 6, 7)]);
         // Fully granted, qp 3 leaves the race: qp 2 is first, qp 1 second, at the second
         // scheduled level (its arrival is granted now).
-        assert_eq!(s.update(2, 10, 4, 4, 2, 0), vec![g(2, 6, 7), g(1, 6, 8)]);
+        assert_eq!(s.update(Time::ZERO, 2, 10, 4, 4, 2, 0), vec![g(2, 6, 7), g(1, 6, 8)]);
         // Known lost transmissions are granted on top of the message.
-        assert_eq!(s.update(3, 6, 4, 4, 3, 2), vec![g(3, 8, 7)]);
+        assert_eq!(s.update(Time::ZERO, 3, 6, 4, 4, 3, 2), vec![g(3, 8, 7)]);
         // A complete message leaves.
-        assert_eq!(s.update(3, 6, 4, 4, 6, 2), vec![]);
+        assert_eq!(s.update(Time::ZERO, 3, 6, 4, 4, 6, 2), vec![]);
         assert_eq!(s.msgs.len(), 2);
         assert_eq!(s.grants_sent, 7);
     }
@@ -865,6 +988,69 @@ mod tests {
         repeat.ext = Ext::Homa(HomaInfo { ackno: PsnSpace::new(SPACE).wire(4), granted: 8, ..Default::default() });
         tx.on_feedback(ns(4), &repeat, reader(), &mut nic.call(0));
         assert_eq!(drain(&mut tx, &mut nic), vec![(5, false, 8, 0), (6, false, 8, 0), (7, false, 8, 0)]);
+    }
+
+    /// The testbed's receiver: one grant slot (overcommitment 1) held by the message with
+    /// the fewest packets left even when it is fully granted and missing a packet; no grant
+    /// while nothing of a message has arrived; a RESEND `rto` after the slot's grant last
+    /// moved, for the watched message only.
+    #[test]
+    fn the_testbed_receiver_serialises_its_timeouts_through_one_grant_slot() {
+        let p = HomaParams { testbed: true, overcommitment: 1, scheduled_priorities: 1, unscheduled_priorities: 1, cutoffs: vec![], ..params(false) };
+        let rto = p.rto.0;
+        let mut s = HomaScheduler::new(&p);
+        let g = |qp, granted| GrantOut { qp, granted, priority: 2 };
+        // Message 1 (6 packets, 4 unscheduled) heard of by its request: nothing arrived, no grant.
+        assert_eq!(s.update(ns(0), 1, 6, 4, 4, 0, 0), vec![]);
+        // Message 2 (5 packets): 3 arrived, the grant moves to 3 + 4 (capped at 5).
+        assert_eq!(s.update(ns(1), 2, 5, 4, 4, 3, 0), vec![g(2, 5)]);
+        // Message 2 still holds the slot though fully granted: message 1's arrivals grant nothing.
+        assert_eq!(s.update(ns(2), 1, 6, 4, 4, 2, 0), vec![]);
+        assert_eq!(s.poll_timeout(), Some(ns(1) + rto), "only the watched message's timer");
+        let mut wake = Vec::new();
+        s.handle_timeout(ns(1) + rto - Time(1), &mut wake);
+        assert!(wake.is_empty());
+        s.handle_timeout(ns(1) + rto, &mut wake);
+        assert_eq!(wake, vec![2]);
+        assert_eq!(s.take_resend(1), None);
+        assert_eq!(s.take_resend(2), Some((5, 2)));
+        assert_eq!(s.take_resend(2), None, "taken once");
+        assert_eq!(s.poll_timeout(), Some(ns(1) + rto + rto), "the RESEND restarts the timer");
+        // Message 2 completes: the slot passes to message 1, whose grant follows its arrivals.
+        assert_eq!(s.update(ns(3) + rto, 2, 5, 4, 4, 5, 0), vec![g(1, 6)]);
+        assert_eq!(s.poll_timeout(), Some(ns(3) + rto + rto));
+        assert_eq!(s.resends_sent, 1);
+    }
+
+    /// The testbed's sender: the grant request goes first; a RESEND sends up to the first
+    /// RTT's worth of what is unacknowledged, ungranted; once answered, its own timer is the
+    /// close fallback of 100 `rto`.
+    #[test]
+    fn the_testbed_sender_requests_first_and_answers_a_resend_with_what_is_missing() {
+        let p = HomaParams { testbed: true, ..params(false) };
+        let mut nic = nic(&p);
+        let mut tx = HomaSender::new(&p, &spec(8_000));
+        let space = PsnSpace::new(SPACE);
+        let request = tx.poll_connection(ns(1), space).expect("the request");
+        assert!(info(&request).is_some_and(|i| i.request) && request.payload == 0);
+        assert_eq!(tx.poll_connection(ns(1), space), None, "one request");
+        assert_eq!(drain(&mut tx, &mut nic).len(), 4);
+        assert_eq!(tx.poll_timeout(), Some(ns(2) + Time::from_ms(10)), "unanswered: the request's timer");
+        // Unanswered, the request goes again, and only it.
+        assert!(tx.handle_timeout(ns(2) + Time::from_ms(10), &mut nic.call(0)));
+        assert!(tx.poll_connection(ns(3), space).is_some_and(|r| info(&r).is_some_and(|i| i.request)));
+        assert!(drain(&mut tx, &mut nic).is_empty());
+        // Packets 0 and 2 SACKed, 1 and 3 lost; then a grant to 6 and the RESEND.
+        tx.on_feedback(ns(3), &ack(1, 0, false), reader(), &mut nic.call(0));
+        tx.on_feedback(ns(3), &ack(1, 2, false), reader(), &mut nic.call(0));
+        assert_eq!(tx.poll_timeout(), Some(ns(3) + Time::from_ms(1_000)), "answered: the close fallback");
+        tx.on_feedback(ns(4), &grant(6, 8), reader(), &mut nic.call(0));
+        assert_eq!(drain(&mut tx, &mut nic), vec![(4, false, 8, 0), (5, false, 8, 0)]);
+        let mut resend = grant(6, 8);
+        resend.ext = Ext::Homa(HomaInfo { granted: 6, priority: 8, resend: true, ..Default::default() });
+        tx.on_feedback(ns(5), &resend, reader(), &mut nic.call(0));
+        assert_eq!(drain(&mut tx, &mut nic), vec![(1, true, 8, 0), (3, true, 8, 0), (4, true, 8, 0), (5, true, 8, 0)]);
+        assert_eq!(tx.notifications().resends, 1);
     }
 
     #[test]
