@@ -149,8 +149,9 @@ impl TrimCfg {
 #[serde(deny_unknown_fields)]
 pub struct ShapedCfg {
     pub queue: u32,
-    /// A fraction of each port's link rate. Default (with no `rate`) 84 / (84 + 1538): the
-    /// share of ExpressPass's credits, an 84 B credit per 1538 B data frame (SIGCOMM '17).
+    /// A fraction of each port's link rate. Default (with no `rate`) 84 / (84 + 1538 + 64): the
+    /// share of ExpressPass's credits, an 84 B credit per 1538 B data frame (SIGCOMM '17) and
+    /// the 64 B ACK retx's ExpressPass answers it with (see `XpassParams::max_rate`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub share: Option<f64>,
     /// Or an absolute rate, the same on every port.
@@ -175,8 +176,10 @@ fn eight() -> u32 {
     8
 }
 
-/// ExpressPass's credit share of a link: 84 B credits per 84 + 1538 B (SIGCOMM '17, §3).
-pub const EXPRESSPASS_CREDIT_SHARE: f64 = 84.0 / (84.0 + 1538.0);
+/// ExpressPass's credit share of a link: 84 B credits per 84 + 1538 B (SIGCOMM '17, §3), plus
+/// the 64 B ACK that retx's ExpressPass sends per data packet and ns-2's does not (its credits
+/// must pay for it, or credited data overflow a link busy both ways: issue 43).
+pub const EXPRESSPASS_CREDIT_SHARE: f64 = 84.0 / (84.0 + 1538.0 + 64.0);
 
 /// One `[[switch.wred]]` rule: packets of `colour` (0 green, 1 yellow, 2 red) entering egress
 /// queue `class` (every data queue if absent) of ports of `rate` (every port if absent) are
