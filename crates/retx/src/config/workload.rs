@@ -358,12 +358,14 @@ pub fn check(w: &mut WorkloadCfg, topo: &Topology, duration: Time, seed: u64, ba
             if !w.senders.is_empty() && w.fan_in.is_some() {
                 return Err(err("workload.fan_in", "give senders or fan_in, not both"));
             }
+            let mut listed = vec![false; topo.nodes.len()];
             for (i, name) in w.senders.iter().enumerate() {
                 let field = format!("workload.senders[{i}]");
-                if host(name, field.clone())? == rx {
+                let h = host(name, field.clone())?;
+                if h == rx {
                     return Err(err(field, "the receiver cannot also send"));
                 }
-                if w.senders[..i].contains(name) {
+                if std::mem::replace(&mut listed[h], true) {
                     return Err(err(field, format!("{name:?} is listed twice")));
                 }
             }

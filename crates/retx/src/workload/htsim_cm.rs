@@ -228,6 +228,9 @@ pub fn parse(text: &str) -> Result<ConnectionMatrix, String> {
     let mut h = Headers::default();
     let mut raw: Vec<RawFlow> = Vec::new();
     let mut triggers: Vec<CmTrigger> = Vec::new();
+    // Trigger id -> its line, so a duplicate is found in O(1), not by a walk over the earlier
+    // triggers (quadratic in a file of millions of trigger lines).
+    let mut trigger_lines: HashMap<u32, usize> = HashMap::new();
     let mut lines = 0;
     for (i, line) in crate::sim::input::strip_bom(text).lines().enumerate() {
         let n = i + 1;
@@ -280,8 +283,8 @@ pub fn parse(text: &str) -> Result<ConnectionMatrix, String> {
                     return Err(format!("line {n}: more trigger lines than announced ({what})"));
                 }
                 let t = parse_trigger(&mut tokens, n)?;
-                if let Some(other) = triggers.iter().find(|o| o.id == t.id) {
-                    return Err(format!("line {n}: trigger {} is also defined on line {}", t.id, other.line));
+                if let Some(other) = trigger_lines.insert(t.id, n) {
+                    return Err(format!("line {n}: trigger {} is also defined on line {other}", t.id));
                 }
                 triggers.push(t);
             }
@@ -345,6 +348,25 @@ fn resolve(nodes: u32, raw: Vec<RawFlow>, triggers: Vec<CmTrigger>) -> Result<Co
         }
     }
     Ok(ConnectionMatrix { nodes, flows, triggers })
+}
+
+/// A matrix of `flows` flows in two steps joined by one barrier, as htsim's collective
+/// generators write them: the first half starts at 0 and each signals trigger 1 when sent,
+/// the second half starts when trigger 1, a barrier of the first half's count, fires. Node of
+/// flow `i`: `i mod nodes` sends to the next node. For scale tests and `retx-bench validate`.
+pub fn two_steps_with_barrier(nodes: u32, flows: usize, size: u64) -> String {
+    use std::fmt::Write as _;
+    let first = flows / 2;
+    let mut text = String::with_capacity(flows * 48);
+    let _ = writeln!(text, "Nodes {nodes}\nConnections {flows}\nTriggers 1");
+    for i in 0..flows {
+        let (src, dst) = ((i as u64 % nodes as u64) as u32, ((i as u64 + 1) % nodes as u64) as u32);
+        let how = if i < first { "start 0".to_string() } else { "trigger 1".to_string() };
+        let signal = if i < first { " send_done_trigger 1" } else { "" };
+        let _ = writeln!(text, "{src}->{dst} id {} {how} size {size}{signal}", i + 1);
+    }
+    let _ = writeln!(text, "trigger id 1 barrier count {first}");
+    text
 }
 
 impl ConnectionMatrix {

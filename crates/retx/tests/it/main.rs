@@ -53,6 +53,7 @@ mod pool_samples;
 mod props_generator;
 mod qp_cache;
 mod queue_samples;
+mod scale;
 mod scenario_fuzz;
 mod simulation;
 mod stride_exchange;
