@@ -15,6 +15,7 @@ mod background;
 mod bench_cli;
 mod boundaries;
 mod cc_dynamics;
+mod cm_fuzz;
 mod collectives;
 mod dcqcn_exchange;
 mod dcqcn_presets;
