@@ -72,5 +72,7 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
     workload::check(&mut s.workload, &topo, s.duration.0, s.seed, &s.base_dir, s.switch.queues)?;
     let flows = workload::known_flow_count(&s.workload, &s.base_dir)?;
     s.output.check(&topo, flows)?;
+    // What relates the sections (trimming against the packets sent, options that need others).
+    super::relations::check(s)?;
     Ok(topo)
 }
