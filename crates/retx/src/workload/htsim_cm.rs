@@ -109,7 +109,16 @@ fn value<'a, I: Iterator<Item = &'a str> + ?Sized>(tokens: &mut I, key: &str, n:
 }
 
 fn number<T: std::str::FromStr>(s: &str, what: &str, n: usize) -> Result<T, String> {
-    s.parse().map_err(|_| format!("line {n}: {what} {s:?} is not a number"))
+    s.parse().map_err(|_| {
+        // A whole number too wide for its field is out of range, not "not a number" (the
+        // .cm fuzzer, issue 41).
+        if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+            let bits = std::mem::size_of::<T>() * 8;
+            format!("line {n}: {what} {s} is out of range (at most 2^{bits} - 1)")
+        } else {
+            format!("line {n}: {what} {s:?} is not a number")
+        }
+    })
 }
 
 /// A trigger id: a number from 1 (htsim reads 0 as "no trigger").
@@ -483,6 +492,7 @@ mod tests {
             ("Nodes 4\nConnections 0\n", "line 2: Connections 0 (a workload needs at least one flow)"),
             ("Nodes 4\nConnections 99999999999\n", "line 2: Connections 99999999999 is out of range (allowed 0..=10000000)"),
             ("Nodes 4\nConnections x\n", "line 2: Connections \"x\" is not a number"),
+            ("Nodes 4\nConnections 1\n0->1 id 4294967296 start 0 size 1\n", "line 3: flow id 4294967296 is out of range (at most 2^32 - 1)"),
             ("Nodes 4 5\n", "line 1: \"5\" after `Nodes 4` (a header is one number)"),
             ("Nodes\n", "line 1: `Nodes` needs a value"),
             ("Nodes 0\n", "line 1: Nodes 0 (a flow needs two nodes)"),
