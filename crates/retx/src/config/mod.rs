@@ -5,6 +5,7 @@
 //! host names, ranges) happen in [`validate`] after the topology is known.
 
 pub mod background;
+pub mod budget;
 pub mod build;
 pub mod collective;
 pub mod fct_txt;

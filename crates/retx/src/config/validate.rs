@@ -74,5 +74,8 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
     s.output.check(&topo, flows)?;
     // What relates the sections (trimming against the packets sent, options that need others).
     super::relations::check(s)?;
+    // Every configuration-sized allocation, in total, against the memory budget.
+    let expected = workload::flow_estimate(&s.workload, &topo, &s.base_dir, flows)?;
+    super::budget::check(&super::budget::estimate(s, &topo, expected), super::budget::budget()?)?;
     Ok(topo)
 }

@@ -452,6 +452,30 @@ pub fn known_flow_count(w: &WorkloadCfg, base_dir: &Path) -> Result<Option<usize
     })
 }
 
+/// How many flows a validated workload makes, known or expected (poisson arrivals until a
+/// time: the expected count; a collective: ranks x steps x iterations), for the memory budget.
+/// `known` is [`known_flow_count`]'s answer.
+pub fn flow_estimate(w: &WorkloadCfg, topo: &Topology, base_dir: &Path, known: Option<usize>) -> Result<u64, ScenarioError> {
+    if let Some(n) = known {
+        return Ok(n as u64);
+    }
+    Ok(match w.kind {
+        WorkloadKind::Poisson => {
+            let (Some(until), Some(load)) = (w.until, w.load) else { return Ok(w.flows.count().unwrap_or(0)) };
+            let start = w.start.map_or(Time::ZERO, |s| s.0);
+            let cdf = poisson_cdf(w, base_dir)?;
+            let sources = poisson_sources(w, topo)?;
+            let n = poisson::expected_flows(topo, &sources, cdf.mean(), load, until.0.saturating_sub(start)).ceil() as u64;
+            w.flows.count().map_or(n, |c| c.min(n))
+        }
+        WorkloadKind::Collective => match &w.collective {
+            Some(c) => c.validate(topo)?,
+            None => 0,
+        },
+        _ => 0,
+    })
+}
+
 fn kind_name(k: WorkloadKind) -> &'static str {
     match k {
         WorkloadKind::LongFlows => "long-flows",

@@ -14,6 +14,7 @@ mod adding_a_scheme_doc;
 mod background;
 mod bench_cli;
 mod boundaries;
+mod budget;
 mod cc_dynamics;
 mod cm_fuzz;
 mod collectives;
