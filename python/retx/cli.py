@@ -9,7 +9,7 @@ from typing import Any, Optional
 
 import typer
 
-from retx import hw_trace, reproduce
+from retx import checked, hw_trace, reproduce
 from retx.calibrate import calibrate as run_calibration
 from retx._native import PanicException, ScenarioError, last_panic
 from retx.memory import memory_table
@@ -226,6 +226,7 @@ def report(folder: Path = typer.Argument(..., help="A run folder (retx run), a s
                                                    "calibration folder (retx calibrate).")) -> None:
     """Write FOLDER/report.html: one self-contained page with provenance, the scenario, the
     summary tables and the plots, for sharing a result."""
+    checked.input_folder(folder, "report")
     print(f"wrote {write_report(folder)}")
 
 
@@ -264,9 +265,10 @@ def reproduce_command(
         return
     reproduce.entry_of(name)
     default_dir = Path("results") / (f"{name}-quick" if quick else name)
+    reproduce.lookup(name)
     # As `run`: a folder named with --out is refused when it holds anything, unless --force; the
-    # default folder is the reproduction's own and is written over.
-    check_folder(out or default_dir, force or out is None)
+    # default folder is the reproduction's own and is written over. A path below a file too.
+    check_folder(checked.output_folder(out or default_dir), force or out is None)
     reproduce.run(name, out or default_dir, quick)
 
 
@@ -282,6 +284,8 @@ def trace_command(
 ) -> None:
     """Write a trace of a run's operations on a hardware structure, with the model's answers
     (what the RTL in rtl/ is co-simulated against)."""
+    # The trace file is checked before the run: an existing folder there is refused now.
+    checked.output_file(out)
     base = _load_one(scenario) if scenario else None
     text = hw_trace.trace(kind, base, ops, conns)
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -61,7 +61,7 @@ def read(path: Path, host: Callable[[str], str] = host_of_ip, back_to_back: bool
         raise FlowgenError(f"{path}: no measured flow (every row is a warm-up flow)")
     t0 = min(r[0] for r in rows)
     seen: dict[tuple[str, float], int] = {}
-    flows = []
+    flows: list[dict[str, object]] = []
     for start, src, dst, size in rows:
         k = seen.get((src, start), 0)
         seen[(src, start)] = k + 1

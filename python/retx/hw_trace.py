@@ -8,10 +8,12 @@ hw_trace.rs); this module picks the runs they come from and reads the text back.
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Optional
 
-from retx import _native
+from retx import _native, checked
 from retx.scenario import Scenario
 
 KINDS = ("melo", "stride", "left")
@@ -19,12 +21,17 @@ KINDS = ("melo", "stride", "left")
 # STT sample in stride-fattree (the RTL's connection table is sized from the trace).
 DEFAULT_CONNS = {"melo": 4, "stride": 64, "left": 16}
 DEFAULT_OPS = 4000
+# A trace is about 50 B a line, held whole in memory: a million operations is some 50 MB, far
+# more than any co-simulation reads. Connections are a u32 in the core.
+MAX_OPS = 1_000_000
+MAX_CONNS = 1_000_000
 MELO_LOSS_RATE = 1e-2
 
 
-def default_scenario(kind: str) -> Scenario:
+def default_scenario(kind: str, folder: Optional[Path] = None) -> Scenario:
     """The reproduction run a trace comes from by default: melo-fig5a's MELO run at 1 % loss,
-    stride-fattree's STRIDE run (seed 1, the quick arrivals), or left-rtt-ratio's LEFT run at 32x."""
+    stride-fattree's STRIDE run (seed 1, the quick arrivals), or left-rtt-ratio's LEFT run at 32x
+    (its topology files written into `folder`, which the caller removes; `trace` does)."""
     if kind == "melo":
         from retx.reproduce import melo_fig5a
         # The run stops once the trace is complete; 10 ms is far more than it needs.
@@ -35,12 +42,10 @@ def default_scenario(kind: str) -> Scenario:
         from retx.reproduce import stride_fattree
         return next(s for s in stride_fattree.scenarios(quick=True) if s.data["transport"]["cc"] == "stride")
     if kind == "left":
-        # left-rtt-ratio's LEFT run at 32x (its topology files written to a temporary folder).
-        import tempfile
-        from pathlib import Path
-
+        # left-rtt-ratio's LEFT run at 32x (its topology files written into `folder`).
         from retx.reproduce import left_rtt_ratio
-        folder = Path(tempfile.mkdtemp(prefix="retx-trace-left-"))
+        if folder is None:
+            raise ValueError("trace: the left scenario needs a folder for its topology files")
         return next(s for s in left_rtt_ratio.scenarios(folder, quick=True) if s.name == "left-rtt-ratio-32us-left")
     raise ValueError(f"trace: {kind!r} is not a traced structure ({' or '.join(KINDS)})")
 
@@ -51,13 +56,14 @@ def trace(kind: str, scenario: Optional[Scenario] = None, ops: int = DEFAULT_OPS
     `ops` operations on `kind`'s structure. Raises ScenarioError (one line) if it cannot."""
     if kind not in KINDS:
         raise _native.ScenarioError(f"trace: {kind!r} is not a traced structure ({' or '.join(KINDS)})")
-    if ops < 1:
-        raise _native.ScenarioError(f"trace.ops: {ops} must be at least 1")
-    scenario = scenario or default_scenario(kind)
-    conns = DEFAULT_CONNS[kind] if conns is None else conns
-    if conns < 1:
-        raise _native.ScenarioError(f"trace.conns: {conns} must be at least 1")
-    return _native.hw_trace(scenario.text, kind, ops, conns, str(scenario.base_dir))
+    checked.integer(ops, "--ops", 1, MAX_OPS)
+    conns = DEFAULT_CONNS[kind] if conns is None else checked.integer(conns, "--conns", 1, MAX_CONNS)
+    if scenario is not None:
+        return _native.hw_trace(scenario.text, kind, ops, conns, str(scenario.base_dir))
+    # The default LEFT run's topology files go to a temporary folder, removed whatever happens.
+    with tempfile.TemporaryDirectory(prefix="retx-trace-") as folder:
+        scenario = default_scenario(kind, Path(folder))
+        return _native.hw_trace(scenario.text, kind, ops, conns, str(scenario.base_dir))
 
 
 @dataclass

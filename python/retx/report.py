@@ -29,6 +29,7 @@ import numpy as np
 import polars as pl
 from matplotlib.figure import Figure
 
+from retx import checked
 from retx.calibrate import is_calibration, report_page
 from retx.metrics import SIZE_BUCKETS, finished_flows, run_metrics
 from retx.plots import COLLECTIVE_TIMELINE_PLOT, plot_bars, plot_collective_cct, plot_fct_cdf, plot_lines
@@ -74,6 +75,8 @@ class ReportError(ValueError):
 def write_report(folder: str | Path) -> Path:
     """Writes `folder`/report.html for the run, sweep or calibration in `folder`; returns its path."""
     folder = Path(folder)
+    # Before the page is built: report.html that is a folder is refused now, not on writing.
+    checked.output_file(folder / REPORT_FILE, "report")
     if is_calibration(folder):
         title, body = report_page(folder)
     elif (folder / RUNS_FILE).exists():

@@ -49,10 +49,11 @@ import tomli_w
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
+from retx import checked
 from retx._native import ScenarioError
 from retx.metrics import run_metrics
 from retx.provenance import provenance, scenario_hash, utc_now, write_parquet
-from retx.output import FLOWS_FILE, inside
+from retx.output import FLOWS_FILE, OutputError, inside
 from retx.scenario import Scenario
 from retx.runner import shows_live_progress
 
@@ -160,11 +161,14 @@ def sweep(
     """
     if executor not in EXECUTORS:
         raise ScenarioError(f"--executor: {executor!r} is not one of {', '.join(EXECUTORS)}")
-    if workers is not None and workers < 1:
-        raise ScenarioError(f"--workers: must be at least 1, not {workers}")
+    checked.workers(workers)
+    if out is not None:
+        checked.output_folder(Path(out))
     base, planned = plan(scenario, grid, seeds)
-    points = expand(base, planned)
     out_dir = Path(out) if out is not None else Path("results") / f"{base.name}-sweep"
+    # Before any point is resolved: a file where the folder goes is refused now, not after.
+    checked.output_folder(out_dir)
+    points = expand(base, planned)
     return _Sweep(base, planned, points, out_dir).run(workers, executor, progress)
 
 
@@ -193,7 +197,15 @@ def plan(
         if key == "seed" or key == "":
             raise ScenarioError(f"{SWEEP_TABLE}.set: {key!r} cannot be swept; give seeds with `seeds`")
     chosen = seeds if seeds is not None else declared.get("seeds")
-    return scenario, Grid(values, _seed_list(chosen, scenario))
+    planned = Grid(values, _seed_list(chosen, scenario, "--seeds" if seeds is not None else f"{SWEEP_TABLE}.seeds"))
+    # Counted before expand() makes a list of them.
+    total = len(planned.seeds)
+    for listed in values.values():
+        total *= len(listed)
+    if total > checked.MAX_POINTS:
+        raise ScenarioError(f"{SWEEP_TABLE}: {total} points (values x seeds), more than the {checked.MAX_POINTS} "
+                            "a sweep runs; split it")
+    return scenario, planned
 
 
 def expand(base: Scenario, grid: Grid) -> list[Point]:
@@ -276,15 +288,20 @@ class _Sweep:
         files = outcome.pop("files", None)
         if outcome["status"] == "done":
             temp = self.points_dir / f"{TEMP_PREFIX}{name}"
-            shutil.rmtree(temp, ignore_errors=True)
-            temp.mkdir()
-            for file_name, content in files.items():
-                target = inside(temp, file_name)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(content)
-            (temp / POINT_FILE).write_text(json.dumps({"hash": name, **outcome}, indent=2) + "\n")
-            _fsync_dir_files(temp)
-            os.replace(temp, self.points_dir / name)
+            try:
+                shutil.rmtree(temp, ignore_errors=True)
+                temp.mkdir()
+                for file_name, content in files.items():
+                    target = inside(temp, file_name)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_bytes(content)
+                (temp / POINT_FILE).write_text(json.dumps({"hash": name, **outcome}, indent=2) + "\n")
+                _fsync_dir_files(temp)
+                os.replace(temp, self.points_dir / name)
+            except (OSError, OutputError) as error:
+                # A point whose files cannot be written fails alone; the sweep's tables go on.
+                shutil.rmtree(temp, ignore_errors=True)
+                outcome = {**outcome, "status": "failed", "error": f"writing its files: {one_line(error)}"}
         self.outcomes[name] = outcome
         self._write_index()
 
@@ -308,7 +325,18 @@ class _Sweep:
         for point in self.points:
             if self.outcomes[point.hash]["status"] != "done":
                 continue
-            flows = pl.read_parquet(self.points_dir / point.hash / FLOWS_FILE)
+            try:
+                flows = pl.read_parquet(self.points_dir / point.hash / FLOWS_FILE)
+            except (OSError, pl.exceptions.PolarsError) as error:
+                # A finished point whose flows cannot be read back (removed, truncated by a
+                # full disk) is failed in runs.parquet and its folder removed, so the next run
+                # of the sweep runs it again; it never breaks the sweep's tables.
+                shutil.rmtree(self.points_dir / point.hash, ignore_errors=True)
+                self.outcomes[point.hash] = {"status": "failed", "wall_seconds": None,
+                                             "error": f"its {FLOWS_FILE} cannot be read (it runs again next time): "
+                                                      f"{one_line(error)}"}
+                self._write_index()
+                continue
             labels = {**_columns(point.params), "seed": point.seed, "hash": point.hash}
             flows_parts.append(flows.with_columns(**{key: pl.lit(value) for key, value in labels.items()}))
             per_run.append({**labels, **run_metrics(flows)})
@@ -508,22 +536,12 @@ def _value_list(values: Any, where: str) -> list[Any]:
     return [copy.deepcopy(v) for v in values]
 
 
-def _seed_list(seeds: Any, scenario: Scenario) -> list[int]:
+def _seed_list(seeds: Any, scenario: Scenario, where: str) -> list[int]:
     first = scenario.data.get("seed", 1)
     if seeds is None:
-        return [first] if isinstance(first, int) else [1]
-    if isinstance(seeds, bool) or not isinstance(seeds, (int, list, tuple)):
-        raise ScenarioError(f"{SWEEP_TABLE}.seeds: must be a count or a list of seeds, not {seeds!r}")
-    if isinstance(seeds, int):
-        if seeds < 1:
-            raise ScenarioError(f"{SWEEP_TABLE}.seeds: must be at least 1, not {seeds}")
-        start = first if isinstance(first, int) else 1
-        return list(range(start, start + seeds))
-    if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
-        raise ScenarioError(f"{SWEEP_TABLE}.seeds: a list of seeds must hold integers, not {list(seeds)!r}")
-    if len(set(seeds)) != len(seeds):
-        raise ScenarioError(f"{SWEEP_TABLE}.seeds: {list(seeds)!r} repeats a seed")
-    return list(seeds)
+        return [first] if isinstance(first, int) and not isinstance(first, bool) else [1]
+    # A count is checked before it is expanded, every seed within the generator's range.
+    return checked.seed_list(seeds, first, where)
 
 
 def _cli_value(item: str) -> Any:

@@ -253,12 +253,9 @@ fn memory_table(py: Python<'_>, bandwidth: &str, rtt: &str, mtu: u32, connection
     let bad = |field: &str, v: &str, hint: &str| ScenarioError::new_err(format!("{field}: {v:?} is not {hint}"));
     let bandwidth = parse_rate(bandwidth).ok_or_else(|| bad("bandwidth", bandwidth, RATE_HINT))?;
     let rtt = parse_time(rtt).ok_or_else(|| bad("rtt", rtt, TIME_HINT))?;
-    if mtu == 0 || connections == 0 || block_bits == 0 || block_bits > 64 || pool_bits < block_bits {
-        return Err(ScenarioError::new_err(
-            "mtu, connections must be >= 1; block_bits in 1..=64; pool_bits >= block_bits",
-        ));
-    }
     let sizing = retx::hw::memory::Sizing { bandwidth, rtt, mtu, connections, pool_bits, block_bits };
+    // The one rule broken, naming its argument (issue 41: not every rule at once).
+    sizing.check().map_err(|(field, message)| ScenarioError::new_err(format!("{field}: {message}")))?;
     let t = columns(py, &MEMORY, &(), &retx::hw::memory::footprints(&sizing))?;
     t.set_item("bdp_packets", sizing.bdp_packets())?;
     Ok(t.into())

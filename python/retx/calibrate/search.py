@@ -54,10 +54,11 @@ import tomli_w
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
+from retx import checked as limits
 from retx import metrics
 from retx._native import ScenarioError
 from retx.calibrate.report import BEST_FILE, PLOT_FILE, SPEC_FILE, TRIALS_FILE, VERDICT_FILE, plot_targets
-from retx.calibrate.spec import REDUCERS, Cell, Spec, Target, load_spec, reproduction_source_hash
+from retx.calibrate.spec import POSITIVE_MAX, REDUCERS, Cell, Spec, Target, load_spec, reproduction_source_hash
 from retx.calibrate.verdict import best_points, loss_term, verdict
 from retx.provenance import provenance, scenario_hash, utc_now, write_parquet
 from retx.runner import rewriting, shows_live_progress, simulate
@@ -243,12 +244,9 @@ def calibrate(
         raise ScenarioError(f"--executor: {executor!r} is not one of {', '.join(EXECUTORS)}")
     if not isinstance(spec, Spec):
         spec = load_spec(spec, base_dir)
-    budget = spec.trials if trials is None else trials
-    if budget < 1:
-        raise ScenarioError(f"--trials: must be at least 1, not {budget}")
-    if workers is not None and workers < 1:
-        raise ScenarioError(f"--workers: must be at least 1, not {workers}")
-    out_dir = Path(out) if out is not None else Path("results") / spec.name
+    budget = spec.trials if trials is None else limits.integer(trials, "--trials", 1, POSITIVE_MAX["trials"])
+    limits.workers(workers)
+    out_dir = limits.output_folder(Path(out) if out is not None else Path("results") / spec.name)
     out_dir.mkdir(parents=True, exist_ok=True)
     with _exclusive(out_dir / LOCK_FILE):
         return _Calibration(spec, out_dir).run(budget, workers or spec.workers, executor, progress)

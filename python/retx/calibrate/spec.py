@@ -56,6 +56,7 @@ import numpy as np
 import polars as pl
 import tomli_w
 
+from retx import checked as limits
 from retx import metrics
 from retx._native import ScenarioError
 from retx.output import shown
@@ -71,6 +72,9 @@ REDUCERS = ("mean", "median", "min", "max", "sum")
 # A value counts as within tolerance up to this relative slack (float noise at the boundary).
 SLACK = 1e-9
 
+# The largest value of each positive count of the spec (the others: a u32): trials and runs at
+# once within what a study and a process pool hold.
+POSITIVE_MAX = {"trials": 1_000_000, "workers": limits.MAX_WORKERS, "batch": limits.MAX_WORKERS}
 _SPEC_KEYS = {"scenario", "reproduction", "quick", "trials", "seeds", "workers", "batch", "sampler_seed",
               "startup_trials"}
 _TOP_KEYS = {SPEC_TABLE, "fixed", "params", "target"}
@@ -278,10 +282,9 @@ def load_spec(spec: Union[str, Path, Mapping[str, Any]], base_dir: Union[str, Pa
     seeds = _seeds(head.get("seeds", 1), scenario)
     workers = _positive_int(head.get("workers"), f"{SPEC_TABLE}.workers")
     batch = _positive_int(head.get("batch"), f"{SPEC_TABLE}.batch")
-    sampler_seed = _integer(head.get("sampler_seed", 1), f"{SPEC_TABLE}.sampler_seed")
-    startup = _integer(head.get("startup_trials", 10), f"{SPEC_TABLE}.startup_trials")
-    if startup < 0:
-        raise ScenarioError(f"{SPEC_TABLE}.startup_trials: must be 0 or more, not {startup}")
+    # Optuna's sampler seeds numpy's generator: 0 to 2^32 - 1.
+    sampler_seed = limits.integer(head.get("sampler_seed", 1), f"{SPEC_TABLE}.sampler_seed", 0, limits.U32_MAX)
+    startup = limits.integer(head.get("startup_trials", 10), f"{SPEC_TABLE}.startup_trials", 0, POSITIVE_MAX["trials"])
 
     params = _params(data.get("params"))
     targets = _targets(data.get("target"), kind, params)
@@ -562,12 +565,6 @@ def _string(value: Any, where: str) -> str:
     return value
 
 
-def _integer(value: Any, where: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ScenarioError(f"{where}: must be an integer, not {value!r}")
-    return value
-
-
 def _positive_int(value: Any, where: str, required: bool = False) -> Any:
     if value is None:
         if required:
@@ -575,21 +572,15 @@ def _positive_int(value: Any, where: str, required: bool = False) -> Any:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ScenarioError(f"{where}: must be a positive integer, not {value!r}")
-    return value
+    return limits.integer(value, where, 1, POSITIVE_MAX.get(where.rsplit(".", 1)[-1], limits.U32_MAX))
 
 
 def _seeds(seeds: Any, scenario: Optional[Scenario]) -> list[int]:
     where = f"{SPEC_TABLE}.seeds"
-    if isinstance(seeds, bool) or not isinstance(seeds, (int, list)):
-        raise ScenarioError(f"{where}: must be a count or a list of seeds, not {seeds!r}")
-    if isinstance(seeds, int):
-        if seeds < 1:
-            raise ScenarioError(f"{where}: must be at least 1, not {seeds}")
-        first = scenario.data.get("seed", 1) if scenario is not None else 1
-        start = first if isinstance(first, int) and not isinstance(first, bool) else 1
-        return list(range(start, start + seeds))
-    if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 1 for s in seeds):
+    first = scenario.data.get("seed", 1) if scenario is not None else 1
+    # A count is checked before it is expanded, every seed within the generator's range; a
+    # reproduction's seed s adds 1000 x (s - 1) to its own seeds, so a seed is at least 1.
+    chosen = limits.seed_list(seeds, first, where)
+    if any(s < 1 for s in chosen):
         raise ScenarioError(f"{where}: a list of seeds must hold integers of at least 1, not {seeds!r}")
-    if len(set(seeds)) != len(seeds):
-        raise ScenarioError(f"{where}: {seeds!r} repeats a seed")
-    return list(seeds)
+    return chosen

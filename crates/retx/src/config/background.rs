@@ -67,7 +67,7 @@ pub fn background(topo: &Topology, b: &BackgroundCfg, i: usize, duration: Time, 
     if topo.nodes[from].kind != NodeKind::Switch {
         return Err(err(field("link"), format!("{:?} is a host's port; background traffic enters a switch's egress queue (write \"SWITCH->NODE\")", b.link)));
     }
-    let link = topo.links.iter().find(|l| (l.a == from && l.b == to) || (l.a == to && l.b == from)).expect("a resolved link").rate;
+    let link = topo.link_between(from, to).expect("a resolved link").rate;
     let profile_name = match b.profile {
         P::Fixed => "fixed",
         P::Random => "random",

@@ -67,7 +67,7 @@ pub fn warnings(s: &Scenario, topo: &Topology) -> Vec<String> {
         if node.kind != NodeKind::Switch {
             continue;
         }
-        let links = topo.links.iter().filter(|l| l.a == n || l.b == n);
+        let links = topo.links_of(n).iter().map(|&i| &topo.links[i]);
         let (mut need, mut set_aside) = (0u64, 0u64);
         for l in links {
             let needed = headroom::needed(l.rate, l.delay, frame);

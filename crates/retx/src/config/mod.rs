@@ -5,6 +5,7 @@
 //! host names, ranges) happen in [`validate`] after the topology is known.
 
 pub mod background;
+pub mod budget;
 pub mod build;
 pub mod collective;
 pub mod fct_txt;
@@ -13,6 +14,7 @@ pub mod loss;
 pub mod lossless;
 pub mod nic;
 pub mod output;
+pub mod relations;
 pub mod routing;
 pub mod switch;
 pub mod template;
@@ -24,7 +26,6 @@ pub mod workload;
 pub use background::{BackgroundCfg, BackgroundProfile};
 pub use build::{build, build_with_observer, pcap_writer};
 pub use loss::{LossCfg, LossModel, PacketKindCfg};
-pub use lossless::warnings;
 pub use nic::{AckClass, NicCfg};
 pub use output::{FctTxtCfg, OutputCfg, PcapCfg, MAX_PCAP_PACKETS};
 pub use routing::{EntropyKind, PathsKind, RoutingCfg, RoutingKind};
@@ -32,6 +33,14 @@ pub use switch::{DisciplineKind, EcnCfg, EcnLinkCfg, PfcCfg, PfcHeadroom, PfcMod
 pub use topology::{TopologyCfg, TopologyKind};
 pub use transport::{CcCfg, CcKind, RecoveryCfg, RecoveryKind, TransportCfg};
 pub use validate::validate;
+
+/// What a valid scenario cannot do as it seems to ask, one line each naming the field: PFC
+/// that cannot be lossless (`lossless`), settings with no effect in the run (`relations`).
+pub fn warnings(s: &Scenario, topo: &crate::net::topology::Topology) -> Vec<String> {
+    let mut out = lossless::warnings(s, topo);
+    out.extend(relations::warnings(s));
+    out
+}
 pub use workload::{FlowCfg, Flows, Pairing, WorkloadCfg, WorkloadKind};
 pub use crate::sim::units::{Bw, Dur, Size};
 

@@ -543,9 +543,9 @@ fn pfc_dynamic(s: &Scenario, topo: &Topology) -> Result<(), ScenarioError> {
         }
         // Checked: a headroom or reserve near the largest size must not wrap into a small sum.
         let set_aside = topo
-            .links
+            .links_of(n)
             .iter()
-            .filter(|l| l.a == n || l.b == n)
+            .map(|&i| &topo.links[i])
             .try_fold(0u64, |sum, l| d.headroom_for(l.rate, l.delay).checked_add(d.reserve).and_then(|x| sum.checked_add(x)))
             .unwrap_or(u64::MAX);
         if set_aside >= sw.buffer.0 {

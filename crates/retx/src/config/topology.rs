@@ -528,7 +528,7 @@ pub fn node(topo: &Topology, name: &str, field: &str) -> Result<usize, ScenarioE
 /// Two named nodes joined by a link: (a, b).
 pub fn link(topo: &Topology, a: &str, b: &str, field: &str) -> Result<(usize, usize), ScenarioError> {
     let (a, b) = (node(topo, a, field)?, node(topo, b, field)?);
-    if !topo.links.iter().any(|l| (l.a == a && l.b == b) || (l.a == b && l.b == a)) {
+    if topo.link_between(a, b).is_none() {
         return Err(ScenarioError::new(field, format!("no link between {:?} and {:?}", topo.nodes[a].name, topo.nodes[b].name)));
     }
     Ok((a, b))
@@ -546,10 +546,11 @@ pub fn port(topo: &Topology, q: &str, field: &str) -> Result<(usize, usize), Sce
 /// Host names to node ids, each named once.
 pub fn host_list(topo: &Topology, names: &[String], field: &str) -> Result<Vec<usize>, ScenarioError> {
     let mut out = Vec::with_capacity(names.len());
+    let mut listed = vec![false; topo.nodes.len()];
     for h in names {
         match topo.find(h) {
             Some(n) if topo.nodes[n].kind == NodeKind::Host => {
-                if out.contains(&n) {
+                if std::mem::replace(&mut listed[n], true) {
                     return Err(ScenarioError::new(field, format!("{h:?} is listed twice")));
                 }
                 out.push(n);

@@ -72,5 +72,10 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
     workload::check(&mut s.workload, &topo, s.duration.0, s.seed, &s.base_dir, s.switch.queues)?;
     let flows = workload::known_flow_count(&s.workload, &s.base_dir)?;
     s.output.check(&topo, flows)?;
+    // What relates the sections (trimming against the packets sent, options that need others).
+    super::relations::check(s)?;
+    // Every configuration-sized allocation, in total, against the memory budget.
+    let expected = workload::flow_estimate(&s.workload, &topo, &s.base_dir, flows)?;
+    super::budget::check(&super::budget::estimate(s, &topo, expected), super::budget::budget()?)?;
     Ok(topo)
 }

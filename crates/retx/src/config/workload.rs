@@ -358,12 +358,14 @@ pub fn check(w: &mut WorkloadCfg, topo: &Topology, duration: Time, seed: u64, ba
             if !w.senders.is_empty() && w.fan_in.is_some() {
                 return Err(err("workload.fan_in", "give senders or fan_in, not both"));
             }
+            let mut listed = vec![false; topo.nodes.len()];
             for (i, name) in w.senders.iter().enumerate() {
                 let field = format!("workload.senders[{i}]");
-                if host(name, field.clone())? == rx {
+                let h = host(name, field.clone())?;
+                if h == rx {
                     return Err(err(field, "the receiver cannot also send"));
                 }
-                if w.senders[..i].contains(name) {
+                if std::mem::replace(&mut listed[h], true) {
                     return Err(err(field, format!("{name:?} is listed twice")));
                 }
             }
@@ -447,6 +449,30 @@ pub fn known_flow_count(w: &WorkloadCfg, base_dir: &Path) -> Result<Option<usize
         WorkloadKind::Poisson if w.until.is_none() => w.flows.count().map(|n| n as usize),
         WorkloadKind::Poisson => None,
         WorkloadKind::Collective => None,
+    })
+}
+
+/// How many flows a validated workload makes, known or expected (poisson arrivals until a
+/// time: the expected count; a collective: ranks x steps x iterations), for the memory budget.
+/// `known` is [`known_flow_count`]'s answer.
+pub fn flow_estimate(w: &WorkloadCfg, topo: &Topology, base_dir: &Path, known: Option<usize>) -> Result<u64, ScenarioError> {
+    if let Some(n) = known {
+        return Ok(n as u64);
+    }
+    Ok(match w.kind {
+        WorkloadKind::Poisson => {
+            let (Some(until), Some(load)) = (w.until, w.load) else { return Ok(w.flows.count().unwrap_or(0)) };
+            let start = w.start.map_or(Time::ZERO, |s| s.0);
+            let cdf = poisson_cdf(w, base_dir)?;
+            let sources = poisson_sources(w, topo)?;
+            let n = poisson::expected_flows(topo, &sources, cdf.mean(), load, until.0.saturating_sub(start)).ceil() as u64;
+            w.flows.count().map_or(n, |c| c.min(n))
+        }
+        WorkloadKind::Collective => match &w.collective {
+            Some(c) => c.validate(topo)?,
+            None => 0,
+        },
+        _ => 0,
     })
 }
 

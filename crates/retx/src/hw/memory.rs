@@ -23,10 +23,54 @@ pub struct Sizing {
     pub block_bits: u32,
 }
 
+/// The largest bandwidth-delay product [`Sizing::check`] accepts: 2^53 bytes (8 PiB), the
+/// largest count every figure derived from it (bits, slots, totals in f64) holds exactly.
+pub const MAX_BDP_BYTES: u64 = 1 << 53;
+
 impl Sizing {
-    /// Bytes in one bandwidth-delay product.
+    /// Bytes in one bandwidth-delay product, computed in u128; `None` when it does not fit in
+    /// a u64 (it was truncated before issue 41).
+    pub fn checked_bdp_bytes(&self) -> Option<u64> {
+        u64::try_from(self.bandwidth.0 as u128 * self.rtt.0 as u128 / 8 / 1_000_000_000_000).ok()
+    }
+
+    /// Bytes in one bandwidth-delay product, saturating at u64::MAX (a run's sizing is within
+    /// the scenario's limits, far below; the `memory` command refuses through [`Sizing::check`]).
     pub fn bdp_bytes(&self) -> u64 {
-        (self.bandwidth.0 as u128 * self.rtt.0 as u128 / 8 / 1_000_000_000_000) as u64
+        self.checked_bdp_bytes().unwrap_or(u64::MAX)
+    }
+
+    /// Whether every figure of the table can be computed exactly: the first rule broken, as
+    /// (argument, message), else `Ok`. One rule per refusal, naming the argument.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        if self.bandwidth.0 == 0 {
+            return Err(("bandwidth", "must be above 0bps".into()));
+        }
+        if self.rtt.0 == 0 {
+            return Err(("rtt", "must be above 0ps".into()));
+        }
+        if self.mtu == 0 {
+            return Err(("mtu", "must be at least 1".into()));
+        }
+        if self.connections == 0 {
+            return Err(("connections", "must be at least 1".into()));
+        }
+        if !(1..=64).contains(&self.block_bits) {
+            return Err(("block_bits", format!("{} must be from 1 to 64", self.block_bits)));
+        }
+        if self.pool_bits < self.block_bits {
+            return Err(("pool_bits", format!("{} must be at least block_bits ({})", self.pool_bits, self.block_bits)));
+        }
+        match self.checked_bdp_bytes() {
+            Some(b) if b <= MAX_BDP_BYTES => Ok(()),
+            _ => Err((
+                "rtt",
+                format!(
+                    "bandwidth x rtt is {} B, above the {MAX_BDP_BYTES} B (8 PiB) the table computes exactly",
+                    self.bandwidth.0 as u128 * self.rtt.0 as u128 / 8 / 1_000_000_000_000
+                ),
+            )),
+        }
     }
 
     /// Packets in one bandwidth-delay product.
@@ -181,6 +225,7 @@ fn left_row(z: &Sizing) -> Footprint {
 fn stride_row(z: &Sizing) -> Footprint {
     const SLOT: u64 = 64 * 1024;
     let slots = z.bdp_bytes().div_ceil(SLOT).max(1);
+    // At most 2^64 / 2^16 slots: their bytes in u128, then f64 (exact below 2^53).
     let mut r = row(
         "stride",
         16.0 + 12.0 + 4.0,
@@ -188,7 +233,7 @@ fn stride_row(z: &Sizing) -> Footprint {
         z.connections,
         format!("4 packet-state counters (16 B) + STT_old/dSTT/STT_min (12 B) + rate (4 B); DRAM: {slots} x 64 KB slots per connection (one BDP in segments)"),
     );
-    r.off_chip_per_connection = (slots * SLOT) as f64;
+    r.off_chip_per_connection = (slots as u128 * SLOT as u128) as f64;
     r
 }
 
@@ -230,6 +275,27 @@ mod tests {
         // Pool 256 + Nxt_ptr 256 + available 32; registers 3 x (100 + 5); FIFOs 8 x 29.
         assert_eq!(left.shared, 544.0 + 315.0 + 232.0);
         assert_eq!(left.total, 7.0 * 3_000.0 + 1_091.0);
+    }
+
+    #[test]
+    fn a_bdp_beyond_u64_is_refused_not_truncated() {
+        // 1.8e19 bps x 1.8e19 ps / 8e12 is about 4e25 B: it wrapped to a small number through
+        // `as u64` before.
+        let z = Sizing { bandwidth: Rate(u64::MAX), rtt: Time(u64::MAX), ..paper() };
+        assert_eq!(z.checked_bdp_bytes(), None);
+        assert_eq!(z.bdp_bytes(), u64::MAX);
+        let (field, message) = z.check().unwrap_err();
+        assert_eq!(field, "rtt");
+        assert!(message.contains("above the 9007199254740992 B"), "{message}");
+        // Each figure still computes without overflow (stride's slots x 64 KiB in u128).
+        let stride = footprints(&z).into_iter().find(|r| r.scheme == "stride").unwrap();
+        assert!(stride.off_chip_per_connection >= 1.8e19);
+        // One rule per refusal, naming its argument.
+        assert_eq!(Sizing { block_bits: 65, ..paper() }.check().unwrap_err().0, "block_bits");
+        assert_eq!(Sizing { pool_bits: 4, ..paper() }.check().unwrap_err().0, "pool_bits");
+        assert_eq!(Sizing { connections: 0, ..paper() }.check().unwrap_err().0, "connections");
+        assert_eq!(Sizing { mtu: 0, ..paper() }.check().unwrap_err().0, "mtu");
+        assert!(paper().check().is_ok());
     }
 
     #[test]

@@ -56,16 +56,13 @@ pub fn parse_topology(text: &str) -> Result<Topology, String> {
             *k = NodeKind::Switch;
         }
     }
-    let mut topo = Topology {
-        nodes: (0..nodes)
-            .map(|i| NodeSpec {
-                name: if kind[i] == NodeKind::Host { format!("h{i}") } else { format!("sw{i}") },
-                kind: kind[i],
-            })
-            .collect(),
-        links: Vec::new(),
-        groups: Vec::new(),
-    };
+    let mut topo = Topology::default();
+    topo.nodes = (0..nodes)
+        .map(|i| NodeSpec {
+            name: if kind[i] == NodeKind::Host { format!("h{i}") } else { format!("sw{i}") },
+            kind: kind[i],
+        })
+        .collect();
     for (n, line) in lines.by_ref().take(links) {
         let f = fields(line, 5, "src dst rate delay error_rate", n)?;
         let (a, b): (usize, usize) = (number(f[0], "src", n)?, number(f[1], "dst", n)?);

@@ -54,6 +54,13 @@ pub struct Topology {
     /// a switch, [`NO_GROUP`] for a host. Empty when the network has none. Non-minimal routing
     /// ([`crate::net::routing::Detour`]) detours through another group.
     pub groups: Vec<u32>,
+    /// Node names to ids, built on the first [`Topology::find`] (a scenario names hosts by
+    /// the million: a walk over every node per name was quadratic). The builders fill
+    /// `nodes` before anyone looks a name up; an index that no longer covers every node is
+    /// not trusted.
+    names: std::sync::OnceLock<std::collections::HashMap<String, usize>>,
+    /// Per node, its links (indices into `links`), built on first use.
+    node_links: std::sync::OnceLock<(usize, Vec<Vec<usize>>)>,
 }
 
 /// A node in no switch group (a host, or any node of a network without groups).
@@ -70,7 +77,49 @@ impl Topology {
     }
 
     pub fn find(&self, name: &str) -> Option<usize> {
-        self.nodes.iter().position(|n| n.name == name)
+        let names = self.names.get_or_init(|| {
+            let mut names = std::collections::HashMap::with_capacity(self.nodes.len());
+            for (i, n) in self.nodes.iter().enumerate() {
+                names.entry(n.name.clone()).or_insert(i);
+            }
+            names
+        });
+        if names.len() == self.nodes.len() {
+            names.get(name).copied()
+        } else {
+            // Duplicate names (a file may give two nodes one name) or nodes added since: the
+            // first node of that name, as before.
+            self.nodes.iter().position(|n| n.name == name)
+        }
+    }
+
+    /// The link between nodes `a` and `b` (either way round), if any: through the link lists
+    /// per node ([`Topology::links_of`]), not a walk over every link.
+    pub fn link_between(&self, a: usize, b: usize) -> Option<&LinkSpec> {
+        let joins = |l: &&LinkSpec| (l.a == a && l.b == b) || (l.a == b && l.b == a);
+        if self.node_links.get().is_some_and(|(count, _)| *count != self.links.len()) {
+            return self.links.iter().find(joins); // links added since the lists were built
+        }
+        self.links_of(a).iter().map(|&i| &self.links[i]).find(joins)
+    }
+
+    /// The links of node `n`, by index into `links`, in link order. Built on first use.
+    pub fn links_of(&self, n: usize) -> &[usize] {
+        let (_, lists) = self.node_links.get_or_init(|| {
+            let mut lists = vec![Vec::new(); self.nodes.len()];
+            for (i, l) in self.links.iter().enumerate() {
+                if let Some(v) = lists.get_mut(l.a) {
+                    v.push(i);
+                }
+                if l.b != l.a {
+                    if let Some(v) = lists.get_mut(l.b) {
+                        v.push(i);
+                    }
+                }
+            }
+            (self.links.len(), lists)
+        });
+        lists.get(n).map_or(&[], Vec::as_slice)
     }
 
     /// The node that owns port `port`: ports are numbered two per link in link order, `2i` at

@@ -109,7 +109,16 @@ fn value<'a, I: Iterator<Item = &'a str> + ?Sized>(tokens: &mut I, key: &str, n:
 }
 
 fn number<T: std::str::FromStr>(s: &str, what: &str, n: usize) -> Result<T, String> {
-    s.parse().map_err(|_| format!("line {n}: {what} {s:?} is not a number"))
+    s.parse().map_err(|_| {
+        // A whole number too wide for its field is out of range, not "not a number" (the
+        // .cm fuzzer, issue 41).
+        if !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+            let bits = std::mem::size_of::<T>() * 8;
+            format!("line {n}: {what} {s} is out of range (at most 2^{bits} - 1)")
+        } else {
+            format!("line {n}: {what} {s:?} is not a number")
+        }
+    })
 }
 
 /// A trigger id: a number from 1 (htsim reads 0 as "no trigger").
@@ -228,6 +237,9 @@ pub fn parse(text: &str) -> Result<ConnectionMatrix, String> {
     let mut h = Headers::default();
     let mut raw: Vec<RawFlow> = Vec::new();
     let mut triggers: Vec<CmTrigger> = Vec::new();
+    // Trigger id -> its line, so a duplicate is found in O(1), not by a walk over the earlier
+    // triggers (quadratic in a file of millions of trigger lines).
+    let mut trigger_lines: HashMap<u32, usize> = HashMap::new();
     let mut lines = 0;
     for (i, line) in crate::sim::input::strip_bom(text).lines().enumerate() {
         let n = i + 1;
@@ -280,8 +292,8 @@ pub fn parse(text: &str) -> Result<ConnectionMatrix, String> {
                     return Err(format!("line {n}: more trigger lines than announced ({what})"));
                 }
                 let t = parse_trigger(&mut tokens, n)?;
-                if let Some(other) = triggers.iter().find(|o| o.id == t.id) {
-                    return Err(format!("line {n}: trigger {} is also defined on line {}", t.id, other.line));
+                if let Some(other) = trigger_lines.insert(t.id, n) {
+                    return Err(format!("line {n}: trigger {} is also defined on line {other}", t.id));
                 }
                 triggers.push(t);
             }
@@ -345,6 +357,25 @@ fn resolve(nodes: u32, raw: Vec<RawFlow>, triggers: Vec<CmTrigger>) -> Result<Co
         }
     }
     Ok(ConnectionMatrix { nodes, flows, triggers })
+}
+
+/// A matrix of `flows` flows in two steps joined by one barrier, as htsim's collective
+/// generators write them: the first half starts at 0 and each signals trigger 1 when sent,
+/// the second half starts when trigger 1, a barrier of the first half's count, fires. Node of
+/// flow `i`: `i mod nodes` sends to the next node. For scale tests and `retx-bench validate`.
+pub fn two_steps_with_barrier(nodes: u32, flows: usize, size: u64) -> String {
+    use std::fmt::Write as _;
+    let first = flows / 2;
+    let mut text = String::with_capacity(flows * 48);
+    let _ = writeln!(text, "Nodes {nodes}\nConnections {flows}\nTriggers 1");
+    for i in 0..flows {
+        let (src, dst) = ((i as u64 % nodes as u64) as u32, ((i as u64 + 1) % nodes as u64) as u32);
+        let how = if i < first { "start 0".to_string() } else { "trigger 1".to_string() };
+        let signal = if i < first { " send_done_trigger 1" } else { "" };
+        let _ = writeln!(text, "{src}->{dst} id {} {how} size {size}{signal}", i + 1);
+    }
+    let _ = writeln!(text, "trigger id 1 barrier count {first}");
+    text
 }
 
 impl ConnectionMatrix {
@@ -461,6 +492,7 @@ mod tests {
             ("Nodes 4\nConnections 0\n", "line 2: Connections 0 (a workload needs at least one flow)"),
             ("Nodes 4\nConnections 99999999999\n", "line 2: Connections 99999999999 is out of range (allowed 0..=10000000)"),
             ("Nodes 4\nConnections x\n", "line 2: Connections \"x\" is not a number"),
+            ("Nodes 4\nConnections 1\n0->1 id 4294967296 start 0 size 1\n", "line 3: flow id 4294967296 is out of range (at most 2^32 - 1)"),
             ("Nodes 4 5\n", "line 1: \"5\" after `Nodes 4` (a header is one number)"),
             ("Nodes\n", "line 1: `Nodes` needs a value"),
             ("Nodes 0\n", "line 1: Nodes 0 (a flow needs two nodes)"),

@@ -73,7 +73,7 @@ pub struct Arrivals<'a> {
 
 /// The rate of a host's (only) link.
 pub fn host_rate(topo: &Topology, host: usize) -> Rate {
-    topo.links.iter().find(|l| l.a == host || l.b == host).expect("every host has a link").rate
+    topo.links[*topo.links_of(host).first().expect("every host has a link")].rate
 }
 
 /// Mean time between a source's arrivals, in picoseconds.
@@ -83,12 +83,25 @@ pub fn mean_gap_ps(mean_size: f64, load: f64, rate: Rate) -> f64 {
 
 /// Sources for `pairing = "pairs"`: one per distinct sending host, in order of first mention.
 pub fn sources_from_pairs(pairs: &[(usize, usize)]) -> Vec<Source> {
+    // Indexed (source -> its place; (source, destination) seen): a list of a million pairs
+    // was quadratic when each pair walked the sources and their destinations.
     let mut out: Vec<Source> = Vec::new();
+    let mut at: std::collections::HashMap<usize, usize> = std::collections::HashMap::new();
+    let mut seen: std::collections::HashSet<(usize, usize)> = std::collections::HashSet::new();
     for &(a, b) in pairs {
-        match out.iter_mut().find(|s| s.src == a) {
-            Some(Source { dsts: Dsts::List(d), .. }) if !d.contains(&b) => d.push(b),
-            Some(_) => {}
-            None => out.push(Source { src: a, dsts: Dsts::List(vec![b]) }),
+        if !seen.insert((a, b)) {
+            continue;
+        }
+        match at.get(&a) {
+            Some(&i) => {
+                if let Source { dsts: Dsts::List(d), .. } = &mut out[i] {
+                    d.push(b);
+                }
+            }
+            None => {
+                at.insert(a, out.len());
+                out.push(Source { src: a, dsts: Dsts::List(vec![b]) });
+            }
         }
     }
     out
@@ -107,7 +120,7 @@ pub fn sources_random(topo: &Topology) -> Vec<Source> {
 pub fn sources_cross_leaf_halves(topo: &Topology) -> Result<Vec<Source>, String> {
     let mut leaves: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
     for h in topo.hosts() {
-        let l = topo.links.iter().find(|l| l.a == h || l.b == h).expect("every host has a link");
+        let l = &topo.links[*topo.links_of(h).first().expect("every host has a link")];
         leaves.entry(if l.a == h { l.b } else { l.a }).or_default().push(h);
     }
     let leaves: Vec<Vec<usize>> = leaves.into_values().collect();

@@ -13,7 +13,7 @@ mod host;
 use crate::hw::memory::MemoryReport;
 use crate::net::background::{self, Source};
 use crate::net::int::IntTable;
-use crate::net::loss::{KindMask, LossRule, PortLoss};
+use crate::net::loss::{KindMask, LossRule, LossTarget, PortLoss};
 use crate::net::path;
 use crate::net::pfc_watch::{PfcWatch, PortGraph, WatchParams};
 use crate::net::port::{Discipline, Port, ShaperSpec};
@@ -343,8 +343,19 @@ impl<O: Observer> Simulation<O> {
                 port.shaper = Some(spec.at(port.rate));
             }
         }
+        // Each rule on the ports it targets, in rule order per port; a rule on one switch or
+        // link visits that node's ports only (not every port of the network per rule).
         for rule in &p.loss {
-            for port in ports.iter_mut() {
+            let targeted = match rule.target {
+                LossTarget::Everywhere => 0..ports.len(),
+                LossTarget::Switch(_) | LossTarget::Link(..) => 0..0,
+            };
+            let own: &[usize] = match rule.target {
+                LossTarget::Switch(n) | LossTarget::Link(n, _) => node_ports.get(n).map_or(&[], Vec::as_slice),
+                LossTarget::Everywhere => &[],
+            };
+            for id in targeted.chain(own.iter().copied()) {
+                let port = &mut ports[id];
                 if rule.target.applies(port.node, port.peer_node) {
                     rule.install(&mut port.loss);
                 }
@@ -452,8 +463,11 @@ impl<O: Observer> Simulation<O> {
         for &host in &p.watched_pools {
             sim.watched_pools.push((sim.nic_of[host] as usize, host));
         }
+        let port_toward = |ports: &[Port], a: usize, b: usize| -> usize {
+            *node_ports[a].iter().find(|&&x| ports[x].peer_node == b).expect("a validated link")
+        };
         for &(a, b) in &p.watched_queues {
-            let port = sim.port_toward(a, b);
+            let port = port_toward(&sim.ports, a, b);
             sim.watched.push(port);
             sim.watched_last.push((0, 0, 0));
             sim.queue_names.push(format!("{}->{}", sim.host_names[a], sim.host_names[b]));
@@ -469,7 +483,7 @@ impl<O: Observer> Simulation<O> {
         sim.last_sample = Time(first.0 / dt * dt);
         sim.events.push(sim.last_sample + sim.sample_interval, RUN_ORIGIN, Event::Sample);
         for (i, spec) in p.background.into_iter().enumerate() {
-            let source = Source::new(spec, sim.port_toward(spec.from, spec.to), rng::stream(p.seed, Stream::Background, i as u64));
+            let source = Source::new(spec, port_toward(&sim.ports, spec.from, spec.to), rng::stream(p.seed, Stream::Background, i as u64));
             // A source's ticks are its switch's events, as the port's own are.
             if let Some(t) = source.first_tick() {
                 sim.events.push(t, Self::node_origin(spec.from), Event::Background(i as u32));
@@ -477,11 +491,6 @@ impl<O: Observer> Simulation<O> {
             sim.background.push(source);
         }
         sim
-    }
-
-    /// The port of node `a` toward node `b` (a link the scenario's validation checked).
-    fn port_toward(&self, a: usize, b: usize) -> usize {
-        self.ports.iter().position(|x| x.node == a && x.peer_node == b).expect("a validated link")
     }
 
     fn hosts(&self) -> impl Iterator<Item = usize> + '_ {

@@ -140,7 +140,7 @@ fn budget() -> (Duration, u64) {
     (Duration::from_secs_f64(seconds), seed)
 }
 
-fn runner(seed: u64) -> TestRunner {
+pub(crate) fn runner(seed: u64) -> TestRunner {
     let mut bytes = [0u8; 32];
     bytes[..8].copy_from_slice(&seed.to_le_bytes());
     let config = Config { cases: 200, failure_persistence: None, max_shrink_iters: 2000, ..Config::default() };
@@ -148,7 +148,7 @@ fn runner(seed: u64) -> TestRunner {
 }
 
 /// Runs batches of `test` until `budget` has passed; the number of cases run.
-fn for_a_while<S: Strategy>(budget: Duration, seed: u64, strategy: S, test: impl Fn(S::Value) -> Result<(), TestCaseError>) -> u64
+pub(crate) fn for_a_while<S: Strategy>(budget: Duration, seed: u64, strategy: S, test: impl Fn(S::Value) -> Result<(), TestCaseError>) -> u64
 where
     S::Value: std::fmt::Debug,
 {

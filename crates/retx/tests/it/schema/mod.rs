@@ -302,7 +302,11 @@ fn in_case<T>(f: impl FnOnce() -> T + std::panic::UnwindSafe) -> std::thread::Re
 pub fn names_related_field(changed: &str, error: &ScenarioError) -> bool {
     let section = |f: &str| f.split(['.', '[']).next().unwrap_or("").to_string();
     let (changed_section, error_section) = (section(changed), section(&error.field));
+    // A rule relating two fields (switch.trim.data_queue at least one packet of nic.mtu)
+    // names one of them and the other in its message.
+    let mentioned = error.message.split(|c: char| !(c.is_ascii_alphanumeric() || "._-[]".contains(c))).any(|w| w == changed);
     error.field == changed
+        || mentioned
         || error_section == changed_section
         || (changed == "duration" && ["workload", "output", "background"].contains(&error_section.as_str()))
         || (changed_section == "topology" && ["workload", "output", "background", "loss", "switch", "routing"].contains(&error_section.as_str()))
@@ -337,7 +341,125 @@ pub const BASES: &[(&str, &[&str])] = &[
     (CLOS, &["topology"]),
     (DRAGONFLY, &["topology", "routing"]),
     (COLLECTIVE, &["workload"]),
+    (NDP_TRIM, &["recovery.ndp", "switch", "nic"]),
+    (HOMA_AEOLUS, &["recovery.homa", "switch"]),
+    (XPASS_AEOLUS, &["recovery.xpass", "switch"]),
+    (LEFT_SPRAY, &["recovery.left", "routing", "nic"]),
 ];
+
+/// NDP on htsim's per-port queues with return to sender: every trim field and NDP's section.
+const NDP_TRIM: &str = r#"
+name = "bounds"
+duration = "200us"
+[topology]
+kind = "leaf-spine"
+spines = 2
+leaves = 2
+hosts_per_leaf = 2
+host_link = "100Gbps"
+[nic]
+mtu = 4000
+whole_packets = true
+[switch]
+pfc = { enabled = false }
+ecn = { enabled = false }
+trim = { queue = 0, header = "64B", data_queue = "60000B", header_queue = "120000B", victim = "htsim", return_to_sender = true }
+[routing]
+policy = "spray-permutation"
+[transport]
+recovery = "ndp"
+cc = "none"
+[recovery.ndp]
+rto_initial = "200us"
+rto_min = "200us"
+[workload]
+kind = "incast"
+receiver = "h0"
+fan_in = 3
+size = "40KB"
+"#;
+
+/// Homa with Aeolus, its selective drop by ECN codepoint and a port buffer: every Homa field
+/// and the codepoint settings.
+const HOMA_AEOLUS: &str = r#"
+name = "bounds"
+duration = "200us"
+[topology]
+kind = "single-switch"
+hosts = 4
+host_link = "10Gbps"
+[nic]
+colour_codepoint = "ecn"
+[switch]
+queues = 8
+port_buffer = "200KB"
+pfc = { enabled = false }
+ecn = { enabled = true, kmin = "6000B", kmax = "6000B", pmax = 1.0, drop_not_ect = true }
+[transport]
+recovery = "homa"
+cc = "none"
+[recovery.homa]
+aeolus = true
+rto = "100us"
+rtt_bytes = "10KB"
+[workload]
+kind = "incast"
+receiver = "h0"
+fan_in = 3
+size = "30KB"
+"#;
+
+/// ExpressPass with Aeolus on its credit queues and a hard colour threshold.
+const XPASS_AEOLUS: &str = r#"
+name = "bounds"
+duration = "200us"
+[topology]
+kind = "single-switch"
+hosts = 4
+host_link = "10Gbps"
+[nic]
+mtu = 1460
+[switch]
+queues = 3
+pfc = { enabled = false }
+ecn = { enabled = false }
+shaped = { queue = 2, buffer = 8, burst = 2 }
+wred = [{ colour = 2, threshold = "6000B" }]
+[transport]
+recovery = "xpass"
+cc = "none"
+[recovery.xpass]
+aeolus = true
+rto = "200us"
+[workload]
+kind = "incast"
+receiver = "h0"
+fan_in = 3
+size = "30KB"
+"#;
+
+/// LEFT on sprayed paths of a small leaf-spine: every LEFT field.
+const LEFT_SPRAY: &str = r#"
+name = "bounds"
+duration = "200us"
+[topology]
+kind = "leaf-spine"
+spines = 2
+leaves = 2
+hosts_per_leaf = 2
+host_link = "100Gbps"
+[nic]
+mtu = 1000
+[routing]
+policy = "spray-random"
+entropy = "per-packet"
+[transport]
+recovery = "left"
+cc = "dcqcn"
+[workload]
+kind = "flow-list"
+flows = [{ src = "h0", dst = "h3", size = "100KB" }, { src = "h1", dst = "h2", size = "50KB" }]
+"#;
 
 /// The smallest dragonfly (h = 1: 3 groups of 2 routers, 6 hosts) with UGAL over spraying: every
 /// dragonfly field and `routing.paths` have a value to vary.

@@ -1,0 +1,176 @@
+//! Settings of different sections that need each other or are bound by physics, in one place
+//! (issue 41 item 4). Each section checks its own ranges beside its definition; what relates
+//! two sections is declared here, as a table of rules, and checked once after them all:
+//!
+//! - a *refusal* when the run as configured cannot do what a setting asks (a trimming data
+//!   queue smaller than one packet of the largest size any scheme or controller sends, a
+//!   trimmed header that is not smaller than the packet it trims, a header queue that is the
+//!   data queue, return-to-sender without per-port queues);
+//! - a *warning* naming the field when a setting has no effect in the run as configured (ECN
+//!   codepoint drops with ECN off, colours sent as ECN codepoints with ECN off).
+//!
+//! A rule names the field the user would change and, in its message, the other field it
+//! relates it to.
+
+use super::lossless::max_frame;
+use super::{Scenario, ScenarioError, WorkloadKind};
+use crate::net::packet::PRIORITY_DATA;
+
+/// One rule: the field it names, and the check (the message when it is broken).
+struct Rule {
+    field: &'static str,
+    broken: fn(&Scenario) -> Option<String>,
+}
+
+/// Settings that need others, or sizes bound to each other: refused.
+const NEEDS: &[Rule] = &[
+    Rule { field: "switch.trim.return_to_sender", broken: return_without_port_queues },
+    Rule { field: "switch.trim.header", broken: header_not_below_packet },
+    Rule { field: "switch.trim.data_queue", broken: data_queue_below_one_packet },
+    Rule { field: "switch.trim.queue", broken: header_queue_is_a_data_queue },
+];
+
+/// Settings with no effect in the run as configured: warned, naming the field.
+const INERT: &[Rule] = &[
+    Rule { field: "switch.ecn.drop_not_ect", broken: ecn_drops_with_ecn_off },
+    Rule { field: "nic.colour_codepoint", broken: ecn_colours_nobody_drops_by },
+];
+
+/// The first relation broken, as an error naming its field.
+pub fn check(s: &Scenario) -> Result<(), ScenarioError> {
+    for rule in NEEDS {
+        if let Some(message) = (rule.broken)(s) {
+            return Err(ScenarioError::new(rule.field, message));
+        }
+    }
+    Ok(())
+}
+
+/// Every setting with no effect, one line each starting with its field.
+pub fn warnings(s: &Scenario) -> Vec<String> {
+    INERT.iter().filter_map(|rule| (rule.broken)(s).map(|m| format!("{}: {m}", rule.field))).collect()
+}
+
+/// The largest data packet on the wire: a full payload with every header the scheme and the
+/// controller add (INT records, TIMELY's timestamp, the recovery scheme's own).
+fn data_packet(s: &Scenario) -> u64 {
+    (s.nic.mtu + super::template::transport(s).data_header()) as u64
+}
+
+fn return_without_port_queues(s: &Scenario) -> Option<String> {
+    let t = s.switch.trim.as_ref()?;
+    (t.return_to_sender && t.data_queue.is_none())
+        .then(|| "needs switch.trim.data_queue (a header is returned when its port's header queue is full; without per-port queues there is none)".into())
+}
+
+fn header_not_below_packet(s: &Scenario) -> Option<String> {
+    let t = s.switch.trim.as_ref()?;
+    let packet = data_packet(s);
+    (t.header.0 >= packet).then(|| {
+        format!("{} B is not smaller than the data packet it trims ({packet} B: nic.mtu = {} B plus {} B of headers)", t.header.0, s.nic.mtu, packet - s.nic.mtu as u64)
+    })
+}
+
+fn data_queue_below_one_packet(s: &Scenario) -> Option<String> {
+    let t = s.switch.trim.as_ref()?;
+    let data = t.data_queue?;
+    let frame = max_frame(s);
+    (data.0 < frame).then(|| {
+        format!("{} B holds no packet: the largest one sent is {frame} B (nic.mtu = {} B with its headers, or the largest response or background frame)", data.0, s.nic.mtu)
+    })
+}
+
+/// The data classes flows are sent at: a flow list's `class` (default 1), else 1.
+fn data_classes(s: &Scenario) -> Vec<u32> {
+    let mut classes = vec![PRIORITY_DATA as u32];
+    if s.workload.kind == WorkloadKind::FlowList {
+        classes.extend(s.workload.flows.list().iter().filter_map(|f| f.class.map(u32::from)));
+    }
+    classes
+}
+
+fn header_queue_is_a_data_queue(s: &Scenario) -> Option<String> {
+    let t = s.switch.trim.as_ref()?;
+    data_classes(s).contains(&t.queue).then(|| {
+        format!("{} is a queue data is sent on (workload class {}): trimmed headers would wait behind data, and per-port limits would never trim it; use the control queue 0", t.queue, t.queue)
+    })
+}
+
+fn ecn_drops_with_ecn_off(s: &Scenario) -> Option<String> {
+    (s.switch.ecn.drop_not_ect && !s.switch.ecn.enabled).then(|| "has no effect: switch.ecn.enabled = false, so nothing is marked or dropped by its codepoint".into())
+}
+
+fn ecn_colours_nobody_drops_by(s: &Scenario) -> Option<String> {
+    // With ECN on, Not-ECT packets at least go unmarked; with it off the codepoint is unread.
+    (s.nic.colour_codepoint == super::nic::ColourCodepoint::Ecn && !s.switch.ecn.enabled)
+        .then(|| "\"ecn\" has no effect: switch.ecn.enabled = false, so no switch reads the codepoint (Aeolus's drop needs switch.ecn.enabled = true and switch.ecn.drop_not_ect = true)".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{validate, warnings, Scenario};
+
+    /// NDP on a small leaf-spine with htsim's per-port trimming queues; `switch` replaces the
+    /// [switch] table and `nic` the [nic] table.
+    fn ndp(nic: &str, switch: &str, flows: &str) -> Scenario {
+        Scenario::from_toml(&format!(
+            "name = \"r\"\nduration = \"100us\"\n[topology]\nkind = \"single-switch\"\nhosts = 3\nhost_link = \"100Gbps\"\n\
+             [nic]\n{nic}\n[switch]\npfc = {{ enabled = false }}\n{switch}\n[transport]\nrecovery = \"ndp\"\ncc = \"none\"\n\
+             [workload]\nkind = \"flow-list\"\nflows = [{flows}]\n"
+        ))
+        .unwrap()
+    }
+
+    const FLOW: &str = "{ src = \"h0\", dst = \"h1\", size = \"40KB\" }";
+
+    fn refused(s: Scenario) -> super::ScenarioError {
+        validate(&mut s.clone()).unwrap_err()
+    }
+
+    #[test]
+    fn a_trimming_data_queue_holds_one_packet_with_its_headers() {
+        // 4000 B of payload plus NDP's header: 4000 B alone is short of one packet.
+        let e = refused(ndp("mtu = 4000", "trim = { queue = 0, data_queue = \"4000B\" }", FLOW));
+        assert_eq!(e.field, "switch.trim.data_queue");
+        assert!(e.message.contains("nic.mtu = 4000 B"), "{e}");
+        let mut ok = ndp("mtu = 4000", "trim = { queue = 0, data_queue = \"8200B\" }", FLOW);
+        validate(&mut ok).unwrap();
+    }
+
+    #[test]
+    fn a_trimmed_header_is_smaller_than_the_packet_it_trims() {
+        let e = refused(ndp("mtu = 1000", "trim = { queue = 0, header = \"2000B\" }", FLOW));
+        assert_eq!(e.field, "switch.trim.header");
+        assert!(e.message.contains("nic.mtu = 1000 B"), "{e}");
+    }
+
+    #[test]
+    fn the_header_queue_is_not_a_data_queue() {
+        let e = refused(ndp("", "queues = 3\ntrim = { queue = 1, data_queue = \"60000B\" }", FLOW));
+        assert_eq!(e.field, "switch.trim.queue");
+        // A flow's own class too.
+        let classed = "{ src = \"h0\", dst = \"h1\", size = \"40KB\", class = 2 }";
+        let e = refused(ndp("", "queues = 3\ntrim = { queue = 2, data_queue = \"60000B\" }", classed));
+        assert_eq!(e.field, "switch.trim.queue");
+        validate(&mut ndp("", "queues = 3\ntrim = { queue = 2, data_queue = \"60000B\" }", FLOW)).unwrap();
+    }
+
+    #[test]
+    fn return_to_sender_needs_per_port_queues() {
+        let e = refused(ndp("", "trim = { queue = 0, return_to_sender = true }", FLOW));
+        assert_eq!(e.field, "switch.trim.return_to_sender");
+        assert!(e.message.contains("switch.trim.data_queue"), "{e}");
+    }
+
+    #[test]
+    fn codepoint_settings_with_ecn_off_are_warned_by_name() {
+        let mut s = ndp("colour_codepoint = \"ecn\"", "ecn = { enabled = false, drop_not_ect = true }", FLOW);
+        let topo = validate(&mut s).unwrap();
+        let w = warnings(&s, &topo);
+        assert!(w.iter().any(|l| l.starts_with("switch.ecn.drop_not_ect: has no effect")), "{w:?}");
+        assert!(w.iter().any(|l| l.starts_with("nic.colour_codepoint: ")), "{w:?}");
+        let mut on = ndp("colour_codepoint = \"ecn\"", "ecn = { enabled = true, drop_not_ect = true }", FLOW);
+        let topo = validate(&mut on).unwrap();
+        assert!(warnings(&on, &topo).is_empty());
+    }
+}
