@@ -18,6 +18,7 @@ pub mod proactive;
 pub mod registry;
 pub mod schemes;
 pub mod template;
+pub mod uet;
 
 pub use common::agent::NicCall;
 pub use common::scheme::NetFacts;

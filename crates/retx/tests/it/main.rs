@@ -64,5 +64,6 @@ mod time_series;
 mod timely;
 mod topologies;
 mod trimming;
+mod uet;
 mod wire_props;
 mod xpass;
