@@ -25,7 +25,7 @@ from retx import reproduce
 from retx.provenance import git_commit, read_parquet_provenance
 from retx.reproduce import (REPRODUCTIONS, aeolus_incast, left_fct, left_fpga, left_memory, left_rtt_ratio, left_sensitivity, aeolus_threshold, aeolus_workloads, cc_compare, collective_compare, gbone_fct, gbone_goodput, hpcc_micro,
                             htsim_crosscheck, melo_fig5a, melo_fig5b, melo_fig6a, melo_fig6b, ns3_crosscheck, stride_fattree, stride_segment,
-                            stride_testbed)
+                            stride_testbed, uet_htsim_crosscheck)
 from retx.table import format_table
 
 COLUMNS = ["loss_rate", "scheme", "goodput_gbps", "pct_of_line_rate", "pct_of_max_goodput",
@@ -136,6 +136,7 @@ def test_registry_names_its_modules() -> None:
         "aeolus-workloads": aeolus_workloads, "aeolus-threshold": aeolus_threshold,
         "left-rtt-ratio": left_rtt_ratio, "left-memory": left_memory,
         "left-fct": left_fct, "left-sensitivity": left_sensitivity, "left-fpga": left_fpga,
+        "uet-htsim-crosscheck": uet_htsim_crosscheck,
     }
 
 

@@ -15,7 +15,7 @@ fn main() {
     println!("{:>5} {:>6} {:>6} {:>12} {:>10} {:>10} {:>9} {:>10} {:>8} {:>6} {:>6}", "flow", "src", "dst", "size", "fct_us", "ideal_us", "slowdown", "gbps", "retx_MB", "notes", "rto");
     for f in &out.flows {
         println!(
-            "{:>5} {:>6} {:>6} {:>12} {:>10.1} {:>10.1} {:>9.2} {:>10.3} {:>8.3} {:>6} {:>6}",
+            "{:>5} {:>6} {:>6} {:>12} {:>10.3} {:>10.1} {:>9.2} {:>10.3} {:>8.3} {:>6} {:>6}",
             f.flow_id,
             f.src,
             f.dst,
@@ -52,7 +52,7 @@ fn main() {
         let timeouts: u64 = out.flows.iter().map(|f| f.timeouts).sum();
         println!("mean fct {:.1} us over {} flows, timeouts {}", fcts.iter().sum::<f64>() / fcts.len() as f64, fcts.len(), timeouts);
     }
-    for (name, v) in out.scheme_report.iter().filter(|(n, _)| n.starts_with("xpass_") || n.starts_with("left_")) {
+    for (name, v) in out.scheme_report.iter().filter(|(n, _)| n.starts_with("xpass_") || n.starts_with("left_") || n.starts_with("uet_")) {
         println!("{name} {v}");
     }
 }

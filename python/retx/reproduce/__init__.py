@@ -24,7 +24,7 @@ from retx.provenance import PROVENANCE_FILE, provenance_without_scenario, utc_no
 
 from retx.reproduce import (aeolus_incast, aeolus_threshold, aeolus_workloads, cc_compare, collective_compare, gbone_fct, gbone_goodput, hpcc_micro,
                             htsim_crosscheck, left_fct, left_fpga, left_memory, left_rtt_ratio, left_sensitivity, melo_fig5a, melo_fig5b, melo_fig6a, melo_fig6b, ns3_crosscheck,
-                            stride_fattree, stride_segment, stride_testbed)
+                            stride_fattree, stride_segment, stride_testbed, uet_htsim_crosscheck)
 
 
 @dataclass(frozen=True)
@@ -73,6 +73,7 @@ CATALOGUE: dict[str, Reproduction] = {
     "left-memory": Reproduction(left_memory, "LEFT: on-chip bytes beside IRN's bitmaps (retx memory)", 1, 1),
     "left-rtt-ratio": Reproduction(left_rtt_ratio, "LEFT: throughput over two paths 1x-32x apart, LEFT/LEFT-/MELO+", 2, 1),
     "left-sensitivity": Reproduction(left_sensitivity, "LEFT: its headlines against block, registers, FIFOs, threshold", 83, 2),
+    "uet-htsim-crosscheck": Reproduction(uet_htsim_crosscheck, "UET: retx beside uet-htsim on its validation experiments", 150, 2),
 }
 
 REPRODUCTIONS: dict[str, ModuleType] = {name: entry.module for name, entry in CATALOGUE.items()}

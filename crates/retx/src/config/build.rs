@@ -53,6 +53,7 @@ pub fn switch(s: &Scenario) -> SwitchParams {
         trim: sw.trim.as_ref().map(|t| crate::net::admission::Trim { queue: t.queue as usize, header: t.header.0 as u32, port: t.port(), return_to_sender: t.return_to_sender }),
         port_buffer: sw.port_buffer.map(|b| b.0),
         ecn_drops_not_ect: sw.ecn.enabled && sw.ecn.drop_not_ect,
+        ecn_to_hosts: sw.ecn.to_hosts,
     }
 }
 
@@ -83,6 +84,13 @@ pub fn build_with_observer<O: Observer>(mut s: Scenario, obs: O) -> Result<Simul
     };
     let template = transport(&s);
     let scheme = template.memory_scheme();
+    let degraded = s
+        .switch
+        .degraded
+        .iter()
+        .enumerate()
+        .map(|(i, d)| super::switch::degraded_port(&topology, d, i).map(|(a, b)| (a, b, d.factor)))
+        .collect::<Result<Vec<_>, _>>()?;
     let watched_queues = super::validate::watched_queues(&topology, &s.output.queues)?;
     let watched_flows = super::validate::watched_flows(&s.output.cc_flows, flows.len())?;
     let watched_pools = super::validate::watched_pools(&topology, &s.output.pools)?;
@@ -102,6 +110,7 @@ pub fn build_with_observer<O: Observer>(mut s: Scenario, obs: O) -> Result<Simul
         watched_flows,
         watched_pools,
         switch: switch(&s),
+        degraded,
         queues: s.switch.queues as usize,
         discipline: match s.switch.discipline {
             DisciplineKind::StrictPriority => Discipline::StrictPriority,
@@ -123,6 +132,7 @@ pub fn build_with_observer<O: Observer>(mut s: Scenario, obs: O) -> Result<Simul
             PathsKind::Ugal => Paths::Ugal,
         },
         entropy: match s.routing.entropy {
+            _ if template.chooses_entropy() => SourceEntropy::Chosen,
             EntropyKind::PerFlow => SourceEntropy::PerFlow,
             EntropyKind::PerPacket => SourceEntropy::PerPacket,
         },

@@ -29,7 +29,7 @@ pub use loss::{LossCfg, LossModel, PacketKindCfg};
 pub use nic::{AckClass, NicCfg};
 pub use output::{FctTxtCfg, OutputCfg, PcapCfg, MAX_PCAP_PACKETS};
 pub use routing::{EntropyKind, PathsKind, RoutingCfg, RoutingKind};
-pub use switch::{DisciplineKind, EcnCfg, EcnLinkCfg, PfcCfg, PfcHeadroom, PfcMode, ShapedCfg, SwitchCfg, TrimCfg, TrimVictim, WredCfg, EXPRESSPASS_CREDIT_SHARE};
+pub use switch::{DegradedCfg, DisciplineKind, EcnCfg, EcnLinkCfg, PfcCfg, PfcHeadroom, PfcMode, ShapedCfg, SwitchCfg, TrimCfg, TrimVictim, WredCfg, EXPRESSPASS_CREDIT_SHARE};
 pub use topology::{TopologyCfg, TopologyKind};
 pub use transport::{CcCfg, CcKind, RecoveryCfg, RecoveryKind, TransportCfg};
 pub use validate::validate;

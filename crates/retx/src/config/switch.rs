@@ -55,6 +55,22 @@ pub struct SwitchCfg {
     /// switches (200 KB a port, the critique of Aeolus's Homa runs notes). Default none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub port_buffer: Option<Size>,
+    /// Egress ports whose link runs slower than its rate, their queue limits and ECN
+    /// thresholds scaled alike (uet-htsim's `-failed`: a link at 25 %). Default none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub degraded: Vec<DegradedCfg>,
+}
+
+/// One `[[switch.degraded]]` port: switch `from`'s egress toward `to` runs at `factor` of its
+/// link's rate, its per-port trimming limits (`trim.data_queue`, `trim.header_queue`) and ECN
+/// thresholds scaled by the same factor (htsim `FatTreeTopology::alloc_queue` with
+/// `reduced_speed`). Only that direction: give the other port too for both.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DegradedCfg {
+    pub from: String,
+    pub to: String,
+    pub factor: f64,
 }
 
 /// `[switch] trim`: a data packet the buffer (or its colour rule) would refuse keeps `header`
@@ -240,6 +256,7 @@ impl Default for SwitchCfg {
             shaped: None,
             trim: None,
             port_buffer: None,
+            degraded: Vec::new(),
         }
     }
 }
@@ -272,11 +289,20 @@ pub struct EcnCfg {
     /// Not-ECT packets pass unmarked.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub drop_not_ect: bool,
+    /// Ports toward hosts (a ToR's downlinks) mark too. Default true; uet-htsim turns them off
+    /// when receivers pull credit (`-receiver_cc_only`, `-sender_cc -receiver_cc`:
+    /// `set_ecn_parameters(true, !receiver_driven, ..)`).
+    #[serde(skip_serializing_if = "is_true")]
+    pub to_hosts: bool,
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 impl Default for EcnCfg {
     fn default() -> Self {
-        EcnCfg { enabled: true, kmin: Size(5_000), kmax: Size(200_000), pmax: 0.01, per_link: Vec::new(), drop_not_ect: false }
+        EcnCfg { enabled: true, kmin: Size(5_000), kmax: Size(200_000), pmax: 0.01, per_link: Vec::new(), drop_not_ect: false, to_hosts: true }
     }
 }
 
@@ -445,8 +471,29 @@ impl SwitchCfg {
         if let Some(t) = &sw.trim {
             t.check(sw)?;
         }
+        for (i, d) in sw.degraded.iter().enumerate() {
+            degraded_port(topo, d, i)?;
+        }
         Ok(())
     }
+}
+
+/// A `[[switch.degraded]]` entry's ports, checked: (the switch, the node it sends to), node
+/// ids of `topo`.
+pub fn degraded_port(topo: &Topology, d: &DegradedCfg, i: usize) -> Result<(usize, usize), ScenarioError> {
+    let field = |f: &str| format!("switch.degraded[{i}].{f}");
+    let node = |name: &str, f: &str| topo.find(name).ok_or_else(|| err(field(f), format!("{name:?} is not a node of the topology")));
+    let (a, b) = (node(&d.from, "from")?, node(&d.to, "to")?);
+    if topo.nodes[a].kind != NodeKind::Switch {
+        return Err(err(field("from"), format!("{:?} is a host: a degraded port is a switch's", d.from)));
+    }
+    if !topo.links.iter().any(|l| (l.a, l.b) == (a, b) || (l.a, l.b) == (b, a)) {
+        return Err(err(field("to"), format!("{:?} has no link to {:?}", d.from, d.to)));
+    }
+    if !(d.factor > 0.0 && d.factor <= 1.0) {
+        return Err(err(field("factor"), format!("{} is out of range (allowed (0, 1]: the share of the link's rate)", d.factor)));
+    }
+    Ok((a, b))
 }
 
 impl EcnCfg {

@@ -23,6 +23,9 @@ impl Default for TransportCfg {
 impl TransportCfg {
     /// Which recovery schemes a window controller runs over.
     pub fn check(&self) -> Checked {
+        if self.recovery.own_cc() && self.cc != CcKind::None {
+            return Err(FieldError::new("transport.cc", format!("recovery {:?} runs its own congestion control (its [recovery.{}] section); set cc = \"none\"", self.recovery.name(), self.recovery.name())));
+        }
         if self.cc.is_window() && !self.recovery.takes_window_cc() {
             return Err(FieldError::new("transport.cc", "a window controller (reno, dctcp-window, vegas) runs over recovery \"tcp\", \"gbn\" or \"irn\""));
         }

@@ -78,7 +78,7 @@ impl Switch {
             Ok(())
         };
         if let (Some(t @ Trim { port: Some(limits), .. }), Ok(())) = (p.trim, by_colour) {
-            if let Some(v) = self.port_limits(p, t, limits, pkt, out, q, lossless) {
+            if let Some(v) = self.port_limits(p, t, out.trim_limits.unwrap_or(limits), pkt, out, q, lossless) {
                 return v;
             }
         }
@@ -141,7 +141,7 @@ impl Switch {
     /// Room for a header in header queue `h` of `out`: below the per-port cap, if any, and in
     /// the buffer (charged on success).
     fn admit_header(&mut self, p: &SwitchParams, t: Trim, out: &Port, h: usize) -> Result<(), Refusal> {
-        if t.port.is_some_and(|l| out.queued_bytes[h] + t.header as u64 > l.header_queue) {
+        if t.port.map(|l| out.trim_limits.unwrap_or(l)).is_some_and(|l| out.queued_bytes[h] + t.header as u64 > l.header_queue) {
             return Err(Refusal::HeaderQueueFull);
         }
         self.admit(p, out.queued_bytes[h], false, t.header as u64, None)
@@ -225,7 +225,7 @@ mod tests {
     }
 
     fn params(buffer: u64, trim: Option<Trim>) -> SwitchParams {
-        SwitchParams { buffer, dt_alpha: 1.0, pfc: Some(Pfc::Fixed(PfcThresholds { xoff: 1 << 40, xon: 1 << 39 })), ecn: None, ecn_by_rate: Vec::new(), colour: Vec::new(), trim, port_buffer: None, ecn_drops_not_ect: false }
+        SwitchParams { buffer, dt_alpha: 1.0, pfc: Some(Pfc::Fixed(PfcThresholds { xoff: 1 << 40, xon: 1 << 39 })), ecn: None, ecn_by_rate: Vec::new(), colour: Vec::new(), trim, port_buffer: None, ecn_drops_not_ect: false, ecn_to_hosts: true }
     }
 
     fn port() -> Port {

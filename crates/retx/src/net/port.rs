@@ -119,6 +119,10 @@ pub struct Port {
     pub peer: usize,
     pub peer_node: usize,
     pub rate: Rate,
+    /// How this port marks ECN (a switch port's; by its rate unless the run said otherwise).
+    pub ecn: PortEcn,
+    /// Per-port trimming limits of this port, if not the switch's (a degraded link's).
+    pub trim_limits: Option<PortTrim>,
     /// Packets this port marked CE (at dequeue) since the start.
     pub ecn_marks: u64,
     pub pauses_sent: u64,
@@ -131,6 +135,26 @@ pub struct Port {
     pub hdrm_bytes: [u64; MAX_QUEUES],
     pub pfc_headroom: u64,
     pub pfc_shift: u32,
+}
+
+impl Port {
+    /// The port's link runs at `rate` from now on (a degraded link's: `[[switch.degraded]]`).
+    pub fn set_rate(&mut self, rate: Rate) {
+        self.rate = rate;
+        self.ps_per_byte = if rate.0 > 0 && 8_000_000_000_000u64.is_multiple_of(rate.0) { 8_000_000_000_000 / rate.0 } else { 0 };
+    }
+}
+
+/// How a switch port marks ECN on the data it sends.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum PortEcn {
+    /// The switch's profile for the port's link rate (`[switch.ecn]`, `per_link`).
+    #[default]
+    ByRate,
+    /// Never (`[switch.ecn] to_hosts = false` at a port toward a host).
+    Off,
+    /// This profile (a degraded link's, scaled with its rate).
+    Profile(super::ecn::RedProfile),
 }
 
 impl Port {
@@ -171,6 +195,8 @@ impl Port {
             tx_packets: 0,
             pauses_sent: 0,
             ecn_marks: 0,
+            ecn: PortEcn::ByRate,
+            trim_limits: None,
         }
     }
 
@@ -407,6 +433,29 @@ pub fn push_tight<T>(ring: &mut VecDeque<T>, item: T) {
         ring.reserve_exact(ring.capacity() / 8 + 4);
     }
     ring.push_back(item);
+}
+
+/// htsim's `CompositeQueue` (sim/compositequeue.cpp) on every switch port: each data queue
+/// holds at most `data_queue` bytes and the header queue at most `header_queue` (htsim:
+/// `_maxsize` and 2 x `_maxsize`). A data packet that does not fit its data queue is trimmed,
+/// or, with [`Victim::Htsim`], on a coin flip the last packet queued there is trimmed and the
+/// arrival takes its place; a packet that does not fit the header queue is dropped, or with
+/// `Trim::return_to_sender` (the switch's) a trimmed data header goes back to its sender. The shared buffer
+/// still applies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PortTrim {
+    pub data_queue: u64,
+    pub header_queue: u64,
+    pub victim: Victim,
+}
+
+/// Which packet a full data queue trims.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Victim {
+    /// htsim's rule: `drand() < 0.5` the last packet queued (the tail), else the arrival.
+    Htsim,
+    /// Always the arrival.
+    Arrival,
 }
 
 #[cfg(test)]

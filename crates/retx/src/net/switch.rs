@@ -10,6 +10,7 @@ use super::ecn::RedProfile;
 use super::headroom::Headroom;
 use super::packet::Frame;
 use super::port::Port;
+pub use super::port::{PortTrim, Victim};
 use crate::sim::rng::Rng;
 use crate::transport::common::segment::Ecn;
 use crate::sim::units::{Rate, Time};
@@ -114,29 +115,6 @@ pub struct Trim {
     pub return_to_sender: bool,
 }
 
-/// htsim's `CompositeQueue` (sim/compositequeue.cpp) on every switch port: each data queue
-/// holds at most `data_queue` bytes and the header queue at most `header_queue` (htsim:
-/// `_maxsize` and 2 x `_maxsize`). A data packet that does not fit its data queue is trimmed,
-/// or, with [`Victim::Htsim`], on a coin flip the last packet queued there is trimmed and the
-/// arrival takes its place; a packet that does not fit the header queue is dropped, or with
-/// [`Trim::return_to_sender`] a trimmed data header goes back to its sender. The shared buffer
-/// still applies.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PortTrim {
-    pub data_queue: u64,
-    pub header_queue: u64,
-    pub victim: Victim,
-}
-
-/// Which packet a full data queue trims.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Victim {
-    /// htsim's rule: `drand() < 0.5` the last packet queued (the tail), else the arrival.
-    Htsim,
-    /// Always the arrival.
-    Arrival,
-}
-
 /// What every switch of a run shares: its configuration.
 #[derive(Clone, Debug)]
 pub struct SwitchParams {
@@ -159,6 +137,8 @@ pub struct SwitchParams {
     pub port_buffer: Option<u64>,
     /// RED drops a Not-ECT data packet at enqueue where it would mark an ECN-capable one.
     pub ecn_drops_not_ect: bool,
+    /// Ports toward hosts mark ECN too.
+    pub ecn_to_hosts: bool,
 }
 
 impl SwitchParams {
@@ -338,13 +318,14 @@ impl Switch {
         false
     }
 
-    /// A packet of `bytes` left an egress queue of a port of rate `out_rate`, leaving `left`
+    /// A packet of `bytes` left an egress queue of a port marking with `red` (its profile,
+    /// [`crate::net::port::PortEcn`]), leaving `left`
     /// bytes behind it, having entered through port `ingress`; `data`: a data packet;
     /// `pfc_queue`: the ingress queue it was charged to on admission, if its egress queue is
     /// lossless ([`Port::is_lossless`]). Only data is marked, whatever its queue (with a single
     /// egress queue, data shares queue 0 with control and is still marked).
     #[allow(clippy::too_many_arguments)]
-    pub fn depart(&mut self, p: &SwitchParams, out_rate: Rate, left: u64, ingress: &mut Port, pfc_queue: Option<usize>, data: bool, bytes: u64) -> Departure {
+    pub fn depart(&mut self, p: &SwitchParams, red: Option<RedProfile>, left: u64, ingress: &mut Port, pfc_queue: Option<usize>, data: bool, bytes: u64) -> Departure {
         self.buffer_used -= bytes;
         let mut d = Departure::default();
         if !data {
@@ -352,7 +333,7 @@ impl Switch {
         }
         // RED/ECN on the egress queue after this packet left (HPCC ns-3 `ShouldSendCN` at
         // dequeue).
-        if let Some(red) = p.red_for(out_rate) {
+        if let Some(red) = red {
             d.mark = red.should_mark(left, &mut self.ecn_rng);
         }
         let Some(q) = pfc_queue else { return d };
@@ -406,7 +387,7 @@ mod tests {
     }
 
     fn params(buffer: u64, dt_alpha: f64, pfc: Option<PfcThresholds>) -> SwitchParams {
-        SwitchParams { buffer, dt_alpha, pfc: pfc.map(Pfc::Fixed), ecn: None, ecn_by_rate: Vec::new(), colour: Vec::new(), trim: None, port_buffer: None, ecn_drops_not_ect: false }
+        SwitchParams { buffer, dt_alpha, pfc: pfc.map(Pfc::Fixed), ecn: None, ecn_by_rate: Vec::new(), colour: Vec::new(), trim: None, port_buffer: None, ecn_drops_not_ect: false, ecn_to_hosts: true }
     }
 
     #[test]
@@ -453,9 +434,9 @@ mod tests {
         assert_eq!((ingress.ingress_bytes[1], ingress.pause_sent, ingress.pauses_sent), (4_000, 0b10, 1));
         assert_eq!(ingress.pfc_pending.iter().copied().collect::<Vec<_>>(), vec![Frame::Pause(1)]);
         s.buffer_used = 4_000;
-        let d = s.depart(&p, Rate::gbps(10), 0, &mut ingress, Some(1), true, 2_000);
+        let d = s.depart(&p, p.red_for(Rate::gbps(10)), 0, &mut ingress, Some(1), true, 2_000);
         assert_eq!(d, Departure { mark: false, resume: false }, "2_000 left, above XON");
-        let d = s.depart(&p, Rate::gbps(10), 0, &mut ingress, Some(1), true, 1_000);
+        let d = s.depart(&p, p.red_for(Rate::gbps(10)), 0, &mut ingress, Some(1), true, 1_000);
         assert_eq!(d, Departure { mark: false, resume: true }, "1_000 left: at XON");
         assert_eq!((ingress.ingress_bytes[1], ingress.pause_sent, s.buffer_used), (1_000, 0, 1_000));
         // The pending PAUSE and the RESUME cancel out.
@@ -489,7 +470,7 @@ mod tests {
     fn dynamic_pfc_pauses_at_the_dynamic_threshold_uses_headroom_and_resumes_at_the_offset() {
         use crate::net::loss::PortLoss;
         use crate::net::port::{Discipline, Port};
-        let p = SwitchParams { buffer: 100_000, dt_alpha: 1.0, pfc: Some(Pfc::Dynamic(dynamic(4_000, 3_000))), ecn: None, ecn_by_rate: Vec::new(), colour: Vec::new(), trim: None, port_buffer: None, ecn_drops_not_ect: false };
+        let p = SwitchParams { buffer: 100_000, dt_alpha: 1.0, pfc: Some(Pfc::Dynamic(dynamic(4_000, 3_000))), ecn: None, ecn_by_rate: Vec::new(), colour: Vec::new(), trim: None, port_buffer: None, ecn_drops_not_ect: false, ecn_to_hosts: true };
         let mut s = switch();
         s.pfc_reserved = 36_000;
         let loss = PortLoss::new(stream(1, Stream::LinkLoss, 0), stream(1, Stream::BurstLoss, 0));
@@ -518,12 +499,12 @@ mod tests {
         // Departures drain headroom first (no RESUME while it holds bytes), then the shared
         // bytes: shared 6_000 (threshold 7_250), 5_000 (7_375): 5_000 + 3_000 > 7_375; at
         // 4_000 the threshold is 7_500 >= 4_000 + 3_000: RESUME, on the 6th departure.
-        let resumes: Vec<bool> = (0..6).map(|_| s.depart(&p, Rate::gbps(10), 0, &mut port, Some(1), true, 1_000).resume).collect();
+        let resumes: Vec<bool> = (0..6).map(|_| s.depart(&p, p.red_for(Rate::gbps(10)), 0, &mut port, Some(1), true, 1_000).resume).collect();
         assert_eq!(resumes, vec![false, false, false, false, false, true]);
         assert_eq!((port.ingress_bytes[1], port.hdrm_bytes[1], s.shared_used, s.pfc_threshold(&p, &port)), (8_000, 0, 4_000, 7_500));
         // Back below the reserve nothing is shared.
         for _ in 0..8 {
-            s.depart(&p, Rate::gbps(10), 0, &mut port, Some(1), true, 1_000);
+            s.depart(&p, p.red_for(Rate::gbps(10)), 0, &mut port, Some(1), true, 1_000);
         }
         assert_eq!((port.ingress_bytes[1], s.shared_used, s.buffer_used, port.pause_sent), (0, 0, 0, 0));
     }
@@ -533,7 +514,7 @@ mod tests {
         // ns-3 drops only when both the headroom and the threshold are exceeded.
         use crate::net::loss::PortLoss;
         use crate::net::port::{Discipline, Port};
-        let p = SwitchParams { buffer: 100_000, dt_alpha: 1.0, pfc: Some(Pfc::Dynamic(dynamic(0, 0))), ecn: None, ecn_by_rate: Vec::new(), colour: Vec::new(), trim: None, port_buffer: None, ecn_drops_not_ect: false };
+        let p = SwitchParams { buffer: 100_000, dt_alpha: 1.0, pfc: Some(Pfc::Dynamic(dynamic(0, 0))), ecn: None, ecn_by_rate: Vec::new(), colour: Vec::new(), trim: None, port_buffer: None, ecn_drops_not_ect: false, ecn_to_hosts: true };
         let mut s = switch();
         let loss = PortLoss::new(stream(1, Stream::LinkLoss, 0), stream(1, Stream::BurstLoss, 0));
         let mut port = Port::new(0, Rate::gbps(10), Time::ZERO, 2, Discipline::StrictPriority, loss);
@@ -575,7 +556,7 @@ mod tests {
         assert_eq!((port.hdrm_bytes[1], s.hdrm_used, s.buffer_used), (5_000, 5_000, 8_000));
         assert_eq!(arrive(&mut s, &mut port), Err(Refusal::HeadroomFull));
         // Headroom drains first, then the shared part; RESUME when down to XON, on the 7th.
-        let resumes: Vec<bool> = (0..7).map(|_| s.depart(&p, Rate::gbps(10), 0, &mut port, Some(1), true, 1_000).resume).collect();
+        let resumes: Vec<bool> = (0..7).map(|_| s.depart(&p, p.red_for(Rate::gbps(10)), 0, &mut port, Some(1), true, 1_000).resume).collect();
         assert_eq!(resumes, vec![false, false, false, false, false, false, true]);
         assert_eq!((port.ingress_bytes[1], port.hdrm_bytes[1], s.hdrm_used, port.pause_sent), (1_000, 0, 0, 0));
     }

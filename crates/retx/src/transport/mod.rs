@@ -18,8 +18,10 @@ pub mod proactive;
 pub mod registry;
 pub mod schemes;
 pub mod template;
+pub mod uet;
 
 pub use common::agent::NicCall;
+pub use common::scheme::NetFacts;
 pub use common::flow::{BasePath, FlowSpec, Marking, PoolOccupancy, SwapCost, CONTROL_BYTES, DATA_HEADER_BYTES, PRIORITY_CONTROL, PRIORITY_DATA, RESPONSE_HEADER_BYTES};
 pub use common::{agent, endpoint, psn, segment};
 pub use nic_agent::NicAgent;

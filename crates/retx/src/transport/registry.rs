@@ -72,6 +72,11 @@ macro_rules! recovery_registry {
                 match self { $( $(#[cfg($cfg)])? RecoveryKind::$V => <$P as Scheme>::TAKES_WINDOW_CC, )* }
             }
 
+            /// Whether it runs its own congestion control (no `[transport] cc` over it).
+            pub fn own_cc(self) -> bool {
+                match self { $( $(#[cfg($cfg)])? RecoveryKind::$V => <$P as Scheme>::OWN_CC, )* }
+            }
+
             /// The spread of its hosts' clock drift unless `[nic]` sets one, in ppm.
             pub fn clock_spread_ppm(self) -> f64 {
                 match self { $( $(#[cfg($cfg)])? RecoveryKind::$V => <$P as Scheme>::CLOCK_SPREAD_PPM, )* }
@@ -150,6 +155,12 @@ macro_rules! recovery_registry {
             }
             pub fn symmetric_paths(&self) -> bool {
                 each_params!(self, p => p.symmetric_paths())
+            }
+            pub fn chooses_entropy(&self) -> bool {
+                each_params!(self, p => p.chooses_entropy())
+            }
+            pub fn sizes_by_network(&self) -> bool {
+                each_params!(self, p => p.sizes_by_network())
             }
             pub fn qp_cache(&self) -> u32 {
                 each_params!(self, p => p.qp_cache())

@@ -8,7 +8,7 @@
 //! The field is the scheme's name with `_` for `-`; a name with `-` renames its section.
 
 use super::registry::{cc_registry, recovery_registry};
-use super::{cc, loss, proactive};
+use super::{cc, loss, proactive, uet};
 
 recovery_registry! {
     /// Go-back-N as RoCEv2 NICs do it.
@@ -37,6 +37,10 @@ recovery_registry! {
     /// LEFT: a receiver that records reordering in a dual-state bitmap pool through gather
     /// FIFOs and a scheduler, and judges loss by a hole timer, not by order.
     left: Left(loss::left::params::LeftParams),
+    /// Ultra Ethernet's transport as uet-htsim models it: RUD (or ROD) packet delivery, NSCC
+    /// at the sender, RCCC's receiver credits, or both; the sender chooses every packet's
+    /// entropy value (oblivious, bitmap, REPS, mixed). Pair it with `[switch] trim`.
+    uet: Uet(uet::UetParams),
     #[cfg(test)]
     /// The test-only receiver-driven scheme (`proactive/pull.rs`).
     pull: Pull(proactive::pull::PullParams),

@@ -2,9 +2,9 @@
 //! parameters, and the NIC settings every end shares.
 
 use super::common::endpoint::Endpoint as EndpointOf;
-use super::common::flow::{BasePath, FlowSpec, Marking, SwapCost};
+use super::common::flow::{FlowSpec, Marking, SwapCost};
 use super::common::receiver::Receiver as ReceiverOf;
-use super::common::scheme::{CcSetup, Setup};
+use super::common::scheme::{CcSetup, NetFacts, Setup};
 use super::common::sender::Sender as SenderOf;
 use super::schemes::{Cc, CcParams, RecoveryParams, RxRecovery, SchemeAgent, TxRecovery};
 use crate::sim::units::Rate;
@@ -67,6 +67,17 @@ impl Template {
         self.recovery.symmetric_paths()
     }
 
+    /// Whether the scheme's endpoints choose each packet's entropy value
+    /// ([`super::common::segment::Segment::ev`]); the engine then hashes it per packet.
+    pub fn chooses_entropy(&self) -> bool {
+        self.recovery.chooses_entropy()
+    }
+
+    /// Whether the scheme's ends size themselves by the run's network (`NetFacts::network_rtt`).
+    pub fn sizes_by_network(&self) -> bool {
+        self.recovery.sizes_by_network()
+    }
+
     /// Connection contexts the NIC keeps on chip (0: all of them).
     pub fn qp_cache(&self) -> u32 {
         self.recovery.qp_cache()
@@ -75,13 +86,13 @@ impl Template {
     /// Builds the two ends of a flow; `bdp_packets` sizes bitmaps left at 0 (one BDP), `path`
     /// the windows of window-based congestion control. The scheme sizes its packets: the
     /// marking's header bytes are its own.
-    pub fn endpoints(&self, spec: FlowSpec, line: Rate, bdp_packets: u32, path: BasePath) -> (Sender, Receiver) {
+    pub fn endpoints(&self, spec: FlowSpec, line: Rate, bdp_packets: u32, net: NetFacts) -> (Sender, Receiver) {
         let m = spec.marking;
         let response_priority = if self.responses_at_data_priority { m.data_priority } else { m.response_priority };
         let marking = Marking { data_header: self.data_header(), response_bytes: self.response_bytes(), response_priority, colour_as_ecn: self.colour_as_ecn, ..m };
         let spec = FlowSpec { marking, ..spec };
-        let (tx, rx) = self.recovery.endpoints(&Setup { spec: &spec, ack_interval: self.ack_interval, bdp_packets });
-        let cc = self.cc.build(&CcSetup { line, path, mss: spec.mtu as u64 });
+        let (tx, rx) = self.recovery.endpoints(&Setup { spec: &spec, ack_interval: self.ack_interval, bdp_packets, line, net });
+        let cc = self.cc.build(&CcSetup { line, path: net.path, mss: spec.mtu as u64 });
         (SenderOf::new(spec, tx, cc, line), ReceiverOf::new(spec, rx, self.cc.notification_point()))
     }
 }

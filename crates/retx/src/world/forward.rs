@@ -6,6 +6,7 @@ use super::{Event, Simulation, PFC_FRAME_BYTES};
 use crate::net::admission::{self, Booted, Verdict};
 use crate::net::int::NO_INT;
 use crate::net::packet::{Frame, Packet, NO_VIA, PRIORITY_CONTROL};
+use crate::net::port::PortEcn;
 use crate::observe::{DropCause, Observer};
 use crate::transport::common::int::IntHop;
 use crate::transport::common::segment::{Ecn, SegKind, Segment};
@@ -122,7 +123,12 @@ impl<O: Observer> Simulation<O> {
         // Charged to an ingress queue on admission iff it came in by another port (background
         // and trimmed packets name this one) into a lossless queue.
         let pfc_queue = (self.ports[p].is_lossless(q) && ip != p).then_some(q);
-        let d = sw.depart(&self.switch_params, rate, left, &mut self.ports[ip], pfc_queue, data, pkt.size as u64);
+        let red = match self.ports[p].ecn {
+            PortEcn::ByRate => self.switch_params.red_for(rate),
+            PortEcn::Off => None,
+            PortEcn::Profile(r) => Some(r),
+        };
+        let d = sw.depart(&self.switch_params, red, left, &mut self.ports[ip], pfc_queue, data, pkt.size as u64);
         let (tx_bytes, now) = (self.ports[p].tx_bytes, self.now);
         if admission::stamp(pkt, &d, &mut self.int, || IntHop { qlen: left, tx_bytes, ts: now, rate }) {
             self.c.ecn_marks += 1;
@@ -264,6 +270,7 @@ impl<O: Observer> Simulation<O> {
             Verdict::Return { queue, header } => return self.return_to_sender(node, out, pkt, queue, header),
             Verdict::Trim { queue, header } => {
                 pkt.trim(queue, header);
+                pkt.seg.path.set_trimmed_last_hop(self.is_host[self.ports[out].peer_node]);
                 self.c.packets_trimmed += 1;
                 pkt.in_port = out as u32; // charged to no ingress queue
                 queue
@@ -274,6 +281,7 @@ impl<O: Observer> Simulation<O> {
                 match sw.trim_last(&self.switch_params, &mut self.ports[out], queue, header_queue, header) {
                     Booted::Queued(mut cut) => {
                         self.c.packets_trimmed += 1;
+                        cut.seg.path.set_trimmed_last_hop(self.is_host[self.ports[out].peer_node]);
                         cut.in_port = out as u32;
                         self.ports[out].enqueue(header_queue, cut);
                         self.obs.enqueue(self.now, out, header_queue, &cut, self.ports[out].queued_bytes[header_queue]);

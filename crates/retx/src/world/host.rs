@@ -242,6 +242,7 @@ impl<O: Observer> Simulation<O> {
         let (src, dst) = if dir == 0 { (conn.def.src, conn.def.dst) } else { (conn.def.dst, conn.def.src) };
         let entropy = match self.entropy {
             SourceEntropy::PerPacket if spray => mix64(conn.entropy[dir as usize] ^ seg.psn.value() as u64),
+            SourceEntropy::Chosen => mix64(conn.entropy[dir as usize] ^ (seg.path.ev() as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
             _ => conn.entropy[dir as usize],
         };
         Packet {

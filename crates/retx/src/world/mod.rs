@@ -29,7 +29,7 @@ use crate::stats::{CcSample, Counters, DropKinds, FlowRecord, IterationRecord, P
 use crate::nic::Qp;
 use crate::transport::common::endpoint::EndRecord;
 use crate::transport::Endpoint;
-use crate::transport::{self, BasePath, FlowSpec, NicAgent, Template, CONTROL_BYTES, DATA_HEADER_BYTES};
+use crate::transport::{self, BasePath, FlowSpec, NetFacts, NicAgent, Template, CONTROL_BYTES, DATA_HEADER_BYTES};
 use crate::workload::collective::{self, CollectivePlan};
 use crate::workload::{Dependencies, Done, FlowDef};
 
@@ -47,6 +47,11 @@ pub enum SourceEntropy {
     PerFlow,
     /// A new value per packet (the NIC varies the UDP source port): ECMP switches spray.
     PerPacket,
+    /// The value each packet's sender chose ([`crate::transport::common::segment::Segment::ev`],
+    /// a scheme whose senders choose entropy: UET), hashed with the connection's own: packets
+    /// of one connection with one value take one path under ECMP, as htsim hashes (flow id,
+    /// EV) at every switch.
+    Chosen,
 }
 
 /// Everything a simulation is built from, resolved and validated by [`crate::config`].
@@ -63,6 +68,9 @@ pub struct Parts {
     /// Hosts (node ids) whose NIC's shared structures are sampled with the time series.
     pub watched_pools: Vec<usize>,
     pub switch: SwitchParams,
+    /// Degraded switch egress ports: (switch, the node it sends to, the share of the link's
+    /// rate), their queue limits and ECN thresholds scaled alike.
+    pub degraded: Vec<(usize, usize, f64)>,
     /// Egress queues per port (queue 0: control) and how data queues share the port.
     pub queues: usize,
     pub discipline: Discipline,
@@ -293,6 +301,8 @@ pub struct Simulation<O: Observer = Quiet> {
     c: Counters,
     bdp_packets: u32,
     base_path: BasePath,
+    /// What the run's network is, as schemes size their ends by it.
+    net: NetFacts,
     host_names: Vec<String>,
     memory: Option<MemoryReport>,
     /// Background traffic sources; `Event::Background(i)` is the tick of source `i`.
@@ -337,6 +347,25 @@ impl<O: Observer> Simulation<O> {
             ports[pa].peer_node = l.b;
             ports[pb].peer = pa;
             ports[pb].peer_node = l.a;
+        }
+        // How each switch port marks ECN and limits its queues: by the switch's settings,
+        // except ports toward hosts without ECN there and degraded ports.
+        for port in ports.iter_mut().filter(|x| !is_host[x.node]) {
+            if !p.switch.ecn_to_hosts && is_host[port.peer_node] {
+                port.ecn = crate::net::port::PortEcn::Off;
+            }
+        }
+        for &(a, b, factor) in &p.degraded {
+            let Some(port) = ports.iter_mut().find(|x| x.node == a && x.peer_node == b) else { continue };
+            let scale = |v: u64| (v as f64 * factor) as u64;
+            if port.ecn == crate::net::port::PortEcn::ByRate {
+                port.ecn = match p.switch.red_for(port.rate) {
+                    Some(r) => crate::net::port::PortEcn::Profile(crate::net::ecn::RedProfile { kmin: scale(r.kmin), kmax: scale(r.kmax), pmax: r.pmax }),
+                    None => crate::net::port::PortEcn::Off,
+                };
+            }
+            port.trim_limits = p.switch.trim.and_then(|t| t.port).map(|l| crate::net::switch::PortTrim { data_queue: scale(l.data_queue), header_queue: scale(l.header_queue), ..l });
+            port.set_rate(crate::sim::units::Rate((port.rate.0 as f64 * factor) as u64));
         }
         if let Some(spec) = p.shaped {
             for port in ports.iter_mut().filter(|x| !is_host[x.node]) {
@@ -453,6 +482,7 @@ impl<O: Observer> Simulation<O> {
             c: Counters::default(),
             bdp_packets: 1,
             base_path: BasePath::default(),
+            net: NetFacts::default(),
             host_names: topo.nodes.iter().map(|n| n.name.clone()).collect(),
             memory: None,
             background: Vec::with_capacity(p.background.len()),
@@ -474,6 +504,7 @@ impl<O: Observer> Simulation<O> {
         }
         sim.bdp_packets = sim.compute_bdp_packets(p.mtu);
         sim.base_path = sim.compute_base_path(p.mtu);
+        sim.net = sim.compute_net_facts(p.mtu);
         sim.add_flows(p.flows, p.seed, p.mtu);
         // The time series starts on the sampling grid point at or before the first flow or
         // background source (HPCC flow files start at 2 s: sampling the idle warm-up would
@@ -545,6 +576,24 @@ impl<O: Observer> Simulation<O> {
             .max_by_key(|p| p.0)
             .map(|(rtt, rate)| BasePath::new(rtt, rate))
             .unwrap_or_default()
+    }
+
+    /// The run's network as schemes size their ends by it ([`NetFacts`]): the reference path,
+    /// the switches' per-port data queue and, for a scheme that sizes itself by the network,
+    /// the longest round trip of a full data packet out and a response back (the scheme's
+    /// sizes), every hop serialised at the first host's rate (uet-htsim `calculate_rtt`).
+    fn compute_net_facts(&self, mtu: u32) -> NetFacts {
+        let switch_queue = self.switch_params.trim.and_then(|t| t.port).map(|p| p.data_queue);
+        let mut net = NetFacts { path: self.base_path, switch_queue, ..NetFacts::default() };
+        if self.template.sizes_by_network() {
+            let hosts: Vec<usize> = self.hosts().collect();
+            let line = self.ports[self.host_port(hosts[0])].rate;
+            let (data, response) = ((mtu + self.template.data_header()) as u64, self.template.response_bytes() as u64);
+            let per_hop = line.serialization(data) + line.serialization(response);
+            let hop = |_: &Port| per_hop;
+            net.network_rtt = hosts[1..].iter().map(|&h| path::longest_round_trip(&self.ports, &self.routes, self.host_port(hosts[0]), h, &hop).0).max().unwrap_or(Time::ZERO);
+        }
+        net
     }
 
     /// The longest host-to-host base RTT ([`Simulation::base_path`]): what the memory table
@@ -760,7 +809,7 @@ impl<O: Observer> Simulation<O> {
     fn start_flow(&mut self, f: usize) {
         let (src, dst) = (self.conns[f].src_nic as usize, self.conns[f].dst_nic as usize);
         let line = self.ports[self.nics[src].port].rate;
-        let (tx, rx) = self.template.endpoints(self.conns[f].spec, line, self.bdp_packets, self.base_path);
+        let (tx, rx) = self.template.endpoints(self.conns[f].spec, line, self.bdp_packets, self.net);
         let mut place = |nic: usize, endpoint: Endpoint| {
             let qps = &mut self.nics[nic].qps;
             qps.push(Qp { conn: f as u32, endpoint, active: false, timer_armed: None, on_chip: false, band: 0, held: None });

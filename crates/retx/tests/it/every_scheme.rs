@@ -6,7 +6,8 @@
 //! twice.
 //!
 //! Each scheme runs on the fat-tree with its own defaults; [`setup`] adds what it needs of the
-//! network (Homa's priorities, ExpressPass's credit queue, NDP's trimming and spraying) and its
+//! network (Homa's priorities, ExpressPass's credit queue, NDP's and UET's trimming, NDP's
+//! spraying) and its
 //! timers shortened so lossy runs end quickly, its options varied by `knob`. A scheme not named
 //! there runs on the plain network.
 
@@ -43,6 +44,21 @@ fn setup(kind: RecoveryKind, knob: u32) -> Net {
                 .with(&format!("[recovery.ndp]\ninitial_window = {}\nrto_initial = \"200us\"\nrto_min = \"200us\"", 1 + knob % 29))
         }
         "left" => net.routing("policy", s("spray-random")),
+        "uet" => {
+            // uet-htsim's per-port queues (or trimming at the shared buffer alone), every
+            // congestion control and load balancer, ROD on one path now and then.
+            let trim = match knob % 4 {
+                0 => "{ queue = 0 }".to_string(),
+                _ => format!("{{ queue = 0, data_queue = \"{}B\" }}", (2 + knob % 20) * 1_064),
+            };
+            let cc = ["nscc", "rccc", "both"][(knob % 3) as usize];
+            let lb = ["mixed", "oblivious", "bitmap", "reps", "reps-legacy"][(knob / 3 % 5) as usize];
+            let (delivery, paths) = if knob % 7 == 0 { ("rod", 1) } else { ("rud", 1 << (knob % 8)) };
+            net.switch("trim", trim).with(&format!(
+                "[recovery.uet]\ncc = \"{cc}\"\nload_balancing = \"{lb}\"\ndelivery = \"{delivery}\"\npaths = {paths}\nrto = \"200us\"\ninitial_window = {}",
+                knob % 40
+            ))
+        }
         _ => net,
     }
 }
@@ -57,21 +73,42 @@ proptest! {
         loss in prop_oneof![Just(0.0), 0.0..0.03],
         knob in 0u32..10_000,
     ) {
-        let flows: Vec<_> = flows.into_iter().filter(|f| f.0 != f.1).collect();
-        prop_assume!(!flows.is_empty());
-        let text = setup(scheme, knob).lossy(loss).with_flows(&flows_kb(&flows));
-        let out = retx::run_toml(&text).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
-        prop_assert!(out.unfinished().is_none(), "{}: {:?}", scheme.name(), out.unfinished());
-        prop_assert_eq!(out.counters.bad_deliveries, 0, "{}", scheme.name());
-        for f in &out.flows {
-            prop_assert_eq!(f.delivered_bytes, f.size_bytes, "{}", scheme.name());
-        }
-        let sent: u64 = flows.iter().map(|f| f.2 as u64 * 1_000).sum();
-        prop_assert_eq!(out.flows.iter().map(|f| f.size_bytes).sum::<u64>(), sent);
-        // The same scenario and seed, the same run.
-        let again = retx::run_toml(&text).unwrap();
-        prop_assert_eq!(&again.flows, &out.flows, "{}", scheme.name());
+        delivers_every_byte_once(scheme, flows, loss, knob)?;
     }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    /// UET has the most options (congestion control, load balancer, RUD or ROD, queues,
+    /// windows): more cases of it alone.
+    #[test]
+    fn uet_delivers_every_byte_once_in_order_under_loss(
+        flows in proptest::collection::vec((0u32..16, 0u32..16, 1u32..120, 0u32..50), 1..8),
+        loss in prop_oneof![Just(0.0), 0.0..0.03],
+        knob in 0u32..10_000,
+    ) {
+        let uet = RecoveryKind::all().into_iter().find(|k| k.name() == "uet").expect("uet is registered");
+        delivers_every_byte_once(uet, flows, loss, knob)?;
+    }
+}
+
+fn delivers_every_byte_once(scheme: RecoveryKind, flows: Vec<(u32, u32, u32, u32)>, loss: f64, knob: u32) -> Result<(), TestCaseError> {
+    let flows: Vec<_> = flows.into_iter().filter(|f| f.0 != f.1).collect();
+    prop_assume!(!flows.is_empty());
+    let text = setup(scheme, knob).lossy(loss).with_flows(&flows_kb(&flows));
+    let out = retx::run_toml(&text).map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+    prop_assert!(out.unfinished().is_none(), "{}: {:?}\n{}", scheme.name(), out.unfinished(), text);
+    prop_assert_eq!(out.counters.bad_deliveries, 0, "{}", scheme.name());
+    for f in &out.flows {
+        prop_assert_eq!(f.delivered_bytes, f.size_bytes, "{}", scheme.name());
+    }
+    let sent: u64 = flows.iter().map(|f| f.2 as u64 * 1_000).sum();
+    prop_assert_eq!(out.flows.iter().map(|f| f.size_bytes).sum::<u64>(), sent);
+    // The same scenario and seed, the same run.
+    let again = retx::run_toml(&text).unwrap();
+    prop_assert_eq!(&again.flows, &out.flows, "{}", scheme.name());
+    Ok(())
 }
 
 #[test]

@@ -67,5 +67,6 @@ mod time_series;
 mod timely;
 mod topologies;
 mod trimming;
+mod uet;
 mod wire_props;
 mod xpass;

@@ -68,3 +68,56 @@ pub struct XpassInfo {
     /// ACK: the PSN of the packet it answers; probe: the last unscheduled packet's.
     pub ackno: Psn,
 }
+
+/// What a UET packet is, beyond its [`super::segment::SegKind`] (uet-htsim `uecpacket.h`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum UetKind {
+    /// A data packet (`UecDataPacket`).
+    #[default]
+    Data,
+    /// A request to send (`UecRtsPacket`): a header the sender sends when it may not send
+    /// data (no credit, window full) after a timeout, so the receiver pulls.
+    Rts,
+    /// A (selective) ACK (`UecAckPacket`).
+    Ack,
+    /// A NACK of a trimmed packet (`UecNackPacket`).
+    Nack,
+    /// A PULL: receiver credit (`UecPullPacket`).
+    Pull,
+}
+
+/// What UET's packets carry beyond the common header (uet-htsim `uecpacket.h`); 4-byte fields
+/// and 24 bytes in all, so `Ext` stays 28 B.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UetInfo {
+    pub kind: UetKind,
+    /// Flags, the `UET_*` bits.
+    pub flags: u8,
+    /// ACK: PSNs the receiver holds above its cumulative ACK (`_out_of_order_count`,
+    /// saturating).
+    pub ooo: u16,
+    /// Data and RTS: the sender's cumulative credit request in 256 B quanta (`_pull_target`);
+    /// PULL: the cumulative credit granted (`_pullno`); ACK: the SACK bitmap's base PSN
+    /// (`_ref_ack`, a wire PSN).
+    pub number: u32,
+    /// ACK and NACK: the PSN of the packet that triggered it (`_acked_psn`, `_ref_epsn`).
+    pub psn: Psn,
+    /// ACK: the 64-bit SACK bitmap from `number`, low word first: bit i is PSN number + i.
+    pub sack: [u32; 2],
+    /// ACK and NACK: the receiver's count of data bytes received, headers included
+    /// (`_recvd_bytes`), modulo 2^32.
+    pub recvd: u32,
+}
+
+/// Data: the ACK-request bit (`_ar`).
+pub const UET_AR: u8 = 1;
+/// Data: sent speculatively, before any credit (`DATA_SPEC`).
+pub const UET_SPEC: u8 = 2;
+/// NACK: the packet was trimmed at the last hop (`_last_hop`).
+pub const UET_LAST_HOP: u8 = 4;
+/// ACK: it answers an RTS (`_is_rts`).
+pub const UET_RTS_ACK: u8 = 8;
+/// PULL: a slow pull, credit the receiver sends without being asked (`_slow_pull`).
+pub const UET_SLOW_PULL: u8 = 16;
+/// NACK (ROD): the receiver dropped what came after this PSN; the sender goes back to it.
+pub const UET_GO_BACK: u8 = 32;

@@ -58,6 +58,12 @@ impl ReorderBuffer {
         }
     }
 
+    /// Whether packet `i`, ahead of `expected` (the application's next), is held; any index
+    /// beyond the ring reads as not held (the ring aliases it otherwise).
+    pub fn holds_ahead(&self, expected: u64, i: u64) -> bool {
+        i > expected && i - expected < self.held.slots() as u64 && self.held.get(i)
+    }
+
     /// Whether packet `i` is held (out of order, not yet delivered).
     pub fn holds(&self, i: u64) -> bool {
         self.held.get(i)

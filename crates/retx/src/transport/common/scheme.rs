@@ -12,7 +12,7 @@ use super::congestion::CongestionControl;
 use super::flow::{BasePath, FlowSpec, CONTROL_BYTES, DATA_HEADER_BYTES, RESPONSE_HEADER_BYTES};
 use super::recovery::{ReceiveRecovery, SendRecovery};
 use crate::sim::check::Checked;
-use crate::sim::units::Rate;
+use crate::sim::units::{Rate, Time};
 use std::fmt::Debug;
 
 /// What one flow's ends are built from, beyond the scheme's parameters.
@@ -23,6 +23,26 @@ pub struct Setup<'a> {
     pub ack_interval: u32,
     /// One BDP of the run's longest path, in packets: what a size left at 0 means.
     pub bdp_packets: u32,
+    /// The sender's line rate.
+    pub line: Rate,
+    /// The run's network, as the ends may size themselves by it.
+    pub net: NetFacts,
+}
+
+/// What the run's network is, for the schemes that size themselves by it: the reference path
+/// window controllers take, and the longest unloaded round trip of the scheme's own packets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NetFacts {
+    /// The HPCC ns-3 reference path ([`BasePath`]).
+    pub path: BasePath,
+    /// The longest host-to-host round trip of a full data packet out and a response back,
+    /// store and forward, every hop at the first host's link rate, with the scheme's header
+    /// and response sizes (uet-htsim's `network_max_unloaded_rtt`, `main_uec.cpp:51-60`,
+    /// which also takes the host's rate for every hop).
+    pub network_rtt: Time,
+    /// Bytes a switch port's data queue holds, if the switches set one (`[switch] trim`
+    /// `data_queue`).
+    pub switch_queue: Option<u64>,
 }
 
 impl Setup<'_> {
@@ -59,6 +79,9 @@ pub trait Scheme: Clone + Debug + PartialEq + Default + 'static {
     const MEMORY_ROW: &'static str = Self::NAME;
     /// A window controller (Reno, DCTCP's window, Vegas) may run over it.
     const TAKES_WINDOW_CC: bool = true;
+    /// It runs its own congestion control (UET's NSCC and RCCC): `[transport] cc` must be
+    /// "none".
+    const OWN_CC: bool = false;
     /// The spread of its hosts' clock drift when `[nic]` sets none, in ppm (0: perfect
     /// clocks; a scheme that reads one-way delays models real ones).
     const CLOCK_SPREAD_PPM: f64 = 0.0;
@@ -92,6 +115,18 @@ pub trait Scheme: Clone + Debug + PartialEq + Default + 'static {
     /// Each connection's two directions take the same path, one the reverse of the other
     /// (ExpressPass's data on its credits' path).
     fn symmetric_paths(&self) -> bool {
+        false
+    }
+    /// Its endpoints choose each packet's entropy value ([`super::segment::Segment::ev`]), which
+    /// the network hashes with the connection's entropy (UET's EVs: spraying, REPS): the
+    /// scenario's `[routing] entropy` then does not apply.
+    fn chooses_entropy(&self) -> bool {
+        false
+    }
+    /// Its ends size themselves by the run's network ([`Setup::net`]'s `network_rtt`, UET's
+    /// NSCC and windows): the engine walks every host's longest path for it only then, once
+    /// at build (a 16k-host network takes seconds).
+    fn sizes_by_network(&self) -> bool {
         false
     }
     /// Connection contexts the NIC keeps on chip (0: all of them).

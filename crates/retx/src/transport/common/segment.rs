@@ -80,6 +80,38 @@ pub enum Ext {
     Homa(super::ext::HomaInfo),
     /// ExpressPass's credits, requests, stops, data, ACKs and Aeolus probes.
     Xpass(super::ext::XpassInfo),
+    /// UET's data, RTS, ACK, NACK and PULL fields.
+    Uet(super::ext::UetInfo),
+}
+
+/// What a packet says of its path, in 16 bits so that the segment stays 72 B: the entropy
+/// value its sender chose (15 bits; a scheme that says
+/// [`super::scheme::Scheme::chooses_entropy`]: UET's EV), which the network hashes with the
+/// connection's own entropy, and whether a switch trimmed it at its egress port toward the
+/// destination host (the last hop: set with `trimmed` by the network, for schemes that tell
+/// last-hop trims apart, UET's NACK `last_hop`, uet-htsim `processTrimmed`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PathInfo(u16);
+
+impl PathInfo {
+    const LAST_HOP: u16 = 0x8000;
+    /// The largest entropy value.
+    pub const MAX_EV: u16 = 0x7FFF;
+
+    /// Entropy value `ev` (its low 15 bits).
+    pub fn with_ev(ev: u16) -> PathInfo {
+        PathInfo(ev & Self::MAX_EV)
+    }
+    pub fn ev(self) -> u16 {
+        self.0 & Self::MAX_EV
+    }
+    pub fn trimmed_last_hop(self) -> bool {
+        self.0 & Self::LAST_HOP != 0
+    }
+    /// The network trimmed it, at the last hop or not.
+    pub fn set_trimmed_last_hop(&mut self, last_hop: bool) {
+        self.0 = if last_hop { self.0 | Self::LAST_HOP } else { self.0 & Self::MAX_EV };
+    }
 }
 
 /// A transport header plus the few facts the simulator needs about the payload.
@@ -113,8 +145,9 @@ pub struct Segment {
     pub colour: u8,
     /// Bytes on the wire, headers included, as the endpoint that sends it sizes it.
     pub wire_bytes: u32,
-    /// Switches crossed so far.
-    pub hops: u8,
+    /// The entropy value its sender chose and whether it was trimmed at the last hop
+    /// ([`PathInfo`]); nothing for schemes that choose no entropy.
+    pub path: PathInfo,
     /// A digest of the payload's identity (flow, index) so a receiver can prove it delivers
     /// the data that was sent, not merely the right count of bytes.
     pub tag: u32,
@@ -143,7 +176,7 @@ impl Segment {
             priority: to.priority,
             colour: 0,
             wire_bytes: 0,
-            hops: 0,
+            path: PathInfo::default(),
             tag: 0,
             ts: now,
             echo_ts: to.ts,
@@ -173,7 +206,7 @@ impl Segment {
             priority: 0,
             colour: 0,
             wire_bytes: 0,
-            hops: 0,
+            path: PathInfo::default(),
             tag,
             ts: now,
             echo_ts: Time::ZERO,
@@ -208,6 +241,17 @@ mod tests {
     /// Packets travel by value through every queue and wire: a scheme's `Ext` variant that
     /// widens the segment (a u64 in it makes it 8-byte aligned: 80 B) costs every scheme's hop
     /// (6 % on the HPCC bench). Keep variants to 4-byte fields and at most 28 bytes.
+    #[test]
+    fn path_info_keeps_the_ev_and_the_last_hop_apart() {
+        let mut p = super::PathInfo::with_ev(0xFFFF);
+        assert_eq!((p.ev(), p.trimmed_last_hop()), (0x7FFF, false));
+        p.set_trimmed_last_hop(true);
+        assert_eq!((p.ev(), p.trimmed_last_hop()), (0x7FFF, true));
+        p.set_trimmed_last_hop(false);
+        assert_eq!(p, super::PathInfo::with_ev(0x7FFF));
+        assert_eq!(super::PathInfo::default().ev(), 0);
+    }
+
     #[test]
     fn a_segment_stays_72_bytes() {
         assert_eq!(std::mem::size_of::<super::Ext>(), 28);

@@ -263,7 +263,7 @@ impl Pair {
         let rtt = delay + delay + rate.serialization(spec.mtu as u64);
         let bdp = (rate.0 as u128 * rtt.0 as u128 / 8 / 1_000_000_000_000).div_ceil((spec.mtu + DATA_HEADER_BYTES) as u128);
         let template = retx::config::template::transport(s);
-        let (sender, mut receiver) = template.endpoints(spec, rate, (bdp as u32).max(1), retx::transport::BasePath::default());
+        let (sender, mut receiver) = template.endpoints(spec, rate, (bdp as u32).max(1), Default::default());
         receiver.ctx.log = Some(Vec::new());
         Pair {
             now: Time::ZERO,

@@ -1,0 +1,70 @@
+//! UET's scenario surface and the two switch settings it brought: `[[switch.degraded]]` slows a
+//! port by its factor, `ecn.to_hosts = false` stops marking toward hosts, and bad settings are
+//! refused naming the field.
+
+fn scenario(extra_switch: &str, recovery: &str) -> String {
+    format!(
+        r#"name = "uet"
+duration = "5ms"
+[topology]
+kind = "single-switch"
+hosts = 3
+host_link = "10Gbps"
+[nic]
+mtu = 1000
+[switch]
+pfc = {{ enabled = false }}
+trim = {{ queue = 0, data_queue = "50KB" }}
+{extra_switch}
+[transport]
+recovery = "uet"
+cc = "none"
+[recovery.uet]
+{recovery}
+[workload]
+kind = "flow-list"
+flows = [{{ src = "h0", dst = "h1", size = "500KB", start = "0us" }}]
+"#
+    )
+}
+
+#[test]
+fn a_degraded_port_slows_the_flow_through_it_by_its_factor() {
+    let fct = |extra: &str| {
+        let out = retx::run_toml(&scenario(extra, "")).unwrap();
+        assert!(out.unfinished().is_none() && out.counters.bad_deliveries == 0);
+        out.flows[0].fct().unwrap().as_us_f64()
+    };
+    let (full, quarter) = (fct(""), fct("[[switch.degraded]]\nfrom = \"sw0\"\nto = \"h1\"\nfactor = 0.25"));
+    // 500 KB at 10 Gbps is 400 us of serialisation at least; at 2.5 Gbps on the last hop, about
+    // four times what the full link takes (the window, tiny on this network, limits both).
+    assert!(full > 400.0, "{full}");
+    assert!(quarter > 2.5 * full && quarter < 4.5 * full && quarter > 1_600.0, "{full} {quarter}");
+    // The other direction of the same link is not degraded: h1 -> h0 runs at the full rate.
+    let back = retx::run_toml(&scenario("[[switch.degraded]]\nfrom = \"sw0\"\nto = \"h1\"\nfactor = 0.25", "").replace("src = \"h0\", dst = \"h1\"", "src = \"h1\", dst = \"h0\"")).unwrap();
+    assert!((back.flows[0].fct().unwrap().as_us_f64() - full).abs() < 0.05 * full, "{} {full}", back.flows[0].fct().unwrap().as_us_f64());
+}
+
+#[test]
+fn ecn_toward_hosts_can_be_turned_off() {
+    // Two senders into one receiver: the port toward it queues and marks, unless to_hosts = false.
+    let two = |extra: &str| scenario(extra, "").replace(
+        "flows = [{ src = \"h0\", dst = \"h1\", size = \"500KB\", start = \"0us\" }]",
+        "flows = [{ src = \"h0\", dst = \"h1\", size = \"500KB\", start = \"0us\" }, { src = \"h2\", dst = \"h1\", size = \"500KB\", start = \"0us\" }]",
+    );
+    let marks = |extra: &str| retx::run_toml(&two(extra)).unwrap().counters.ecn_marks;
+    assert!(marks("ecn = { enabled = true, kmin = \"5KB\", kmax = \"20KB\", pmax = 1.0 }") > 0);
+    assert_eq!(marks("ecn = { enabled = true, kmin = \"5KB\", kmax = \"20KB\", pmax = 1.0, to_hosts = false }"), 0);
+}
+
+#[test]
+fn bad_settings_are_refused_naming_the_field() {
+    let err = |extra: &str, recovery: &str| retx::run_toml(&scenario(extra, recovery)).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(err("[[switch.degraded]]\nfrom = \"sw0\"\nto = \"h1\"\nfactor = 1.5", "").contains("switch.degraded[0].factor"));
+    assert!(err("[[switch.degraded]]\nfrom = \"h0\"\nto = \"sw0\"\nfactor = 0.5", "").contains("switch.degraded[0].from"));
+    assert!(err("[[switch.degraded]]\nfrom = \"sw0\"\nto = \"h9\"\nfactor = 0.5", "").contains("switch.degraded[0].to"));
+    assert!(err("", "paths = 3").contains("recovery.uet.paths"));
+    assert!(err("", "delivery = \"rod\"\npaths = 4").contains("recovery.uet.delivery"));
+    let dcqcn = scenario("", "").replace("cc = \"none\"", "cc = \"dcqcn\"");
+    assert!(retx::run_toml(&dcqcn).err().map(|e| e.to_string()).unwrap_or_default().contains("transport.cc"));
+}
