@@ -592,10 +592,15 @@ impl SendRecovery for HomaSender {
                     // testbed rolls its pointer back by min(RTT_BYTES, remaining)).
                     self.resends += 1;
                     let (una, nxt, cap) = (self.snd_una, self.snd_nxt, self.unscheduled.max(1));
-                    for i in (una..nxt).filter(|&i| !self.acked(i)).take(cap as usize).collect::<Vec<_>>() {
+                    let missing: Vec<u64> = (una..nxt).filter(|&i| !self.acked(i)).take(cap as usize).collect();
+                    for &i in &missing {
                         self.timeout_resend.insert(i);
                         self.states.set(i, Unscheduled::Resent);
                     }
+                    // The rest of the rollback's bytes go as new packets: a grant counts
+                    // transmissions, which resends of packets that had arrived (their ACKs
+                    // lost) used up, where the testbed's grant is an offset they do not move.
+                    self.granted = self.granted.max(self.used + (cap - missing.len() as u64));
                 }
             }
             SegKind::Ack => {
