@@ -15,9 +15,11 @@ import retx
 DOC = Path(__file__).resolve().parents[2] / "docs" / "SCENARIO.md"
 # The few fields the doc's scenario sets to an example rather than the default (it says so).
 EXAMPLES = ("name", "duration", "loss", "workload.")
+# 10 ms: the shortest duration whose default sample_interval is the doc's 100us (a shorter
+# run gets duration / 100; tests/python/test_plots_hold.py checks that).
 MINIMAL = """\
 name = "minimal"
-duration = "1ms"
+duration = "10ms"
 [topology]
 kind = "single-switch"
 [workload]
