@@ -257,6 +257,7 @@ def reproduce_command(
     quick: bool = typer.Option(False, "--quick",
                                help="A coarser, shorter grid: faster, by as much as the list above says."),
     force: bool = typer.Option(False, "--force", help="Write over the files already in --out."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress (the table is still printed)."),
 ) -> None:
     if name is None:
         print("Typical wall time on 2 cores, full grid and --quick:\n")
@@ -267,7 +268,7 @@ def reproduce_command(
     # As `run`: a folder named with --out is refused when it holds anything, unless --force; the
     # default folder is the reproduction's own and is written over.
     check_folder(out or default_dir, force or out is None)
-    reproduce.run(name, out or default_dir, quick)
+    reproduce.run(name, out or default_dir, quick, progress=not quiet)
 
 
 @app.command(name="trace")
