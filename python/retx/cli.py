@@ -13,7 +13,7 @@ from retx import hw_trace, reproduce
 from retx.calibrate import calibrate as run_calibration
 from retx._native import PanicException, ScenarioError, last_panic
 from retx.memory import memory_table
-from retx.report import ReportError, write_report
+from retx.report import MIN_SEEDS_FOR_INTERVALS, ReportError, write_report
 from retx.plots import (COLLECTIVE_TIMELINE_PLOT, plot_cc, plot_collective_timeline, plot_fct_cdf, plot_pools,
                         plot_queues, plot_slowdown_by_size, plot_throughput)
 from retx.provenance import version
@@ -21,7 +21,7 @@ from retx.output import OutputError, check_folder, check_target, staged
 from retx.results import Results
 from retx.runner import run as run_scenario
 from retx.scenario import Scenario
-from retx.sweep import EXECUTORS, SWEEP_TABLE, parse_set_option
+from retx.sweep import EXECUTORS, SWEEP_TABLE, parse_set_option, t_975
 from retx.sweep import sweep as run_sweep
 from retx.table import format_table, format_value
 
@@ -183,6 +183,10 @@ def sweep(
     if not quiet and result.summary.height:
         print(format_table(result.summary))
         print()
+    fewest = min(result.summary["seeds"].to_list(), default=0) if "seeds" in result.summary.columns else 0
+    if 2 <= fewest < MIN_SEEDS_FOR_INTERVALS:
+        print(f"retx: warning: {fewest} seeds per point: the _ci95 half-widths (Student t, t = {t_975(fewest - 1):.3g}) "
+              f"are too wide to mean much; run --seeds {MIN_SEEDS_FOR_INTERVALS} or more", file=sys.stderr)
     for error, count in failed.group_by("error", maintain_order=True).len().iter_rows():
         print(f"failed ({count} point{'s' if count > 1 else ''}): {error}", file=sys.stderr)
     print(f"{result.runs.height - failed.height} of {result.runs.height} points done; wrote {result.out_dir}/")
