@@ -226,11 +226,16 @@ def calibrate(
 
 
 @app.command()
-def report(folder: Path = typer.Argument(..., help="A run folder (retx run), a sweep folder (retx sweep) or a "
-                                                   "calibration folder (retx calibrate).")) -> None:
-    """Write FOLDER/report.html: one self-contained page with provenance, the scenario, the
-    summary tables and the plots, for sharing a result."""
-    print(f"wrote {write_report(folder)}")
+def report(
+    folder: Path = typer.Argument(..., help="A run folder (retx run), a sweep folder (retx sweep) or a "
+                                            "calibration folder (retx calibrate)."),
+    out: Optional[Path] = typer.Option(None, "--out", show_default=False,
+                                       help="Where to write the page: a file, or a folder to hold report.html "
+                                            "[default: FOLDER/report.html]."),
+) -> None:
+    """Write FOLDER/report.html (or --out): one self-contained page with provenance, the
+    scenario, the summary tables and the plots, for sharing a result."""
+    print(f"wrote {write_report(folder, out)}")
 
 
 @app.command()

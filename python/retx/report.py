@@ -20,6 +20,7 @@ import html
 import io
 import json
 import math
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,6 +64,7 @@ th { background: #f3f3f3; } td.text { text-align: left; }
 pre { background: #f7f7f7; padding: 0.8em; overflow-x: auto; font-size: 0.85em; }
 img { max-width: 100%; display: block; margin: 0.5em 0; }
 .failed, .warning { color: #b00; }
+nav.contents { margin: 0.5em 0 1em; font-size: 0.9em; }
 .figures { display: grid; grid-template-columns: 1fr 1fr; gap: 0.5em; }
 """
 
@@ -71,8 +73,10 @@ class ReportError(ValueError):
     """The folder holds neither a run nor a sweep (one line, for the command line)."""
 
 
-def write_report(folder: str | Path) -> Path:
-    """Writes `folder`/report.html for the run, sweep or calibration in `folder`; returns its path."""
+def write_report(folder: str | Path, out: Optional[str | Path] = None) -> Path:
+    """Writes the page of the run, sweep or calibration in `folder` to `out` (a file; a folder,
+    existing or named with a trailing slash, gets report.html inside), by default
+    `folder`/report.html; returns its path. The page embeds everything, so it reads anywhere."""
     folder = Path(folder)
     if is_calibration(folder):
         title, body = report_page(folder)
@@ -85,10 +89,22 @@ def write_report(folder: str | Path) -> Path:
                           f"nor a sweep folder (runs.parquet)")
     page = (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head>\n"
-            f"<body>\n<h1>{html.escape(title)}</h1>\n{body}\n</body></html>\n")
-    path = folder / REPORT_FILE
+            f"<body>\n<h1>{html.escape(title)}</h1>\n{_with_contents(body)}\n</body></html>\n")
+    path = _report_path(folder, out)
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(page, encoding="utf-8")
     return path
+
+
+def _report_path(folder: Path, out: Optional[str | Path]) -> Path:
+    if out is None:
+        return folder / REPORT_FILE
+    target = Path(out)
+    if target.is_dir() or str(out).endswith(("/", "\\")):
+        return target / REPORT_FILE
+    if target.suffix.lower() not in (".html", ".htm"):
+        raise ReportError(f"--out {out}: name an .html file or a folder")
+    return target
 
 
 def _run(folder: Path) -> tuple[str, str]:
@@ -433,6 +449,26 @@ def _value_text(value: Any) -> str:
 
 def _section(title: str, body: str) -> str:
     return f"<h2>{html.escape(title)}</h2>\n{body}"
+
+
+def _with_contents(body: str) -> str:
+    """The page's body with an id on each of its `<h2>` headings (a run's, a sweep's or a
+    calibration's page alike), after links to them in order (none for fewer than two)."""
+    anchors: list[tuple[str, str]] = []
+
+    def anchored(match: re.Match[str]) -> str:
+        base = re.sub(r"[^a-z0-9]+", "-", html.unescape(match.group(1)).lower()).strip("-") or "section"
+        anchor, n = base, 2
+        while anchor in {a for a, _ in anchors}:
+            anchor, n = f"{base}-{n}", n + 1
+        anchors.append((anchor, match.group(1)))
+        return f'<h2 id="{anchor}">{match.group(1)}</h2>'
+
+    body = re.sub(r"<h2>(.*?)</h2>", anchored, body)
+    if len(anchors) < 2:
+        return body
+    links = " &middot; ".join(f'<a href="#{anchor}">{text}</a>' for anchor, text in anchors)
+    return f"<nav class=\"contents\">{links}</nav>\n{body}"
 
 
 def _key_values(items: dict[str, Any]) -> str:

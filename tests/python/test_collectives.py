@@ -211,7 +211,7 @@ def test_the_cct_plot_draws_a_bar_per_variant_with_its_ideal(results: Results) -
 
 def test_the_run_report_has_a_collectives_section(run_dir: Path) -> None:
     page = write_report(run_dir).read_text()
-    section = page.split("<h2>Collectives</h2>")[1].split("<h2>")[0]
+    section = page.split('">Collectives</h2>')[1].split("<h2")[0]
     assert section.count("<tr>") == 1 + GROUPS + 1 + GROUPS * ITERATIONS  # the two tables, with headers
     assert f'alt="{COLLECTIVE_TIMELINE_PLOT}"' in section
     assert page.count(f'alt="{COLLECTIVE_TIMELINE_PLOT}"') == 1  # not again under Plots
@@ -225,8 +225,8 @@ def test_a_sweep_report_compares_the_variants_cct(tmp_path: Path) -> None:
     figure = sweep_figures(tmp_path / "sweep")[COLLECTIVE_CCT]
     assert len(bars(figure)) == 2
     page = write_report(tmp_path / "sweep").read_text()
-    assert "<h2>Collectives</h2>" in page
-    metrics = page.split("<h2>Metrics by variant</h2>")[1].split("<h2>")[0]
+    assert '">Collectives</h2>' in page
+    metrics = page.split('">Metrics by variant</h2>')[1].split("<h2")[0]
     assert "collective CCT (us)" in metrics and "collective busbw (Gbps)" in metrics
     table = metrics.split("<table>")[1].split("</table>")[0]
     rows = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in table.split("<tr>")[2:]]
