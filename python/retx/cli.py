@@ -77,6 +77,10 @@ def run(
     out: Optional[Path] = typer.Option(None, "--out", show_default=False,
                                        help="Output folder [default: results/<name>]."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Override the scenario's root seed."),
+    set_: Optional[list[str]] = typer.Option(
+        None, "--set", show_default=False, metavar="KEY=VALUE",
+        help="Override a field: key=value (dotted key, e.g. transport.cc=hpcc; the value read as "
+             "`retx sweep --set` reads it). Repeat for more keys."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar and no tables."),
     force: bool = typer.Option(False, "--force", help="Overwrite the results already in --out."),
 ) -> None:
@@ -92,8 +96,11 @@ def run(
         raise UserError("--topology: only with an htsim connection matrix (.cm)")
     else:
         scenario = _load_one(file)
+    overrides = _single_values(set_ or [])
     if seed is not None:
-        scenario = scenario.with_overrides({"seed": seed})
+        overrides["seed"] = seed
+    if overrides:
+        scenario = scenario.with_overrides(overrides)
     out_dir = out or Path("results") / scenario.name
     check_target(out_dir, force or out is None)
     _print_warnings(scenario)
@@ -119,6 +126,19 @@ def run(
         print(f"PFC deadlock at {deadlock['detected_at_us']:.3f} us, the run ended there: {links}")
     _warn_unfinished(results.summary)
     print(f"wrote {out_dir}/")
+
+
+def _single_values(options: list[str]) -> dict[str, Any]:
+    """`--set key=value` of `retx run`: parsed as `retx sweep --set` parses its values, one each."""
+    overrides: dict[str, Any] = {}
+    for option in options:
+        key, values = parse_set_option(option)
+        if len(values) != 1:
+            raise UserError(f"--set {option}: `retx run` takes one value per key; sweep several with `retx sweep`")
+        if key in overrides:
+            raise UserError(f"--set {key}: given twice")
+        overrides[key] = values[0]
+    return overrides
 
 
 def _write_plots(results: Results, folder: Path, title: str) -> None:
@@ -395,5 +415,6 @@ def _collective_line(group: dict[str, Any]) -> str:
             f"{group['iterations_finished']}/{group['iterations']} iterations finished")
     if not group["iterations_finished"]:
         return what
-    return (f"{what}: CCT {format_value(group['cct_us_mean'])} us (ideal {format_value(group['ideal_cct_us'])}), "
-            f"slowdown {format_value(group['slowdown_mean'])}, busbw {format_value(group['busbw_gbps_mean'])} Gbps")
+    return (f"{what}: mean CCT {format_value(group['cct_us_mean'])} us (ideal {format_value(group['ideal_cct_us'])}), "
+            f"mean slowdown {format_value(group['slowdown_mean'])}, "
+            f"mean busbw {format_value(group['busbw_gbps_mean'])} Gbps")
