@@ -4,7 +4,7 @@ Python declares a scenario, the Rust core (`retx._native`) runs it in one call, 
 results come back as polars DataFrames.
 """
 
-from retx import metrics
+from retx import metrics, plots, progress
 from retx._native import ScenarioError
 from retx.calibrate import CalibrationResult, calibrate
 from retx.provenance import version as _version
@@ -15,5 +15,5 @@ from retx.sweep import SweepResult, sweep
 
 __version__ = _version()
 
-__all__ = ["CalibrationResult", "Results", "Scenario", "ScenarioError", "SweepResult", "calibrate", "metrics", "run",
-           "run_many", "sweep"]
+__all__ = ["CalibrationResult", "Results", "Scenario", "ScenarioError", "SweepResult", "calibrate", "metrics", "plots",
+           "progress", "run", "run_many", "sweep"]

@@ -10,7 +10,7 @@ from typing import Callable, Optional, TypedDict, Union
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["ScenarioError", "PanicException", "last_panic", "resolve", "run", "hw_trace", "hpcc_config", "memory_table", "schema", "warnings", "output_files", "check_nesting"]
+__all__ = ["ScenarioError", "PanicException", "last_panic", "resolve", "run", "hw_trace", "hpcc_config", "memory_table", "schema", "schemes", "warnings", "output_files", "check_nesting"]
 
 # Names with a leading underscore exist only here, for the annotations (stubtest skips them).
 
@@ -102,6 +102,10 @@ def schema() -> dict[str, list[_ColumnSpec]]:
     """Every output table's columns as declared in Rust (retx::stats::columns):
     {"flows" | "timeseries" | "queues" | "cc" | "pools" | "memory" | "collectives" | "collective_steps":
     [(name, dtype, unit, description), ...]}."""
+
+def schemes() -> dict[str, list[str]]:
+    """The registered loss recovery schemes and congestion controllers by their names in a
+    scenario ([transport] recovery and cc), in the registry's order: {"recovery": [...], "cc": [...]}."""
 
 class PanicException(BaseException):
     """A Rust panic (a bug), as PyO3 raises it: pyo3_runtime.PanicException."""

@@ -13,7 +13,7 @@ from retx import checked, hw_trace, reproduce
 from retx.calibrate import calibrate as run_calibration
 from retx._native import PanicException, ScenarioError, last_panic
 from retx.memory import memory_table
-from retx.report import ReportError, write_report
+from retx.report import MIN_SEEDS_FOR_INTERVALS, ReportError, write_report
 from retx.plots import (COLLECTIVE_TIMELINE_PLOT, plot_cc, plot_collective_timeline, plot_fct_cdf, plot_pools,
                         plot_queues, plot_slowdown_by_size, plot_throughput)
 from retx.provenance import version
@@ -21,7 +21,7 @@ from retx.output import OutputError, check_folder, check_target, staged
 from retx.results import Results
 from retx.runner import run as run_scenario
 from retx.scenario import Scenario
-from retx.sweep import EXECUTORS, SWEEP_TABLE, parse_set_option
+from retx.sweep import EXECUTORS, SWEEP_TABLE, parse_set_option, t_975
 from retx.sweep import sweep as run_sweep
 from retx.table import format_table, format_value
 
@@ -77,6 +77,10 @@ def run(
     out: Optional[Path] = typer.Option(None, "--out", show_default=False,
                                        help="Output folder [default: results/<name>]."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Override the scenario's root seed."),
+    set_: Optional[list[str]] = typer.Option(
+        None, "--set", show_default=False, metavar="KEY=VALUE",
+        help="Override a field: key=value (dotted key, e.g. transport.cc=hpcc; the value read as "
+             "`retx sweep --set` reads it). Repeat for more keys."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar and no tables."),
     force: bool = typer.Option(False, "--force", help="Overwrite the results already in --out."),
 ) -> None:
@@ -92,8 +96,11 @@ def run(
         raise UserError("--topology: only with an htsim connection matrix (.cm)")
     else:
         scenario = _load_one(file)
+    overrides = _single_values(set_ or [])
     if seed is not None:
-        scenario = scenario.with_overrides({"seed": seed})
+        overrides["seed"] = seed
+    if overrides:
+        scenario = scenario.with_overrides(overrides)
     out_dir = out or Path("results") / scenario.name
     check_target(out_dir, force or out is None)
     _print_warnings(scenario)
@@ -119,6 +126,19 @@ def run(
         print(f"PFC deadlock at {deadlock['detected_at_us']:.3f} us, the run ended there: {links}")
     _warn_unfinished(results.summary)
     print(f"wrote {out_dir}/")
+
+
+def _single_values(options: list[str]) -> dict[str, Any]:
+    """`--set key=value` of `retx run`: parsed as `retx sweep --set` parses its values, one each."""
+    overrides: dict[str, Any] = {}
+    for option in options:
+        key, values = parse_set_option(option)
+        if len(values) != 1:
+            raise UserError(f"--set {option}: `retx run` takes one value per key; sweep several with `retx sweep`")
+        if key in overrides:
+            raise UserError(f"--set {key}: given twice")
+        overrides[key] = values[0]
+    return overrides
 
 
 def _write_plots(results: Results, folder: Path, title: str) -> None:
@@ -183,6 +203,10 @@ def sweep(
     if not quiet and result.summary.height:
         print(format_table(result.summary))
         print()
+    fewest = min(result.summary["seeds"].to_list(), default=0) if "seeds" in result.summary.columns else 0
+    if 2 <= fewest < MIN_SEEDS_FOR_INTERVALS:
+        print(f"retx: warning: {fewest} seeds per point: the _ci95 half-widths (Student t, t = {t_975(fewest - 1):.3g}) "
+              f"are too wide to mean much; run --seeds {MIN_SEEDS_FOR_INTERVALS} or more", file=sys.stderr)
     for error, count in failed.group_by("error", maintain_order=True).len().iter_rows():
         print(f"failed ({count} point{'s' if count > 1 else ''}): {error}", file=sys.stderr)
     print(f"{result.runs.height - failed.height} of {result.runs.height} points done; wrote {result.out_dir}/")
@@ -222,12 +246,17 @@ def calibrate(
 
 
 @app.command()
-def report(folder: Path = typer.Argument(..., help="A run folder (retx run), a sweep folder (retx sweep) or a "
-                                                   "calibration folder (retx calibrate).")) -> None:
-    """Write FOLDER/report.html: one self-contained page with provenance, the scenario, the
-    summary tables and the plots, for sharing a result."""
+def report(
+    folder: Path = typer.Argument(..., help="A run folder (retx run), a sweep folder (retx sweep) or a "
+                                            "calibration folder (retx calibrate)."),
+    out: Optional[Path] = typer.Option(None, "--out", show_default=False,
+                                       help="Where to write the page: a file, or a folder to hold report.html "
+                                            "[default: FOLDER/report.html]."),
+) -> None:
+    """Write FOLDER/report.html (or --out): one self-contained page with provenance, the
+    scenario, the summary tables and the plots, for sharing a result."""
     checked.input_folder(folder, "report")
-    print(f"wrote {write_report(folder)}")
+    print(f"wrote {write_report(folder, out)}")
 
 
 @app.command()
@@ -258,6 +287,7 @@ def reproduce_command(
     quick: bool = typer.Option(False, "--quick",
                                help="A coarser, shorter grid: faster, by as much as the list above says."),
     force: bool = typer.Option(False, "--force", help="Write over the files already in --out."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress (the table is still printed)."),
 ) -> None:
     if name is None:
         print("Typical wall time on 2 cores, full grid and --quick:\n")
@@ -269,7 +299,7 @@ def reproduce_command(
     # As `run`: a folder named with --out is refused when it holds anything, unless --force; the
     # default folder is the reproduction's own and is written over. A path below a file too.
     check_folder(checked.output_folder(out or default_dir), force or out is None)
-    reproduce.run(name, out or default_dir, quick)
+    reproduce.run(name, out or default_dir, quick, progress=not quiet)
 
 
 @app.command(name="trace")
@@ -389,5 +419,6 @@ def _collective_line(group: dict[str, Any]) -> str:
             f"{group['iterations_finished']}/{group['iterations']} iterations finished")
     if not group["iterations_finished"]:
         return what
-    return (f"{what}: CCT {format_value(group['cct_us_mean'])} us (ideal {format_value(group['ideal_cct_us'])}), "
-            f"slowdown {format_value(group['slowdown_mean'])}, busbw {format_value(group['busbw_gbps_mean'])} Gbps")
+    return (f"{what}: mean CCT {format_value(group['cct_us_mean'])} us (ideal {format_value(group['ideal_cct_us'])}), "
+            f"mean slowdown {format_value(group['slowdown_mean'])}, "
+            f"mean busbw {format_value(group['busbw_gbps_mean'])} Gbps")

@@ -18,7 +18,7 @@ from matplotlib.cm import ScalarMappable
 from matplotlib.colors import Normalize
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
-from matplotlib.ticker import FuncFormatter
+from matplotlib.ticker import FuncFormatter, NullFormatter, ScalarFormatter
 
 from retx.metrics import finished_flows, slowdown_by_size
 from retx.results import collective_flows
@@ -34,6 +34,16 @@ MAX_TIMELINE_FLOWS = 2000
 COLLECTIVE_TIMELINE_PLOT = "collective_timeline.png"
 MAX_RANK_LABELS = 32
 MAX_STEP_COLOURS = 10
+# A throughput series of fewer samples than this is drawn with markers; under MIN_SAMPLES the
+# plot says the interval is too coarse for the run.
+FEW_SAMPLES = 30
+MIN_SAMPLES = 5
+# A CDF of this many flows or fewer marks each flow.
+FEW_FLOWS = 30
+# A log axis whose data span less than this ratio is widened by WIDEN each way and labels its
+# minor ticks (one value alone would otherwise be a zero-width axis).
+SPREAD_FOR_LOG_TICKS = 10
+WIDEN = 1.5
 
 # Flows to plot: one table (one run's, drawn as before), or several to compare: {label: flows},
 # a list (labelled 1, 2, ...), or one table split by a column (`by=`, e.g. a sweep's variant).
@@ -41,20 +51,39 @@ FlowTables = Union[pl.DataFrame, Mapping[str, pl.DataFrame], Sequence[pl.DataFra
 
 
 def plot_throughput(timeseries: pl.DataFrame, path: Optional[str | Path] = None, title: str = "") -> Figure:
-    """Receiver goodput over time: one line per receiving host, or their sum when there are
-    more than a legend can hold."""
+    """What each receiving host took in over time, two ways: in-order goodput (`rx_gbps`,
+    solid: bytes delivered to the application in order) and wire rate (`rx_wire_gbps`,
+    dashed, same colour: bytes arriving off the link). In-order goodput can pass the line
+    rate for an interval, when bytes held behind a hole are delivered as it fills; the wire
+    rate cannot. More receivers than a legend can hold are summed into one pair of lines.
+    Each point is a sample interval's mean (the label says how long); a series of few samples
+    is drawn with markers, and one under MIN_SAMPLES points says so."""
     figure, axes = _new_figure()
     hosts = timeseries["host"].n_unique()
+    wire = "rx_wire_gbps" in timeseries.columns
+    columns = ["rx_gbps", "rx_wire_gbps"] if wire else ["rx_gbps"]
     if hosts > MAX_LINES:
-        total = timeseries.group_by("time_us").agg(pl.col("rx_gbps").sum()).sort("time_us")
-        axes.plot(total["time_us"] / 1000.0, total["rx_gbps"], label=f"all {hosts} receivers")
+        series = [(f"all {hosts} receivers",
+                   timeseries.group_by("time_us").agg(pl.col(c).sum() for c in columns).sort("time_us"))]
     else:
-        for (host,), samples in timeseries.sort("time_us").group_by("host", maintain_order=True):
-            axes.plot(samples["time_us"] / 1000.0, samples["rx_gbps"], label=str(host))
+        series = [(str(host), rows) for (host,), rows in timeseries.sort("time_us").group_by("host", maintain_order=True)]
+    samples = max((rows.height for _, rows in series), default=0)
+    marker = "o" if samples < FEW_SAMPLES else None
+    for name, rows in series:
+        (line,) = axes.plot(rows["time_us"] / 1000.0, rows["rx_gbps"], marker=marker, markersize=4,
+                            label=f"{name} in-order goodput")
+        if wire:
+            axes.plot(rows["time_us"] / 1000.0, rows["rx_wire_gbps"], marker=marker, markersize=3,
+                      linestyle="--", color=line.get_color(), label=f"{name} wire rate")
+    interval = _sample_interval_us(timeseries)
+    every = f", mean over each {_plain_number(interval)} us sample" if interval else ""
     axes.set_xlabel("time (ms)")
-    axes.set_ylabel("receiver goodput (Gbps)")
+    axes.set_ylabel(f"received (Gbps{every})")
     axes.set_ylim(bottom=0)
-    return _finish(figure, axes, path, title, legend=hosts > 1)
+    if 0 < samples < MIN_SAMPLES:
+        axes.text(0.02, 0.04, f"only {samples} sample{'s' if samples != 1 else ''} per receiver: "
+                  "set [output] sample_interval finer", transform=axes.transAxes, fontsize="small", color="0.35")
+    return _finish(figure, axes, path, title, legend=bool(series))
 
 
 def plot_lines(
@@ -133,24 +162,32 @@ def plot_bars(
 
 def plot_fct_cdf(flows: FlowTables, path: Optional[str | Path] = None, title: str = "",
                  by: Optional[str] = None) -> Figure:
-    """Empirical CDF of the FCT slowdown of finished flows (log x); several flow tables (see
-    FlowTables) draw a line each, labelled with their count of finished flows."""
+    """Empirical CDF of the FCT slowdown of finished flows (log x), rising from 0 at the
+    smallest value; several flow tables (see FlowTables) draw a line each, labelled with their
+    count of finished flows. Few flows get a marker per flow; one flow is a step from 0 to 1
+    at its slowdown, with the x axis widened around it."""
     figure, axes = _new_figure()
     tables = _labelled(flows, by)
     counts = []
     for label, table in tables:
-        slowdowns = finished_flows(table)["slowdown"].sort()
-        n = slowdowns.len()
-        axes.step(slowdowns, [(i + 1) / n for i in range(n)], where="post",
-                  label=None if label is None else f"{label} (n = {n})")
+        slowdowns = finished_flows(table)["slowdown"].sort().to_list()
+        n = len(slowdowns)
         counts.append(n)
+        if not n:
+            continue
+        xs = [slowdowns[0], *slowdowns]
+        ys = [0.0, *[(i + 1) / n for i in range(n)]]
+        (line,) = axes.step(xs, ys, where="post", label=None if label is None else f"{label} (n = {n})")
+        if n <= FEW_FLOWS:
+            axes.plot(slowdowns, ys[1:], linestyle="none", marker="o", markersize=4, color=line.get_color())
     if sum(counts):
         axes.set_xscale("log")
         # Plain numbers (2, 3, 20) rather than 2x10^0 on the ticks a log axis labels.
         plain = FuncFormatter(lambda value, _pos: f"{value:g}")
         axes.xaxis.set_major_formatter(plain)
         low, high = axes.dataLim.intervalx
-        if high / low < 10:
+        if high / low < SPREAD_FOR_LOG_TICKS:
+            axes.set_xlim(low / WIDEN, high * WIDEN)
             axes.xaxis.set_minor_formatter(plain)
     axes.set_xlabel("FCT slowdown (FCT / ideal FCT)")
     several = tables[0][0] is not None
@@ -162,38 +199,77 @@ def plot_fct_cdf(flows: FlowTables, path: Optional[str | Path] = None, title: st
 def plot_slowdown_by_size(flows: FlowTables, path: Optional[str | Path] = None, title: str = "",
                           groups: int = 20, by: Optional[str] = None) -> Figure:
     """Median, p95 and p99 slowdown of finished flows by flow size: `groups` groups of
-    near-equal count (`retx.metrics.slowdown_by_size`), at each group's mean size. Several
-    flow tables (see FlowTables) draw each one's median (solid) and p99 (dashed) in a colour
-    of its own; p95 is left out to keep the lines apart."""
+    near-equal count (`retx.metrics.slowdown_by_size`), at each group's mean size; when the
+    flows have no more distinct sizes than that, one point per size instead (groups would share
+    a size and draw vertical lines). Flows of one size alone give one point per quantile, the x
+    axis widened around it and labelled with the size. Several flow tables (see FlowTables)
+    draw each one's median (solid) and p99 (dashed) in a colour of its own; p95 is left out to
+    keep the lines apart."""
     figure, axes = _new_figure()
     tables = _labelled(flows, by)
+    sizes: set[float] = set()
+    counted = 0
     if tables[0][0] is None:
-        table = slowdown_by_size(tables[0][1], groups)
+        table = _by_size(tables[0][1], groups)
+        sizes.update(table["size_mean"].to_list())
+        counted += int(table["count"].sum())
         for column, quantile in [("slowdown_median", "p50"), ("slowdown_p95", "p95"), ("slowdown_p99", "p99")]:
             axes.plot(table["size_mean"], table[column], marker="o", markersize=4, label=quantile)
         legend = table.height > 0
     else:
         for name, flows_of in tables:
-            table = slowdown_by_size(flows_of, groups)
+            table = _by_size(flows_of, groups)
+            sizes.update(table["size_mean"].to_list())
+            counted += int(table["count"].sum())
             (line,) = axes.plot(table["size_mean"], table["slowdown_median"], marker="o", markersize=4,
                                 label=f"{name} p50")
             axes.plot(table["size_mean"], table["slowdown_p99"], marker="o", markersize=4, linestyle="--",
                       color=line.get_color(), label=f"{name} p99")
         legend = True
     axes.set_xscale("log")
-    axes.set_xlabel("flow size (bytes, group mean)")
+    if len(sizes) == 1:
+        (size,) = sizes
+        axes.set_xlim(size / WIDEN, size * WIDEN)
+        axes.set_xticks([size], [_bytes_text(size)])
+        axes.xaxis.set_minor_formatter(NullFormatter())
+        flows_text = "the one flow" if counted == 1 else f"all {counted:,} flows"
+        axes.set_xlabel(f"flow size ({flows_text} {_bytes_text(size)})")
+    else:
+        axes.xaxis.set_major_formatter(FuncFormatter(lambda value, _pos: _bytes_text(value)))
+        axes.set_xlabel("flow size (group mean)")
     axes.set_ylabel("FCT slowdown")
     return _finish(figure, axes, path, title, legend=legend)
 
 
+def _by_size(flows: pl.DataFrame, groups: int) -> pl.DataFrame:
+    """slowdown_by_size's table, or with few distinct sizes one row per size (same columns)."""
+    done = finished_flows(flows)
+    distinct = done["size_bytes"].n_unique() if done.height else 0
+    if distinct == 0 or distinct > groups:
+        return slowdown_by_size(flows, groups)
+    slowdown = pl.col("slowdown")
+    return (done.group_by("size_bytes").agg(
+        count=pl.len().cast(pl.Int64),
+        size_min=pl.col("size_bytes").min().cast(pl.Int64),
+        size_max=pl.col("size_bytes").max().cast(pl.Int64),
+        size_mean=pl.col("size_bytes").mean().cast(pl.Float64),
+        slowdown_median=slowdown.quantile(0.5, "linear"),
+        slowdown_p95=slowdown.quantile(0.95, "linear"),
+        slowdown_p99=slowdown.quantile(0.99, "linear"),
+    ).sort("size_bytes").drop("size_bytes"))
+
+
 def plot_queues(queues: pl.DataFrame, path: Optional[str | Path] = None, title: str = "") -> Figure:
     """Watched ports (`[output] queues`): bytes queued at each sample (line) and the peak
-    since the previous one (dotted, same colour), in KB."""
+    since the previous one (dotted, same colour), in KB; few samples are marked each (as in
+    plot_throughput)."""
     figure, axes = _new_figure()
+    marker = _few_samples_marker(queues, "port")
     for (port,), rows in queues.sort("time_us").group_by("port", maintain_order=True):
-        (line,) = axes.plot(rows["time_us"] / 1000.0, rows["queue_bytes"] / 1000.0, label=str(port))
+        (line,) = axes.plot(rows["time_us"] / 1000.0, rows["queue_bytes"] / 1000.0, label=str(port), marker=marker,
+                            markersize=4)
         axes.plot(rows["time_us"] / 1000.0, rows["peak_bytes"] / 1000.0, linestyle=":",
-                  color=line.get_color())
+                  color=line.get_color(), marker=marker, markersize=3)
     axes.set_xlabel("time (ms)")
     axes.set_ylabel("queue (KB; dotted: peak since last sample)")
     axes.set_ylim(bottom=0)
@@ -202,16 +278,18 @@ def plot_queues(queues: pl.DataFrame, path: Optional[str | Path] = None, title: 
 
 def plot_cc(cc: pl.DataFrame, path: Optional[str | Path] = None, title: str = "") -> Figure:
     """Watched flows' senders (`[output] cc_flows`): pacing rate over time, and the window
-    (in KB, on a second axis, dashed) for controllers that keep one."""
+    (in KB, on a second axis, dashed) for controllers that keep one; few samples are marked each."""
     figure, axes = _new_figure()
     windows = cc.filter(pl.col("window_bytes").is_not_nan())
     window_axes = axes.twinx() if windows.height else None
+    marker = _few_samples_marker(cc, "flow_id")
     for (flow,), rows in cc.sort("time_us").group_by("flow_id", maintain_order=True):
-        (line,) = axes.plot(rows["time_us"] / 1000.0, rows["rate_gbps"], label=f"flow {flow}")
+        (line,) = axes.plot(rows["time_us"] / 1000.0, rows["rate_gbps"], label=f"flow {flow}", marker=marker,
+                            markersize=4)
         w = rows.filter(pl.col("window_bytes").is_not_nan())
         if window_axes is not None and w.height:
             window_axes.plot(w["time_us"] / 1000.0, w["window_bytes"] / 1000.0, linestyle="--",
-                             color=line.get_color())
+                             color=line.get_color(), marker=marker, markersize=3)
     axes.set_xlabel("time (ms)")
     axes.set_ylabel("pacing rate (Gbps)")
     axes.set_ylim(bottom=0)
@@ -223,15 +301,19 @@ def plot_cc(cc: pl.DataFrame, path: Optional[str | Path] = None, title: str = ""
 
 def plot_pools(pools: pl.DataFrame, path: Optional[str | Path] = None, title: str = "") -> Figure:
     """Watched hosts' NIC structures (`[output] pools`): share of each one's capacity in use at
-    each sample (line) and the peak since the previous one (dotted, same colour), in %."""
+    each sample (line) and the peak since the previous one (dotted, same colour), in %; few
+    samples are marked each."""
     figure, axes = _new_figure()
     shares = pools.sort("time_us").with_columns(
         used_pct=pl.col("used") / pl.col("capacity") * 100.0,
         peak_pct=pl.col("peak") / pl.col("capacity") * 100.0,
     )
+    marker = _few_samples_marker(pools, "host", "pool")
     for (host, pool), rows in shares.group_by("host", "pool", maintain_order=True):
-        (line,) = axes.plot(rows["time_us"] / 1000.0, rows["used_pct"], label=f"{host} {pool}")
-        axes.plot(rows["time_us"] / 1000.0, rows["peak_pct"], linestyle=":", color=line.get_color())
+        (line,) = axes.plot(rows["time_us"] / 1000.0, rows["used_pct"], label=f"{host} {pool}", marker=marker,
+                            markersize=4)
+        axes.plot(rows["time_us"] / 1000.0, rows["peak_pct"], linestyle=":", color=line.get_color(), marker=marker,
+                  markersize=3)
     axes.set_xlabel("time (ms)")
     axes.set_ylabel("in use (% of capacity; dotted: peak since last sample)")
     axes.set_ylim(0, 105)
@@ -376,13 +458,57 @@ def _new_figure() -> tuple[Figure, Axes]:
 
 def _finish(figure: Figure, axes: Axes, path: Optional[str | Path], title: str, legend: bool,
             grid: Literal["both", "x", "y"] = "both") -> Figure:
+    """Title, legend, grid and tick labels every plot shares. The legend goes outside the axes,
+    to their right, so it never hides a line or a point; numbers on linear axes are written
+    whole (12,000,000, never 1.2 with a 1e7 offset or "+1.2e7" above the axis)."""
     if title:
         axes.set_title(title)
-    if legend:
-        axes.legend()
+    if legend and axes.get_legend_handles_labels()[0]:
+        axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, fontsize="small")
+    for each in figure.axes:
+        _plain_ticks(each)
     axes.grid(True, which="both", axis=grid, alpha=0.3)
     if path is not None:
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         figure.savefig(path, dpi=120)
     return figure
+
+
+def _plain_ticks(axes: Axes) -> None:
+    """Linear axes with matplotlib's default formatter get whole numbers with thousands
+    separators instead (no offset, no scientific notation); others are left as they are."""
+    for axis in (axes.xaxis, axes.yaxis):
+        if axis.get_scale() == "linear" and isinstance(axis.get_major_formatter(), ScalarFormatter):
+            axis.set_major_formatter(FuncFormatter(lambda value, _pos: _plain_number(value)))
+
+
+def _plain_number(value: float) -> str:
+    """12,000,000; 2.5; 0.001: whole numbers with thousands separators, fractions as short as they go."""
+    if value == round(value) and abs(value) < 1e15:
+        return f"{value:,.0f}"
+    return f"{value:,.6g}"
+
+
+def _bytes_text(size: float) -> str:
+    """A byte count for a label: 1 KB, 10 MB, 1.5 MB, 200 B (decimal units, as retx's sizes)."""
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("KB", 1e3)):
+        if abs(size) >= scale:
+            return f"{size / scale:.3g} {unit}"
+    return f"{size:.3g} B"
+
+
+def _few_samples_marker(table: pl.DataFrame, *keys: str) -> Optional[str]:
+    """A marker for sampled series of fewer than FEW_SAMPLES points each (a short run, a coarse
+    interval: a line between two samples would pass for data), else none."""
+    most = table.group_by(*keys).len()["len"].max() if table.height else 0
+    return "o" if isinstance(most, int) and most < FEW_SAMPLES else None
+
+
+def _sample_interval_us(timeseries: pl.DataFrame) -> Optional[float]:
+    """The sampling interval of a time series: the most common gap between its sample times."""
+    times = timeseries["time_us"].unique().sort()
+    if times.len() < 2:
+        return None
+    gaps = times.diff().drop_nulls().round(6)
+    return float(gaps.mode().sort()[0])

@@ -4,7 +4,7 @@ file can be mailed or attached as is. `retx report DIR` writes DIR/report.html.
 
 A sweep's page is titled by its base scenario and grid and compares its variants (the points
 of the grid, each labelled by its values, e.g. "transport.cc=hpcc"): per-run metrics as the
-mean over seeds with a Student t interval, drawn against the swept parameters (a numeric one as
+mean over seeds with a bootstrap interval, drawn against the swept parameters (a numeric one as
 lines, else grouped bars); the slowdown CDF; and slowdown by size bucket, seeds pooled, with a
 bootstrap interval. `sweep_figures(DIR)` hands back those figures. A collective workload's run
 gets a Collectives section (per group and per iteration, and the timeline); a sweep of one, the
@@ -20,6 +20,7 @@ import html
 import io
 import json
 import math
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +36,7 @@ from retx.metrics import SIZE_BUCKETS, finished_flows, run_metrics
 from retx.plots import COLLECTIVE_TIMELINE_PLOT, plot_bars, plot_collective_cct, plot_fct_cdf, plot_lines
 from retx.provenance import read_parquet_provenance
 from retx.results import COLLECTIVES_FILE, FLOWS_FILE, SCENARIO_FILE, SUMMARY_FILE
-from retx.sweep import POINTS_DIR, SWEEP_TABLE, t_975
+from retx.sweep import POINTS_DIR, SWEEP_TABLE
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -63,7 +64,8 @@ th, td { border: 1px solid #ddd; padding: 0.2em 0.6em; text-align: right; }
 th { background: #f3f3f3; } td.text { text-align: left; }
 pre { background: #f7f7f7; padding: 0.8em; overflow-x: auto; font-size: 0.85em; }
 img { max-width: 100%; display: block; margin: 0.5em 0; }
-.failed { color: #b00; }
+.failed, .warning { color: #b00; }
+nav.contents { margin: 0.5em 0 1em; font-size: 0.9em; }
 .figures { display: grid; grid-template-columns: 1fr 1fr; gap: 0.5em; }
 """
 
@@ -72,8 +74,10 @@ class ReportError(ValueError):
     """The folder holds neither a run nor a sweep (one line, for the command line)."""
 
 
-def write_report(folder: str | Path) -> Path:
-    """Writes `folder`/report.html for the run, sweep or calibration in `folder`; returns its path."""
+def write_report(folder: str | Path, out: Optional[str | Path] = None) -> Path:
+    """Writes the page of the run, sweep or calibration in `folder` to `out` (a file; a folder,
+    existing or named with a trailing slash, gets report.html inside), by default
+    `folder`/report.html; returns its path. The page embeds everything, so it reads anywhere."""
     folder = Path(folder)
     # Before the page is built: report.html that is a folder is refused now, not on writing.
     checked.output_file(folder / REPORT_FILE, "report")
@@ -88,10 +92,22 @@ def write_report(folder: str | Path) -> Path:
                           f"nor a sweep folder (runs.parquet)")
     page = (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head>\n"
-            f"<body>\n<h1>{html.escape(title)}</h1>\n{body}\n</body></html>\n")
-    path = folder / REPORT_FILE
+            f"<body>\n<h1>{html.escape(title)}</h1>\n{_with_contents(body)}\n</body></html>\n")
+    path = _report_path(folder, out)
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(page, encoding="utf-8")
     return path
+
+
+def _report_path(folder: Path, out: Optional[str | Path]) -> Path:
+    if out is None:
+        return folder / REPORT_FILE
+    target = Path(out)
+    if target.is_dir() or str(out).endswith(("/", "\\")):
+        return target / REPORT_FILE
+    if target.suffix.lower() not in (".html", ".htm"):
+        raise ReportError(f"--out {out}: name an .html file or a folder")
+    return target
 
 
 def _run(folder: Path) -> tuple[str, str]:
@@ -145,7 +161,7 @@ class _Sweep:
     params: list[str]  # the swept keys that tell variants apart (runs.parquet's columns)
     runs: pl.DataFrame  # runs.parquet, with `variant`
     flows: pl.DataFrame  # every finished run's flows, with `variant`
-    metrics: pl.DataFrame  # per variant: `runs`, and per METRICS column <c>_mean, <c>_ci95
+    metrics: pl.DataFrame  # per variant: `runs`, and per METRICS column <c>_mean, <c>_low, <c>_high
     buckets: pl.DataFrame  # per variant and size bucket: `flows`, and per BUCKET_QUANTILES <c>, <c>_low, <c>_high
     # Every finished run's collectives.parquet with its `hash` and `variant` (no rows: no collective).
     collectives: pl.DataFrame = field(default_factory=pl.DataFrame)
@@ -167,6 +183,8 @@ BUCKET_QUANTILES = {"slowdown_median": 0.5, "slowdown_p99": 0.99}
 BOOTSTRAP_RESAMPLES = 1000
 BOOTSTRAP_SEED = 0
 BOOTSTRAP_MIN_FLOWS = 10
+# Fewer seeds per variant than this: the metrics' intervals come with a warning.
+MIN_SEEDS_FOR_INTERVALS = 5
 BOOTSTRAP_VALUES = 4_000_000
 # runs.parquet's columns besides the swept keys.
 RUN_COLUMNS = ("seed", "hash", "status", "error", "wall_seconds")
@@ -212,14 +230,21 @@ def _sweep(folder: Path) -> tuple[str, str]:
 
 def _metrics_section(sweep: _Sweep, figures: dict[str, Figure]) -> str:
     labels = list(sweep.labels.values())
-    cells = {label: [_plus_minus(m, ci) for m, ci in sweep.metrics.select(f"{c}_mean", f"{c}_ci95").iter_rows()]
+    cells = {label: [_in_interval(*row) for row in sweep.metrics.select(f"{c}_mean", f"{c}_low", f"{c}_high").iter_rows()]
              for c, label in sweep.labels.items()}
+    fewest = min(sweep.metrics["runs"].to_list(), default=0)
+    warning = ("" if fewest >= MIN_SEEDS_FOR_INTERVALS or fewest < 2 else
+               f"<p class=\"warning\">Warning: {fewest} seeds per variant is too few for these intervals to "
+               f"mean much: from {fewest} runs a bootstrap interval is little more than their range. Run "
+               f"{MIN_SEEDS_FOR_INTERVALS} seeds or more (<code>--seeds {MIN_SEEDS_FOR_INTERVALS}</code>).</p>")
     return _section("Metrics by variant", (
         "<p>Each run (one seed) gives one number per metric, over its finished flows. Shown: the mean "
-        "over a variant's seeds &plusmn; the half-width of its 95 % confidence interval (Student t "
-        "across seeds, as in summary.parquet; none from one seed)."
+        "over a variant's seeds and its 95 % confidence interval [low, high], a percentile bootstrap "
+        f"of the mean across seeds ({BOOTSTRAP_RESAMPLES} resamples; none from one seed), which stays "
+        "within what the runs gave, so a positive quantity never gets a negative end "
+        "(summary.parquet keeps the Student t half-width)."
         + (" A run's collective CCT and busbw are the means over its groups' finished iterations."
-           if set(COLLECTIVE_METRICS) <= set(sweep.labels) else "") + "</p>"
+           if set(COLLECTIVE_METRICS) <= set(sweep.labels) else "") + "</p>" + warning
         + _table(_with_cells(sweep.metrics, ["variant", "runs"], cells), tuple(labels))
         + _images({title: f for title, f in figures.items() if title in labels})))
 
@@ -306,21 +331,34 @@ def _per_run(runs: pl.DataFrame, flows: pl.DataFrame) -> pl.DataFrame:
 
 
 def _mean_ci(per_run: pl.DataFrame, keys: list[str], columns: list[str]) -> pl.DataFrame:
-    """Per value of `keys`, over its runs: `runs`, and per column `<c>_mean` and `<c>_ci95`,
-    the half-width of the 95 % confidence interval of the mean, t(0.975, n-1) * sd / sqrt(n)
-    (summary.parquet's; null for n < 2). NaN values (no finished flow) are left out."""
-    aggregations = [pl.len().alias("runs")]
-    for c in columns:
-        value = pl.col(c).cast(pl.Float64).fill_nan(None)
-        aggregations += [value.mean().alias(f"{c}_mean"), value.std(ddof=1).alias(f"_{c}_sd"),
-                         value.count().alias(f"_{c}_n")]
-    table = per_run.group_by(keys, maintain_order=True).agg(aggregations)
-    t = {n: t_975(n - 1) for n in range(2, per_run.height + 1)}
-    return table.with_columns([
-        (pl.col(f"_{c}_n").replace_strict(t, default=None, return_dtype=pl.Float64)
-         * pl.col(f"_{c}_sd") / pl.col(f"_{c}_n").cast(pl.Float64).sqrt()).alias(f"{c}_ci95")
-        for c in columns
-    ]).select(pl.exclude("^_.*$"))
+    """Per value of `keys`, over its runs: `runs`, and per column `<c>_mean`, `<c>_low` and
+    `<c>_high`, the 95 % interval of the mean by a percentile bootstrap over the runs
+    (`_bootstrap_mean`; null for fewer than 2). A bootstrap interval stays within what the runs
+    gave, so a positive quantity never gets a negative end, as a Student t interval from two
+    seeds did (mean FCT from -960 to 2,570 us). NaN values (no finished flow) are left out."""
+    rows = []
+    for key_values, group in per_run.group_by(keys, maintain_order=True):
+        row: dict[str, Any] = {**dict(zip(keys, key_values)), "runs": group.height}
+        for c in columns:
+            values = group[c].cast(pl.Float64).fill_nan(None).drop_nulls().to_numpy()
+            low, high = _bootstrap_mean(values)
+            row.update({f"{c}_mean": float(values.mean()) if len(values) else None, f"{c}_low": low, f"{c}_high": high})
+        rows.append(row)
+    schema: dict[str, Any] = {**{k: per_run.schema[k] for k in keys}, "runs": pl.Int64,
+                              **{f"{c}_{part}": pl.Float64 for c in columns for part in ("mean", "low", "high")}}
+    return pl.DataFrame(rows, schema=schema, orient="row") if rows else pl.DataFrame(schema=schema)
+
+
+def _bootstrap_mean(values: np.ndarray) -> tuple[Optional[float], Optional[float]]:
+    """The 95 % percentile-bootstrap interval of the mean of `values` (BOOTSTRAP_RESAMPLES
+    resamples with replacement, seeded: a report is reproducible); (None, None) for fewer than
+    two values. From two values it is their range."""
+    if len(values) < 2:
+        return None, None
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    means = rng.choice(values, size=(BOOTSTRAP_RESAMPLES, len(values))).mean(axis=1)
+    low, high = np.quantile(means, [0.025, 0.975])
+    return float(low), float(high)
 
 
 def _buckets(flows: pl.DataFrame) -> pl.DataFrame:
@@ -385,10 +423,9 @@ def _parameter_figure(metrics: pl.DataFrame, params: list[str], column: str) -> 
     numeric = [p for p in params if metrics.schema[p].is_numeric()]
     x = numeric[0] if numeric else (params[0] if params else "variant")
     others = [p for p in params if p != x]
-    mean, ci = pl.col(f"{column}_mean"), pl.col(f"{column}_ci95")
-    table = metrics.with_columns(low=mean - ci, high=mean + ci, others=_variant(others, ""))
+    table = metrics.with_columns(low=pl.col(f"{column}_low"), high=pl.col(f"{column}_high"), others=_variant(others, ""))
     series = "others" if others else None
-    ylabel = f"{METRICS[column]} (mean over seeds, 95 % CI)"
+    ylabel = f"{METRICS[column]} (mean over seeds, 95 % CI, bootstrap)"
     if numeric:
         low, high = metrics.select(pl.col(x).min().alias("low"), pl.col(x).max().alias("high")).row(0)
         log_x = low > 0 and high >= LOG_X_RATIO * low
@@ -399,10 +436,6 @@ def _parameter_figure(metrics: pl.DataFrame, params: list[str], column: str) -> 
 def _with_cells(table: pl.DataFrame, keys: list[str], cells: dict[str, list[str]]) -> pl.DataFrame:
     """`keys` of `table`, then columns of text cells."""
     return table.select(keys).with_columns(pl.Series(label, values, dtype=pl.String) for label, values in cells.items())
-
-
-def _plus_minus(mean: Optional[float], ci: Optional[float]) -> str:
-    return _format(mean) if ci is None or not math.isfinite(ci) else f"{_format(mean)} \u00b1 {_format(ci)}"
 
 
 def _in_interval(value: float, low: Optional[float], high: Optional[float]) -> str:
@@ -419,6 +452,26 @@ def _value_text(value: Any) -> str:
 
 def _section(title: str, body: str) -> str:
     return f"<h2>{html.escape(title)}</h2>\n{body}"
+
+
+def _with_contents(body: str) -> str:
+    """The page's body with an id on each of its `<h2>` headings (a run's, a sweep's or a
+    calibration's page alike), after links to them in order (none for fewer than two)."""
+    anchors: list[tuple[str, str]] = []
+
+    def anchored(match: re.Match[str]) -> str:
+        base = re.sub(r"[^a-z0-9]+", "-", html.unescape(match.group(1)).lower()).strip("-") or "section"
+        anchor, n = base, 2
+        while anchor in {a for a, _ in anchors}:
+            anchor, n = f"{base}-{n}", n + 1
+        anchors.append((anchor, match.group(1)))
+        return f'<h2 id="{anchor}">{match.group(1)}</h2>'
+
+    body = re.sub(r"<h2>(.*?)</h2>", anchored, body)
+    if len(anchors) < 2:
+        return body
+    links = " &middot; ".join(f'<a href="#{anchor}">{text}</a>' for anchor, text in anchors)
+    return f"<nav class=\"contents\">{links}</nav>\n{body}"
 
 
 def _key_values(items: dict[str, Any]) -> str:

@@ -8,7 +8,7 @@ import math
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Optional
+from typing import Any, Mapping, Optional, Union
 
 import polars as pl
 
@@ -41,10 +41,30 @@ def table_schema(table: str) -> dict[str, type[pl.DataType]]:
     return {name: POLARS_DTYPES[dtype] for name, dtype, _unit, _description in _SCHEMA[table]}
 
 
-def describe(table: str) -> pl.DataFrame:
-    """The columns of an output table: name, type, unit and meaning."""
+class ColumnDescriptions(pl.DataFrame):
+    """`describe`'s table: a polars DataFrame whose printed form (str, repr, a notebook's
+    cell) shows every row and every description whole, where a plain DataFrame cuts long
+    text at 30 characters."""
+
+    def _shown(self, render: Any) -> Any:
+        with pl.Config(fmt_str_lengths=10_000, tbl_rows=-1, tbl_cols=-1, tbl_width_chars=10_000,
+                       tbl_hide_dataframe_shape=True, tbl_hide_column_data_types=True):
+            return render()
+
+    def __str__(self) -> str:
+        return str(self._shown(lambda: pl.DataFrame.__str__(self)))
+
+    def __repr__(self) -> str:
+        return str(self._shown(lambda: pl.DataFrame.__repr__(self)))
+
+    def _repr_html_(self, **kwargs: Any) -> str:
+        return str(self._shown(lambda: pl.DataFrame._repr_html_(self, **kwargs)))
+
+
+def describe(table: str) -> ColumnDescriptions:
+    """The columns of an output table: name, type, unit and meaning (printed whole)."""
     rows = _SCHEMA[table]
-    return pl.DataFrame(
+    return ColumnDescriptions(
         {
             "column": [r[0] for r in rows],
             "dtype": [r[1] for r in rows],
@@ -267,11 +287,22 @@ def collective_stats(collectives: pl.DataFrame) -> list[dict[str, Any]]:
     return stats
 
 
-def collective_flows(flows: pl.DataFrame, collective_steps: pl.DataFrame) -> pl.DataFrame:
-    """The flows of a collective run with the `group`, `iteration` and `step` each belongs to.
-    A collective's flows are numbered group by group, iteration by iteration, step by step
+def collective_flows(flows: Union[pl.DataFrame, "Results"],
+                     collective_steps: Optional[pl.DataFrame] = None) -> pl.DataFrame:
+    """The flows of a collective run with the `group`, `iteration` and `step` each belongs to:
+    `collective_flows(results)` for a run's `Results`, or `collective_flows(flows,
+    collective_steps)` for its two tables (e.g. read from a run folder). A collective's flows
+    are numbered group by group, iteration by iteration, step by step
     (`workload/collective.rs`), so the steps' `flows` counts, in that order, cut the flow table
     (by flow_id) into its steps."""
+    if isinstance(flows, Results):
+        if collective_steps is not None:
+            raise TypeError("collective_flows(results) takes no second table: the Results holds its steps")
+        results = flows
+        flows, collective_steps = results.flows, results.collective_steps
+    elif collective_steps is None:
+        raise TypeError("collective_flows(flows, collective_steps): give the steps table too, "
+                        "or pass the run's Results alone")
     steps = collective_steps.sort("group", "iteration", "step")
     total = int(steps["flows"].sum()) if steps.height else 0
     ordered = flows.sort("flow_id")

@@ -1,21 +1,19 @@
-"""Run scenarios: one at a time with a progress bar, or many in parallel threads. Every run of
-this process goes through `simulate`, and `rewriting` changes the scenarios it runs for a while
-(a calibration applying its parameters to a reproduction's runs)."""
+"""Run scenarios: one at a time with a progress bar, or many in parallel threads (progress:
+`retx.progress`). Every run of this process goes through `simulate`, and `rewriting` changes
+the scenarios it runs for a while (a calibration applying its parameters to a reproduction's
+runs)."""
 
 from __future__ import annotations
 
 import os
 import threading
-import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Optional, Union
 
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TaskID, TaskProgressColumn, TextColumn, TimeElapsedColumn
-
 from retx import _native
+from retx.progress import Reporter, ambient_label, shows_live_progress, simulated_time, wanted
 from retx.provenance import provenance, utc_now
 from retx.results import Results
 from retx.scenario import Scenario
@@ -24,63 +22,65 @@ ScenarioLike = Union[Scenario, str, Path]
 ProgressCallback = Callable[[float, float], None]
 ScenarioTransform = Callable[[Scenario], Scenario]
 
-# Without a terminal, a long run still reports now and then (e.g. in CI logs).
-PLAIN_REPORT_EVERY_SECONDS = 10.0
+__all__ = ["rewriting", "run", "run_many", "shows_live_progress", "simulate"]
 
 # What `simulate` does to each scenario first, while `rewriting` is active (None: nothing).
 _rewrite: Optional[ScenarioTransform] = None
 
 
-def run(scenario: ScenarioLike, progress: bool = True) -> Results:
-    """Simulate one scenario. The progress bar (stderr) appears only for runs longer than
-    the first progress report (~0.2 s), so quick runs stay silent."""
+def run(scenario: ScenarioLike, progress: Optional[bool] = None) -> Results:
+    """Simulate one scenario. Progress (stderr; `retx.progress`): a bar with simulated time,
+    wall time and an ETA on a terminal, shown only for runs longer than the first progress
+    report (~0.2 s), so quick runs stay silent; a line every few seconds elsewhere. None
+    follows the ambient setting (`retx.progress.quiet`), on by default."""
     scenario = _as_scenario(scenario)
-    if not progress:
+    if not wanted(progress):
         return simulate(scenario, None)
-    with _SimTimeProgress(scenario.name) as reporter:
+    with simulated_time(ambient_label(scenario.name)) as reporter:
         return simulate(scenario, reporter)
 
 
 def run_many(scenarios: Iterable[ScenarioLike], workers: Optional[int] = None,
-             progress: bool = True) -> list[Results]:
+             progress: Optional[bool] = None) -> list[Results]:
     """Simulate scenarios in parallel (the Rust core releases the GIL); results keep input order.
 
-    Ctrl-C, or any failure, stops the runs still going: their progress callbacks raise.
+    Progress counts runs, each one still going by its share of simulated time, with wall time
+    and an ETA (None: the ambient setting, as `run`). Ctrl-C, or any failure, stops the runs
+    still going: their progress callbacks raise.
     """
     loaded = [_as_scenario(s) for s in scenarios]
     cancelled = threading.Event()
+    # The share of its duration each run has simulated (1 when done), written by its thread.
+    shares = [0.0] * len(loaded)
 
-    def abort_if_cancelled(_sim_us: float, _duration_us: float) -> None:
-        if cancelled.is_set():
-            raise KeyboardInterrupt
+    def watcher(index: int) -> ProgressCallback:
+        def report(sim_us: float, duration_us: float) -> None:
+            if cancelled.is_set():
+                raise KeyboardInterrupt
+            shares[index] = min(1.0, sim_us / duration_us) if duration_us > 0 else 0.0
+        return report
 
-    console = Console(stderr=True)
-    bar = _progress_bar(console, enabled=progress and shows_live_progress(console))
+    reporter = Reporter(ambient_label("runs"), len(loaded), "runs", enabled=wanted(progress) and len(loaded) > 0,
+                        amount_format=",.1f")
     executor = ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1)
     try:
-        with bar:
-            task = bar.add_task("runs", total=len(loaded))
-            futures = [executor.submit(simulate, s, abort_if_cancelled) for s in loaded]
+        with reporter:
+            futures = [executor.submit(simulate, s, watcher(i)) for i, s in enumerate(loaded)]
+            index = {future: i for i, future in enumerate(futures)}
             pending: set[Future[Results]] = set(futures)
             while pending:
                 # A timeout keeps the main thread responsive to Ctrl-C.
                 done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
                 for future in done:
                     future.result()  # re-raise the first failure at once
-                    bar.advance(task)
+                    shares[index[future]] = 1.0
+                reporter.update(sum(shares))
             return [future.result() for future in futures]
     except BaseException:
         cancelled.set()
         raise
     finally:
         executor.shutdown(wait=True, cancel_futures=True)
-
-
-def shows_live_progress(console: Console) -> bool:
-    """Whether a live bar can be drawn: on a terminal, or in a Jupyter notebook (where rich
-    draws it as a widget; that needs ipywidgets, the `notebook` extra). Elsewhere (CI logs,
-    pipes) long runs print a line now and then instead."""
-    return console.is_terminal or console.is_jupyter
 
 
 def simulate(scenario: Scenario, progress: Optional[ProgressCallback] = None) -> Results:
@@ -117,58 +117,3 @@ def _then(first: ScenarioTransform, second: ScenarioTransform) -> ScenarioTransf
 
 def _as_scenario(scenario: ScenarioLike) -> Scenario:
     return scenario if isinstance(scenario, Scenario) else Scenario.load(scenario)
-
-
-def _progress_bar(console: Console, enabled: bool) -> Progress:
-    return Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        TaskProgressColumn(),
-        TextColumn("{task.completed:.0f}/{task.total:.0f}"),
-        TimeElapsedColumn(),
-        console=console,
-        disable=not enabled,
-        transient=False,
-    )
-
-
-class _SimTimeProgress:
-    """Progress callback for one run: a live bar on a terminal, a line every few seconds
-    otherwise. Nothing is shown until the simulator's first report."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.console = Console(stderr=True)
-        self.bar: Optional[Progress] = None
-        self.task: Optional[TaskID] = None
-        self.last_plain_report = time.monotonic()
-
-    def __enter__(self) -> _SimTimeProgress:
-        return self
-
-    def __exit__(self, *_exc: object) -> None:
-        if self.bar is not None:
-            self.bar.stop()
-
-    def __call__(self, sim_us: float, duration_us: float) -> None:
-        if shows_live_progress(self.console):
-            self._update_bar(sim_us, duration_us)
-        elif time.monotonic() - self.last_plain_report >= PLAIN_REPORT_EVERY_SECONDS:
-            self.last_plain_report = time.monotonic()
-            self.console.print(f"{self.name}: simulated {sim_us:,.0f} of {duration_us:,.0f} us",
-                               highlight=False)
-
-    def _update_bar(self, sim_us: float, duration_us: float) -> None:
-        if self.bar is None:
-            self.bar = Progress(
-                TextColumn("[bold]{task.description}"),
-                BarColumn(),
-                TaskProgressColumn(),
-                TextColumn("{task.completed:,.0f}/{task.total:,.0f} us simulated"),
-                TimeElapsedColumn(),
-                console=self.console,
-            )
-            self.bar.start()
-            self.task = self.bar.add_task(self.name, total=duration_us)
-        assert self.task is not None  # added with the bar
-        self.bar.update(self.task, completed=sim_us, total=duration_us)

@@ -46,8 +46,6 @@ from typing import Any, Callable, Iterator, Mapping, Optional, Sequence, Union
 
 import polars as pl
 import tomli_w
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
 from retx import checked
 from retx._native import ScenarioError
@@ -55,7 +53,7 @@ from retx.metrics import run_metrics
 from retx.provenance import provenance, scenario_hash, utc_now, write_parquet
 from retx.output import FLOWS_FILE, OutputError, inside
 from retx.scenario import Scenario
-from retx.runner import shows_live_progress
+from retx.progress import Reporter
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -75,8 +73,6 @@ SWEEP_FILE = "sweep.toml"
 POINT_FILE = "point.json"
 TEMP_PREFIX = ".tmp-"
 LOCK_FILE = ".lock"
-# Without a terminal, a long sweep still reports now and then (e.g. in CI logs).
-PLAIN_REPORT_EVERY_SECONDS = 10.0
 EXECUTORS = ("local", "ray")
 METRICS = ("mean_fct_us", "slowdown_p50", "slowdown_p99", "goodput_gbps")
 
@@ -267,21 +263,11 @@ class _Sweep:
                 self.outcomes[point.hash] = {"status": "done", "error": None, "wall_seconds": wall}
         todo = {p.hash: p for p in self.points if p.hash not in self.outcomes}
         self._write_index()
-        console = Console(stderr=True)
-        bar = Progress(TextColumn("[bold]sweep"), BarColumn(), TaskProgressColumn(),
-                       TextColumn("{task.completed:.0f}/{task.total:.0f} points"), TimeElapsedColumn(),
-                       console=console, disable=not (show_progress and shows_live_progress(console)))
-        plain = show_progress and not shows_live_progress(console)
-        last_report = time.monotonic()
-        with bar:
-            task = bar.add_task("points", total=len(todo))
-            run_all = run_ray if executor == "ray" else run_local
-            for finished, (name, outcome) in enumerate(run_all(list(todo.values()), workers), 1):
+        run_all = run_ray if executor == "ray" else run_local
+        with Reporter("sweep", len(todo), "points", enabled=show_progress) as reporter:
+            for name, outcome in run_all(list(todo.values()), workers):
                 self._record(name, outcome)
-                bar.advance(task)
-                if plain and time.monotonic() - last_report >= PLAIN_REPORT_EVERY_SECONDS:
-                    last_report = time.monotonic()
-                    console.print(f"sweep: {finished} of {len(todo)} points run", highlight=False)
+                reporter.advance()
         return self._finish()
 
     def _record(self, name: str, outcome: dict[str, Any]) -> None:

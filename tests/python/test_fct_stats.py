@@ -69,8 +69,9 @@ def test_plot_helpers_return_figures_and_save_only_when_asked(flows: pl.DataFram
     figure = plot_fct_cdf(flows)
     assert isinstance(figure, Figure) and not list(tmp_path.iterdir())
     line = figure.axes[0].lines[0]
-    assert list(line.get_xdata()) == [1.0, 1.5, 2.0, 3.0, 4.0]  # finished flows only
-    assert list(line.get_ydata()) == pytest.approx([0.2, 0.4, 0.6, 0.8, 1.0])
+    # Finished flows only, the step rising from 0 at the first.
+    assert list(line.get_xdata()) == [1.0, 1.0, 1.5, 2.0, 3.0, 4.0]
+    assert list(line.get_ydata()) == pytest.approx([0.0, 0.2, 0.4, 0.6, 0.8, 1.0])
     assert len(plot_slowdown_by_size(flows, groups=2).axes[0].lines) == 3
     table = pl.DataFrame({"x": [1, 2], "y": [3, 4], "s": ["a", "a"]})
     assert isinstance(plot_lines(table, "x", "y", "s", tmp_path / "lines.png"), Figure)

@@ -35,15 +35,17 @@ def legend_texts(figure: Figure) -> list[str]:
 
 
 def curves(figure: Figure) -> list[tuple[list[float], list[float]]]:
-    return [(list(line.get_xdata()), list(line.get_ydata())) for line in figure.axes[0].lines]
+    """The CDF steps drawn (not the markers a few flows get), each rising from 0 at its first x."""
+    return [(list(line.get_xdata()), list(line.get_ydata())) for line in figure.axes[0].lines
+            if line.get_drawstyle() == "steps-post"]
 
 
 def test_a_cdf_of_several_tables_draws_one_line_each_labelled_with_its_count() -> None:
     figure = plot_fct_cdf({"transport.cc=dcqcn": A, "transport.cc=hpcc": B})
     assert legend_texts(figure) == ["transport.cc=dcqcn (n = 3)", "transport.cc=hpcc (n = 2)"]
     (xa, ya), (xb, yb) = curves(figure)
-    assert xa == [1.0, 2.0, 3.0] and ya == pytest.approx([1 / 3, 2 / 3, 1.0])  # finished flows only
-    assert xb == [1.5, 4.0] and yb == pytest.approx([0.5, 1.0])
+    assert xa == [1.0, 1.0, 2.0, 3.0] and ya == pytest.approx([0.0, 1 / 3, 2 / 3, 1.0])  # finished flows only
+    assert xb == [1.5, 1.5, 4.0] and yb == pytest.approx([0.0, 0.5, 1.0])
     assert figure.axes[0].get_ylabel() == "fraction of finished flows"
 
 
@@ -63,7 +65,7 @@ def test_one_table_draws_as_a_single_run_with_no_legend() -> None:
     figure = plot_fct_cdf(A)
     assert figure.axes[0].get_legend() is None
     assert figure.axes[0].get_ylabel() == "fraction of finished flows (n = 3)"
-    assert curves(figure) == [([1.0, 2.0, 3.0], pytest.approx([1 / 3, 2 / 3, 1.0]))]
+    assert curves(figure) == [([1.0, 1.0, 2.0, 3.0], pytest.approx([0.0, 1 / 3, 2 / 3, 1.0]))]
     assert len(plot_slowdown_by_size(A, groups=3).axes[0].lines) == 3  # p50, p95, p99
 
 

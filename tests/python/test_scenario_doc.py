@@ -15,9 +15,11 @@ import retx
 DOC = Path(__file__).resolve().parents[2] / "docs" / "SCENARIO.md"
 # The few fields the doc's scenario sets to an example rather than the default (it says so).
 EXAMPLES = ("name", "duration", "loss", "workload.")
+# 10 ms: the shortest duration whose default sample_interval is the doc's 100us (a shorter
+# run gets duration / 100; tests/python/test_plots_hold.py checks that).
 MINIMAL = """\
 name = "minimal"
-duration = "1ms"
+duration = "10ms"
 [topology]
 kind = "single-switch"
 [workload]
@@ -84,3 +86,17 @@ def test_every_field_is_documented() -> None:
 def test_the_unit_reader_of_this_test_is_right() -> None:
     assert same("64KiB", "65536B") and same("1000Mbps", "1Gbps") and same("0us", "0ps")
     assert not same("2us", "1us") and not same("1KB", "1KiB")
+
+
+def test_the_transport_line_lists_every_registered_scheme_and_controller() -> None:
+    # The names come from the registry itself (crates/retx/src/transport/schemes.rs), so a new
+    # scheme that is not added to the annotated scenario's `[transport]` lines fails here.
+    from retx import _native
+
+    transport = DOC.read_text().split("[transport]\n", 1)[1].split("\n\n", 1)[0]
+    listed = set(re.findall(r'"([a-z][a-z0-9-]*)"', transport))
+    registered = _native.schemes()
+    assert {"gbn", "xpass", "left"} <= set(registered["recovery"])
+    assert {"dcqcn", "none", "dctcp-window"} <= set(registered["cc"])
+    assert [name for name in registered["recovery"] if name not in listed] == []
+    assert [name for name in registered["cc"] if name not in listed] == []

@@ -297,6 +297,17 @@ fn schema(py: Python<'_>) -> PyResult<PyObject> {
     Ok(dict.into())
 }
 
+/// The registered loss recovery schemes and congestion controllers, by their names in a
+/// scenario (`[transport] recovery` and `cc`), in the registry's order
+/// (`retx::transport::schemes`): {"recovery": [...], "cc": [...]}.
+#[pyfunction]
+fn schemes(py: Python<'_>) -> PyResult<PyObject> {
+    let dict = PyDict::new_bound(py);
+    dict.set_item("recovery", retx::config::RecoveryKind::names().to_vec())?;
+    dict.set_item("cc", retx::config::CcKind::names().to_vec())?;
+    Ok(dict.into())
+}
+
 /// Where and why the last Rust panic happened ("src/x.rs:10:5: message"), kept by the hook
 /// [`_native`] installs so the CLI can report a bug in one line.
 static LAST_PANIC: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
@@ -342,6 +353,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(hpcc_config, m)?)?;
     m.add_function(wrap_pyfunction!(memory_table, m)?)?;
     m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(schemes, m)?)?;
     m.add_function(wrap_pyfunction!(output_files, m)?)?;
     m.add_function(wrap_pyfunction!(check_nesting, m)?)?;
     Ok(())

@@ -24,9 +24,8 @@ imported with `from retx.calibrate.spec import ...` (`import retx.calibrate.spec
 
 from retx.calibrate.report import (BEST_FILE, LOG_Y_RATIO, PLOT_FILE, PLOTTED_PARAMS, SPEC_FILE, TRIALS_FILE,
                                    VERDICT_FILE, is_calibration, plot_targets, report_page)
-from retx.calibrate.search import (LOCK_FILE, PLAIN_REPORT_EVERY_SECONDS, REPRODUCTION_SEED_STRIDE, RESULT_ATTR,
-                                   STUDY_FILE, STUDY_NAME, TEMP_PREFIX, CalibrationResult, TargetError, calibrate,
-                                   evaluate, trials_table)
+from retx.calibrate.search import (LOCK_FILE, REPRODUCTION_SEED_STRIDE, RESULT_ATTR, STUDY_FILE, STUDY_NAME,
+                                   TEMP_PREFIX, CalibrationResult, TargetError, calibrate, evaluate, trials_table)
 from retx.calibrate.spec import (REDUCERS, SLACK, SPEC_TABLE, Cell, Param, Spec, Target, load_spec,
                                  metric_functions)
 # Last: binding the function `verdict` here, after its module (also `verdict`) was first imported.
@@ -34,7 +33,7 @@ from retx.calibrate.verdict import (BEST_POINTS, CONFLICTING, NOT_REPRODUCED, RE
                                     verdict)
 
 __all__ = [
-    "BEST_FILE", "BEST_POINTS", "CONFLICTING", "LOCK_FILE", "LOG_Y_RATIO", "NOT_REPRODUCED", "PLAIN_REPORT_EVERY_SECONDS",
+    "BEST_FILE", "BEST_POINTS", "CONFLICTING", "LOCK_FILE", "LOG_Y_RATIO", "NOT_REPRODUCED",
     "PLOTTED_PARAMS", "PLOT_FILE", "REDUCERS", "REPRODUCED", "REPRODUCTION_SEED_STRIDE", "RESULT_ATTR", "SLACK",
     "SPEC_FILE", "SPEC_TABLE", "STUDY_FILE", "STUDY_NAME", "TEMP_PREFIX", "TRIALS_FILE", "VERDICT_FILE",
     "CalibrationResult", "Cell", "Param", "Spec", "Target", "TargetError", "best_points", "calibrate", "evaluate",

@@ -51,8 +51,6 @@ from typing import Any, Iterator, Mapping, Optional, Sequence, Union
 import numpy as np
 import polars as pl
 import tomli_w
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
 
 from retx import checked as limits
 from retx import metrics
@@ -61,7 +59,8 @@ from retx.calibrate.report import BEST_FILE, PLOT_FILE, SPEC_FILE, TRIALS_FILE, 
 from retx.calibrate.spec import POSITIVE_MAX, REDUCERS, Cell, Spec, Target, load_spec, reproduction_source_hash
 from retx.calibrate.verdict import best_points, loss_term, verdict
 from retx.provenance import provenance, scenario_hash, utc_now, write_parquet
-from retx.runner import rewriting, shows_live_progress, simulate
+from retx.progress import Reporter, quiet
+from retx.runner import rewriting, simulate
 from retx.scenario import Scenario
 from retx.sweep import EXECUTORS, Outcome, Point, local_pool, one_line, run_local, run_ray, t_975
 
@@ -82,7 +81,6 @@ STUDY_NAME = "retx-calibration"
 RESULT_ATTR = "retx"
 # A reproduction's seed s adds this x (s - 1) to the seed of every scenario it runs.
 REPRODUCTION_SEED_STRIDE = 1000
-PLAIN_REPORT_EVERY_SECONDS = 10.0
 
 
 class TargetError(ValueError):
@@ -187,7 +185,7 @@ def _float(value: Any) -> float:
 def run_reproduction(job: dict[str, Any]) -> pl.DataFrame:
     """Run a reproduction with `job["set"]` applied to every scenario it runs and its seeds
     shifted by `job["seed_shift"]` (through `retx.runner.rewriting`, in this process for the
-    duration); its printed tables go nowhere, its files to a temporary folder."""
+    duration); its printed tables and its runs' progress go nowhere, its files to a temporary folder."""
     from retx import reproduce
 
     module = reproduce.lookup(job["reproduction"])
@@ -200,7 +198,7 @@ def run_reproduction(job: dict[str, Any]) -> pl.DataFrame:
 
     with rewriting(applied) if overrides or shift else nullcontext(), \
             tempfile.TemporaryDirectory(prefix="retx-calibrate-") as temp, \
-            redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()):
+            redirect_stdout(io.StringIO()), redirect_stderr(io.StringIO()), quiet():
         table = module.run(Path(temp), bool(job.get("quick", False)))
     if not isinstance(table, pl.DataFrame):
         raise TargetError(f"reproduction {job['reproduction']!r} returned no table")
@@ -279,28 +277,18 @@ class _Calibration:
         workers = workers or (1 if self.spec.kind == "reproduction" else os.cpu_count() or 1)
         batch = self.spec.batch or max(1, math.ceil(workers / seeds))
         (self.out_dir / SPEC_FILE).write_text(self.spec.text)
-        console = Console(stderr=True)
-        live = show_progress and shows_live_progress(console)
-        plain = show_progress and not live
-        bar = Progress(TextColumn("[bold]calibrate"), BarColumn(), TaskProgressColumn(),
-                       TextColumn("{task.completed:.0f}/{task.total:.0f} trials"), TextColumn("{task.fields[best]}"),
-                       TimeElapsedColumn(), console=console, disable=not live)
-        last_report = time.monotonic()
         todo = max(0, budget - finished)
         try:
-            with bar, self._executor(executor, workers, min(workers, batch * seeds) if todo else 0) as run_all:
-                task = bar.add_task("trials", total=budget, completed=min(finished, budget),
-                                    best=self._best_text(study))
+            # retx.progress: a bar with wall time and an ETA, or a line every few seconds.
+            with Reporter("calibrate", budget, "trials", enabled=show_progress, completed=min(finished, budget),
+                          note=self._best_text(study)) as bar, \
+                    self._executor(executor, workers, min(workers, batch * seeds) if todo else 0) as run_all:
                 while finished < budget:
                     asked = [study.ask(self.distributions) for _ in range(min(batch, budget - finished))]
                     self._evaluate(study, asked, session, run_all)
                     finished += len(asked)
                     self._write(study)
-                    bar.update(task, completed=finished, best=self._best_text(study))
-                    if plain and time.monotonic() - last_report >= PLAIN_REPORT_EVERY_SECONDS:
-                        last_report = time.monotonic()
-                        console.print(f"calibrate: {finished} of {budget} trials run; {self._best_text(study)}",
-                                      highlight=False)
+                    bar.update(finished, note=self._best_text(study))
         except _SpecError as error:
             # A target the runs cannot give: a mistake in the spec. Unless some trial is worth
             # keeping, start afresh next time (the corrected spec is another spec).

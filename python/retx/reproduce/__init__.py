@@ -13,6 +13,7 @@ tests that run a quick grid hold the announcement to the time they measure
 import hashlib
 import inspect
 import json
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,7 @@ from types import ModuleType
 
 import polars as pl
 
+from retx.progress import labelled, quiet
 from retx.provenance import PROVENANCE_FILE, provenance_without_scenario, utc_now, write_parquet
 
 from retx.reproduce import (aeolus_incast, aeolus_threshold, aeolus_workloads, cc_compare, collective_compare, gbone_fct, gbone_goodput, hpcc_micro,
@@ -147,15 +149,25 @@ def lookup(name: str) -> ModuleType:
     return entry_of(name).module
 
 
-def run(name: str, out_dir: Path, quick: bool) -> pl.DataFrame:
+def run(name: str, out_dir: Path, quick: bool, progress: bool = True) -> pl.DataFrame:
     """Reproduce `name` into `out_dir`, then record its provenance there: provenance.json, and
     the same record as key-value metadata in every Parquet file the reproduction wrote. A
     reproduction is a grid of scenarios built in code, so instead of a scenario hash the record
-    holds the SHA-256 of the module that defines the grid (`source_hash`)."""
+    holds the SHA-256 of the module that defines the grid (`source_hash`).
+
+    With `progress`, stderr says what runs and its announced wall time, then its runs' progress
+    (`retx.progress`, each bar named after the reproduction) and the time it took; without, the
+    runs show nothing (the table is still printed)."""
     module = lookup(name)
     started = utc_now()
     clock = time.monotonic()
-    table = module.run(out_dir, quick)
+    if progress:
+        grid = "--quick" if quick else "full grid"
+        print(f"{name} ({grid}): {entry_of(name).about}; typically {wall_time(name)}", file=sys.stderr)
+    with labelled(name), quiet(not progress):
+        table = module.run(out_dir, quick)
+    if progress:
+        print(f"{name}: done in {time.monotonic() - clock:.1f} s", file=sys.stderr)
     source = inspect.getsource(module).encode("utf-8")
     record = {
         **provenance_without_scenario(started),

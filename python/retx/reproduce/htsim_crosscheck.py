@@ -150,7 +150,7 @@ def run(out_dir: Path, quick: bool) -> pl.DataFrame:
     cdf: list[dict[str, Any]] = []
     for name, cm, reference, htsim_wall in RUNS:
         start = time.perf_counter()
-        result = runner.run(scenario(d / cm, f"htsim-{name.replace(' ', '-')}"), progress=False)
+        result = runner.run(scenario(d / cm, f"htsim-{name.replace(' ', '-')}"))
         wall = time.perf_counter() - start
         theirs = read_finish((d / reference).read_text())
         ours = result.flows.sort("flow_id")

@@ -111,7 +111,7 @@ def run(out_dir: Path, quick: bool) -> pl.DataFrame:
     for cc, config, reference, ns3_wall in RUNS:
         scenario = Scenario.from_hpcc_config(d / config)
         start = time.perf_counter()
-        result = runner.run(scenario, progress=False)
+        result = runner.run(scenario)
         walls.append({"cc": cc, "retx_wall_s": time.perf_counter() - start, "ns3_wall_s": ns3_wall})
         ours = slowdowns(result.fct_txt or "")
         theirs = slowdowns((d / reference).read_text())

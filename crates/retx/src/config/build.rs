@@ -105,7 +105,7 @@ pub fn build_with_observer<O: Observer>(mut s: Scenario, obs: O) -> Result<Simul
         seed: s.seed,
         duration: s.duration.0,
         stop_when_done: s.stop_when_done,
-        sample_interval: s.output.sample_interval.0,
+        sample_interval: s.output.interval(s.duration.0),
         watched_queues,
         watched_flows,
         watched_pools,

@@ -477,7 +477,7 @@ fn map(k: &mut Keys, dir: &Path, name: &str) -> Result<Scenario, ScenarioError> 
     // on the 320-host config). One per millisecond keeps the series and the memory small.
     // A stop time of hours takes a longer interval, within the samples a run may hold.
     let floor = s.duration.0 .0.div_ceil(super::output::MAX_SAMPLES);
-    s.output.sample_interval = Dur(Time(floor.max(Time::from_us(1000).0)));
+    s.output.sample_interval = Some(Dur(Time(floor.max(Time::from_us(1000).0))));
     // Monitors: accepted only when they ask for nothing.
     k.only("ENABLE_TRACE", Some("0"), "0", "1 writes a packet trace, which retx does not")?;
     k.unused("TRACE_FILE"); // the nodes to trace (with ENABLE_TRACE 1)

@@ -132,7 +132,7 @@ impl Scenario {
                     field = key;
                 }
             }
-            ScenarioError::new(field, msg)
+            ScenarioError::new(field, crate::sim::check::with_suggestion(&msg))
         })?;
         Ok(scenario)
     }

@@ -21,6 +21,37 @@ fn err(field: impl Into<String>, msg: impl Into<String>) -> ScenarioError {
 /// queues and flows) gets a row per interval.
 pub const MAX_SAMPLES: u64 = 1_000_000;
 
+/// `sample_interval` when a scenario leaves it out and its duration is long: a run of 10 ms or
+/// more is sampled every 100 us, as it always was.
+pub const LONG_RUN_SAMPLE_INTERVAL: Time = Time::from_us(100);
+
+/// Samples a run shorter than that gets at least, over its duration.
+pub const MIN_DEFAULT_SAMPLES: u64 = 100;
+
+/// The sampling interval of a run whose scenario sets none: its duration / MIN_DEFAULT_SAMPLES
+/// rounded down to a 1-2-5 step (1 ns at least), at most LONG_RUN_SAMPLE_INTERVAL, and at least
+/// the interval that keeps within MAX_SAMPLES. So a 175 us incast gets 1 us samples (175 of
+/// them), a 1 ms run 10 us, a run of 10 ms or more 100 us.
+pub fn default_sample_interval(duration: Time) -> Time {
+    let share = duration.0 / MIN_DEFAULT_SAMPLES;
+    let mut best = Time::from_ns(1).0;
+    let mut decade = best;
+    while decade <= share {
+        for factor in [1, 2, 5] {
+            let step = decade.saturating_mul(factor);
+            if step <= share {
+                best = step;
+            }
+        }
+        match decade.checked_mul(10) {
+            Some(next) => decade = next,
+            None => break,
+        }
+    }
+    let floor = duration.0.div_ceil(MAX_SAMPLES);
+    Time(best.min(LONG_RUN_SAMPLE_INTERVAL.0).max(floor).max(1))
+}
+
 /// The files a run, a sweep point, a report or a reproduction writes into its output folder
 /// under fixed names (`python/retx`; `tests/python/test_output_policy.py` checks that every
 /// file a run writes is here or named by the scenario). A scenario may not name one of them.
@@ -112,8 +143,10 @@ fn is_reserved_device(part: &str) -> bool {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct OutputCfg {
-    /// Interval of the receiver throughput time series.
-    pub sample_interval: Dur,
+    /// Interval of the receiver throughput time series (and of every other sampled series).
+    /// Left out: [`default_sample_interval`] of the duration, which validation writes in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sample_interval: Option<Dur>,
     /// Also write the flows in the HPCC ns-3 simulator's `fct.txt` format: `true` for
     /// `fct.txt` in the output folder, or a path relative to the output folder (an ns-3
     /// config's `mix/fct.txt` goes to `<out>/mix/fct.txt`).
@@ -140,7 +173,7 @@ pub struct OutputCfg {
 
 impl Default for OutputCfg {
     fn default() -> Self {
-        OutputCfg { sample_interval: Dur(crate::sim::units::Time::from_us(100)), fct_txt: None, queues: Vec::new(), cc_flows: Vec::new(), pools: Vec::new(), pcap: None }
+        OutputCfg { sample_interval: None, fct_txt: None, queues: Vec::new(), cc_flows: Vec::new(), pools: Vec::new(), pcap: None }
     }
 }
 
@@ -190,9 +223,16 @@ impl FctTxtCfg {
 }
 
 impl OutputCfg {
-    /// `sample_interval` against the run's duration (fields by their full names).
-    pub fn check_sampling(&self, duration: Time) -> Result<(), ScenarioError> {
-        let interval = self.sample_interval.0;
+    /// The sampling interval: as set, else the default for `duration`.
+    pub fn interval(&self, duration: Time) -> Time {
+        self.sample_interval.map_or_else(|| default_sample_interval(duration), |d| d.0)
+    }
+
+    /// Writes the default `sample_interval` in when the scenario left it out, then checks it
+    /// against the run's duration (fields by their full names).
+    pub fn check_sampling(&mut self, duration: Time) -> Result<(), ScenarioError> {
+        let interval = self.interval(duration);
+        self.sample_interval = Some(Dur(interval));
         if interval == Time::ZERO {
             return Err(err("output.sample_interval", "must be greater than 0"));
         }
@@ -356,10 +396,38 @@ mod tests {
 
     #[test]
     fn sampling_is_bounded_by_the_duration() {
-        let every = |t: Time| OutputCfg { sample_interval: Dur(t), ..OutputCfg::default() };
+        let every = |t: Time| OutputCfg { sample_interval: Some(Dur(t)), ..OutputCfg::default() };
         assert!(every(Time::from_us(1)).check_sampling(Time::from_ms(1000)).is_ok(), "exactly 10^6 samples");
         let e = every(Time::from_us(1)).check_sampling(Time(1_000_001_000_000)).unwrap_err();
         assert!(e.message.contains("at most 1000000: allowed 1000001ps or more"), "{}", e.message);
         assert_eq!(every(Time::ZERO).check_sampling(Time::from_ms(1)).unwrap_err().message, "must be greater than 0");
+    }
+
+    #[test]
+    fn an_unset_interval_gives_a_short_run_a_hundred_samples_and_a_long_one_100us() {
+        let d = |t: Time| default_sample_interval(t);
+        assert_eq!(d(Time::from_us(175)), Time::from_ns(1000), "175 us: 1 us steps (175 samples)");
+        assert_eq!(d(Time::from_ms(1)), Time::from_us(10));
+        assert_eq!(d(Time::from_us(300)), Time::from_ns(2000), "1-2-5 steps, rounded down");
+        assert_eq!(d(Time::from_us(600)), Time::from_ns(5000));
+        assert_eq!(d(Time::from_us(9999)), Time::from_us(50));
+        assert_eq!(d(Time::from_ms(10)), Time::from_us(100), "10 ms and longer: 100 us, as always");
+        assert_eq!(d(Time::from_ms(50)), Time::from_us(100));
+        assert_eq!(d(Time::from_ns(50)), Time::from_ns(1), "1 ns at least");
+        let hours = Time::from_ms(3_600_000);
+        assert_eq!(d(hours), Time(hours.0.div_ceil(MAX_SAMPLES)), "within MAX_SAMPLES");
+        for us in [1, 3, 7, 20, 99, 101, 175, 450, 999, 5000, 12345] {
+            let t = d(Time::from_us(us));
+            let samples = Time::from_us(us).0 / t.0;
+            assert!(samples >= MIN_DEFAULT_SAMPLES || t == LONG_RUN_SAMPLE_INTERVAL, "{us} us: {samples} samples");
+            assert!(samples < 5 * MIN_DEFAULT_SAMPLES / 2 + 1 || t == Time::from_ns(1), "{us} us: {samples} samples");
+        }
+        // Set, it stays; unset, validation writes the default in.
+        let mut set = OutputCfg { sample_interval: Some(Dur(Time::from_us(7))), ..OutputCfg::default() };
+        set.check_sampling(Time::from_us(175)).unwrap();
+        assert_eq!(set.sample_interval, Some(Dur(Time::from_us(7))));
+        let mut unset = OutputCfg::default();
+        unset.check_sampling(Time::from_us(175)).unwrap();
+        assert_eq!(unset.sample_interval, Some(Dur(Time::from_us(1))));
     }
 }

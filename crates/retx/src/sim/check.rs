@@ -125,9 +125,77 @@ pub fn timer(field: &str, t: Time) -> Checked {
     Ok(())
 }
 
+/// serde's refusal of an unknown name (`unknown field `spine`, expected one of `kind`, ...`,
+/// or `unknown variant ...`) shortened to the closest known name when one is a near miss:
+/// "unknown field `spine`; did you mean `spines`?". A name close to none keeps serde's list.
+pub fn with_suggestion(message: &str) -> String {
+    let Some((kind, rest)) = ["unknown field `", "unknown variant `"].iter().find_map(|p| message.strip_prefix(p).map(|r| (*p, r))) else {
+        return message.to_string();
+    };
+    let Some((given, expected)) = rest.split_once('`') else { return message.to_string() };
+    // `a`, `b`, `c` or `a` or `b`: the names are the quoted parts.
+    let known: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
+    match closest(given, &known) {
+        Some(best) => format!("{kind}{given}`; did you mean `{best}`?"),
+        None => message.to_string(),
+    }
+}
+
+/// The known name nearest `given` by edit distance (case ignored), if it is near enough to be a
+/// typo: at most a third of the longer name's letters differ (at least one may). Ties go to the
+/// first listed.
+pub fn closest<'a>(given: &str, known: &[&'a str]) -> Option<&'a str> {
+    let given_lower = given.to_lowercase();
+    let mut best: Option<(usize, &str)> = None;
+    for &name in known {
+        let d = edit_distance(&given_lower, &name.to_lowercase());
+        let allowed = (given.chars().count().max(name.chars().count()) / 3).max(1);
+        if d <= allowed && best.map_or(true, |(b, _)| d < b) {
+            best = Some((d, name));
+        }
+    }
+    best.map(|(_, name)| name)
+}
+
+/// Levenshtein distance between two strings, by characters.
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1).min(row[j] + 1).min(diagonal + usize::from(ca != cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unknown_name_close_to_a_known_one_is_named_instead_of_the_list() {
+        let m = "unknown field `spine`, expected one of `kind`, `hosts_per_leaf`, `leaves`, `spines`, `link`";
+        assert_eq!(with_suggestion(m), "unknown field `spine`; did you mean `spines`?");
+        let v = "unknown variant `leafspine`, expected one of `leaf_spine`, `fat_tree`";
+        assert_eq!(with_suggestion(v), "unknown variant `leafspine`; did you mean `leaf_spine`?");
+        assert_eq!(with_suggestion("unknown field `rto_`, expected `rto`"), "unknown field `rto_`; did you mean `rto`?");
+        let two = "unknown field `recovry`, expected `recovery` or `cc`";
+        assert_eq!(with_suggestion(two), "unknown field `recovry`; did you mean `recovery`?");
+        // Close to nothing: serde's list stays, as do other messages.
+        let far = "unknown field `burst`, expected one of `link`, `profile`, `rate`";
+        assert_eq!(with_suggestion(far), far);
+        assert_eq!(with_suggestion("invalid type: string"), "invalid type: string");
+        assert_eq!(with_suggestion("unknown field `x`, there are no fields"), "unknown field `x`, there are no fields");
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "ab"), 2);
+        assert_eq!(closest("DURATION", &["duration", "seed"]), Some("duration"));
+        assert_eq!(closest("ab", &["xy"]), None);
+    }
 
     #[test]
     fn errors_are_placed_within_their_section_and_stay_on_one_line() {
