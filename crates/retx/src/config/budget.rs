@@ -83,7 +83,8 @@ pub fn estimate(s: &Scenario, topo: &Topology, flows: u64) -> Estimate {
     e.charge("topology", format!("{} links x {BYTES_PER_LINK} B", topo.links.len()), topo.links.len() as u64, BYTES_PER_LINK);
     e.charge("topology", format!("{switches} switches x {edge} routes x {BYTES_PER_ROUTE} B"), switches.saturating_mul(edge), BYTES_PER_ROUTE);
     // A row per receiver per sample: at most one receiver per flow.
-    let samples = s.duration.0 .0 / s.output.sample_interval.0 .0.max(1);
+    let interval = s.output.sample_interval.map_or_else(|| super::output::default_sample_interval(s.duration.0), |d| d.0);
+    let samples = s.duration.0 .0 / interval.0.max(1);
     let receivers = hosts.min(flows.max(1));
     e.charge("output.sample_interval", format!("{samples} samples x {receivers} receivers x {BYTES_PER_SAMPLE_ROW} B"), samples.saturating_mul(receivers), BYTES_PER_SAMPLE_ROW);
     let slots = s.routing.flowlet_entries.max(1).next_power_of_two() as u64;
