@@ -184,7 +184,7 @@ def run(out_dir: Path, quick: bool) -> pl.DataFrame:
             continue
         result = runner.run(scenario(e), progress=False)
         ours = result.flows.sort("flow_id")
-        finished = int(ours["finish_us"].is_not_null().sum() - ours["finish_us"].is_nan().sum())
+        finished = int(ours["finish_us"].is_not_null().sum()) - int(ours["finish_us"].is_nan().sum())
         tail = float(ours["finish_us"].max()) if finished == ours.height else float("nan")  # type: ignore[arg-type]
         ratio = tail / e.htsim_tail_us
         row: dict[str, Any] = {
