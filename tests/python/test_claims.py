@@ -5,7 +5,6 @@ docs sections and calibration specs its verdicts point to."""
 
 from __future__ import annotations
 
-import inspect
 import math
 import os
 import re
