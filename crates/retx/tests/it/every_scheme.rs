@@ -33,15 +33,18 @@ fn setup(kind: RecoveryKind, knob: u32) -> Net {
             .with(&format!("[recovery.xpass]\naeolus = {aeolus}\nrto = \"200us\"\n{wred}")),
         "ndp" => {
             // htsim's per-port queues (data in packets, headers) with or without return to
-            // sender, or trimming at the shared buffer alone; any buffer, any initial window.
+            // sender, or trimming at the shared buffer alone, or (one in five) switches that
+            // do not trim at all; any buffer, any initial window, Aeolus or not.
             let trim = match knob % 3 {
                 0 => "{ queue = 0 }".to_string(),
                 n => format!("{{ queue = 0, data_queue = \"{}B\", header_queue = \"{}B\", return_to_sender = {} }}", (1 + knob % 20) * 1_064, (1 + knob % 8) * 64, n == 1),
             };
-            net.switch("buffer", s(&format!("{}KB", 10 + knob % 190)))
-                .switch("trim", trim)
-                .routing("policy", s("spray-random"))
-                .with(&format!("[recovery.ndp]\ninitial_window = {}\nrto_initial = \"200us\"\nrto_min = \"200us\"", 1 + knob % 29))
+            let net = net.switch("buffer", s(&format!("{}KB", 10 + knob % 190)));
+            let net = if knob % 5 == 4 { net } else { net.switch("trim", trim) };
+            net.routing("policy", s("spray-random")).with(&format!(
+                "[recovery.ndp]\naeolus = {aeolus}\ninitial_window = {}\nrto_initial = \"200us\"\nrto_min = \"200us\"\n{wred}",
+                1 + knob % 29
+            ))
         }
         "left" => net.routing("policy", s("spray-random")),
         "uet" => {

@@ -45,6 +45,42 @@ impl Observer for Arrivals {
     }
 }
 
+/// The same incast on a switch that does not trim: its buffer drops; with `aeolus`, red
+/// initial windows dropped above 6,000 B of a queue (Aeolus's selective drop).
+fn incast_drop_tail(n: usize, size: &str, aeolus: bool) -> String {
+    Net::single_switch(n as u32 + 1, "100Gbps", "1us")
+        .named("ndp-aeolus-incast", "500ms")
+        .nic("mtu", 4000)
+        .switch("buffer", s("60KB"))
+        .transport("ndp", "none")
+        .with(&format!("[recovery.ndp]\ninitial_window = 8\naeolus = {aeolus}\n[[switch.wred]]\ncolour = 2\nthreshold = \"6000B\""))
+        .with_flows(&nets::incast(n as u32, size))
+}
+
+#[test]
+fn aeolus_lets_ndp_recover_a_drop_tail_incast_without_timeouts() {
+    // Without trimming NDP hears nothing of a dropped packet: its 50 ms timeout recovers it.
+    let plain = retx::run_toml(&incast_drop_tail(8, "200KB", false)).unwrap();
+    assert!(plain.unfinished().is_none());
+    assert!(plain.counters.drops_buffer > 0, "eight windows of 32 KB overflow 60 KB");
+    assert!(plain.flows.iter().map(|f| f.timeouts).sum::<u64>() > 0);
+    // With Aeolus only red window packets are dropped, each found by a SACK or the probe and
+    // resent on a PULL: no timeout, the incast over in well under one.
+    let aeolus = retx::run_toml(&incast_drop_tail(8, "200KB", true)).unwrap();
+    let c = &aeolus.counters;
+    assert!(aeolus.unfinished().is_none());
+    assert_eq!(c.bad_deliveries, 0);
+    assert_eq!(aeolus.flows.iter().map(|f| f.delivered_bytes).sum::<u64>(), 8 * 200_000);
+    assert!(c.drops_by_kind.unscheduled_data > 0, "the windows meet the selective drop");
+    assert_eq!(c.drops_by_kind.scheduled_data, 0, "pulled data is never dropped");
+    assert_eq!(aeolus.flows.iter().map(|f| f.timeouts).sum::<u64>(), 0);
+    let found: u64 = aeolus.flows.iter().map(|f| f.notifications.aeolus_sack_losses + f.notifications.aeolus_probe_losses).sum();
+    assert_eq!(found, c.drops_by_kind.unscheduled_data, "every dropped window packet found once");
+    let last = |o: &retx::RunOutput| o.flows.iter().filter_map(|f| f.finish).max().unwrap();
+    assert!(last(&aeolus) < Time::from_ms(1), "{:?}", last(&aeolus));
+    assert!(last(&plain) > Time::from_ms(30), "{:?}", last(&plain));
+}
+
 #[test]
 fn every_trimmed_packet_is_nacked_and_resent_once_on_a_pull_within_a_round_trip() {
     let toml = incast(4, "400KB", "30KB", "[recovery.ndp]\ninitial_window = 4");
@@ -122,6 +158,7 @@ fn bad_ndp_settings_are_refused_naming_the_field() {
         ("[recovery.ndp]\npull_rate = 1.5", "recovery.ndp.pull_rate"),
         ("[recovery.ndp]\nrto_min = \"0s\"", "recovery.ndp.rto_min"),
         ("[recovery.ndp]\ncwnd = 3", "cwnd"),
+        ("[recovery.ndp]\naeolus = true\naeolus_colour = 3", "recovery.ndp.aeolus_colour"),
     ] {
         let Err(e) = retx::run_toml(&incast(2, "10KB", "30KB", extra)) else { panic!("{extra}: accepted") };
         let e = e.to_string();

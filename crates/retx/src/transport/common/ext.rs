@@ -14,6 +14,9 @@ pub struct PullInfo {
     pub pull_no: u32,
     /// The pull is granted by this packet itself (htsim's pull bit; always set on a PULL).
     pub pull: bool,
+    /// Aeolus: this data packet is the probe that follows the initial window (its PSN the
+    /// window's last), or this ACK answers it.
+    pub probe: bool,
 }
 
 /// What Homa's ACKs, grants and probes carry beyond `psn`.

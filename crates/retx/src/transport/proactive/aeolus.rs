@@ -1,6 +1,7 @@
 //! Aeolus's sender-side loss recovery for pre-credit ("unscheduled") packets (Hu et al.,
 //! SIGCOMM 2020, §3.3; the project's seed `002`), shared by the schemes it augments: Homa
-//! ([`crate::transport::proactive::homa`]) and ExpressPass ([`crate::transport::proactive::xpass::ends`]).
+//! ([`crate::transport::proactive::homa`]), ExpressPass ([`crate::transport::proactive::xpass::ends`])
+//! and NDP ([`crate::transport::proactive::ndp`]).
 //!
 //! Each unscheduled packet is unsent, sent once, found lost, or resent. A loss is found when
 //! a later unscheduled packet is SACKed (they leave in order) or when the probe that follows
@@ -74,6 +75,26 @@ impl UnscheduledPackets {
         found
     }
 
+    /// Marks lost every unscheduled packet in `from..end` sent once and unacknowledged, handing
+    /// each to `lost`: how many. A caller that starts each call where the last ended looks at
+    /// each packet once, however many SACKs arrive (NDP's initial window may be large).
+    pub fn detect_range(&mut self, from: u64, end: u64, acked: impl Fn(u64) -> bool, mut lost: impl FnMut(u64)) -> u64 {
+        let mut found = 0;
+        for i in from..end.min(self.states.len() as u64) {
+            if self.states[i as usize] == Unscheduled::Sent && !acked(i) {
+                self.states[i as usize] = Unscheduled::Lost;
+                lost(i);
+                found += 1;
+            }
+        }
+        found
+    }
+
+    /// How many packets are tracked (0 without Aeolus).
+    pub fn len(&self) -> u64 {
+        self.states.len() as u64
+    }
+
     /// The message is acknowledged: the states go.
     pub fn release(&mut self) {
         self.states = Vec::new();
@@ -104,5 +125,22 @@ mod tests {
         assert_eq!((u.get(3), u.get(4), u.get(5)), (Some(Unscheduled::Lost), Some(Unscheduled::Unsent), None));
         u.release();
         assert_eq!(u.first(Unscheduled::Lost, acked), None);
+    }
+
+    #[test]
+    fn a_range_detection_marks_only_its_range_and_reports_each_loss() {
+        let mut u = UnscheduledPackets::new(6);
+        for i in 0..6 {
+            u.set(i, Unscheduled::Sent);
+        }
+        u.set(1, Unscheduled::Resent);
+        let acked = |i: u64| i == 3;
+        let mut seen = Vec::new();
+        assert_eq!(u.detect_range(0, 4, acked, |i| seen.push(i)), 2);
+        assert_eq!(seen, vec![0, 2], "1 is not sent once, 3 is acknowledged");
+        seen.clear();
+        assert_eq!(u.detect_range(4, 99, acked, |i| seen.push(i)), 2, "the end is clamped");
+        assert_eq!(seen, vec![4, 5]);
+        assert_eq!((u.get(0), u.get(3), u.len()), (Some(Unscheduled::Lost), Some(Unscheduled::Sent), 6));
     }
 }

@@ -106,6 +106,12 @@ pub struct HomaParams {
     /// duplicates included (flowgen.c:1118-1138, 1322-1337); here the RESEND names what is
     /// unacknowledged, so every byte still arrives once.
     pub testbed: bool,
+    /// One switch queue for all data, as the Aeolus paper's §4.1 arranges it ("selectively
+    /// drops unscheduled packets while preserving scheduled packets in a single switch
+    /// queue"): unscheduled and scheduled packets at the highest data priority, so the
+    /// selective-drop threshold counts both, instead of the testbed's levels (unscheduled
+    /// above scheduled, where a scheduled packet never waits behind an unscheduled one).
+    pub single_queue: bool,
 }
 
 impl Default for HomaParams {
@@ -121,6 +127,7 @@ impl Default for HomaParams {
             aeolus: false,
             aeolus_colour: 2,
             testbed: false,
+            single_queue: false,
         }
     }
 }
@@ -208,12 +215,18 @@ impl HomaParams {
     /// The priority of a `size`-byte message's unscheduled packets: 1 (the highest data
     /// priority) up to the cutoffs' first, one lower past each.
     pub fn unscheduled_priority(&self, size: u64) -> u8 {
+        if self.single_queue {
+            return 1;
+        }
         1 + self.cutoffs.iter().take_while(|c| size > c.0).count() as u8
     }
 
     /// The priority of the scheduled packets of the message ranked `rank` (0: fewest bytes
     /// left) among those granted.
     pub fn scheduled_priority(&self, rank: usize) -> u8 {
+        if self.single_queue {
+            return 1;
+        }
         1 + self.unscheduled_priorities + rank.min(self.scheduled_priorities as usize - 1) as u8
     }
 }
@@ -840,6 +853,10 @@ mod tests {
         let got: Vec<u8> = [1, 2_000, 2_001, 4_000, 6_000, 8_000, 10_000, 10_001, 50_000].iter().map(|&s| p.unscheduled_priority(s)).collect();
         assert_eq!(got, vec![1, 1, 2, 2, 3, 4, 5, 6, 6]);
         assert_eq!((p.scheduled_priority(0), p.scheduled_priority(1), p.scheduled_priority(7)), (7, 8, 8));
+        // §4.1's single queue: every data packet at the highest data priority.
+        let one = HomaParams { single_queue: true, ..p.clone() };
+        let all: Vec<u8> = [1, 2_001, 50_000].iter().map(|&s| one.unscheduled_priority(s)).chain([0, 1, 7].map(|r| one.scheduled_priority(r))).collect();
+        assert_eq!(all, vec![1; 6]);
         assert_eq!((p.rtt_packets(1_460), p.rtt_packets(1_000), p.rtt_packets(30_000)), (14, 20, 1));
     }
 

@@ -23,6 +23,20 @@
 //! - Return to sender (`[switch] trim`, `return_to_sender = true`): a header a full header queue
 //!   sends back is queued for resending on a later PULL, or resent at once when no PULL can
 //!   come for it (htsim `processRTS`).
+//! - Aeolus (`aeolus = true`; Hu et al., SIGCOMM 2020, §3.3, the seed `002`: "Aeolus preserves
+//!   the superior performance of NDP without requiring switch modifications"): NDP on switches
+//!   that do not trim. The initial window is unscheduled and coloured `aeolus_colour`, so a
+//!   switch's colour rule drops it selectively above its threshold; what the PULLs bring is
+//!   scheduled and never coloured. A 64 B probe, uncoloured, follows the window's last packet;
+//!   a SACK (the ACK of a later window packet) or the probe's ACK finds a window packet lost,
+//!   and it is resent on the next PULL, in Aeolus's order: found lost, then new, then sent but
+//!   unacknowledged. NDP's PULL clock counts arrivals (a trimmed header pulls for its lost
+//!   payload); a dropped packet never arrives, so the receiver, at the probe, pulls once for
+//!   each window packet missing, as Homa's receiver grants them on top of the message
+//!   ([`crate::transport::proactive::homa`]). The authors' htsim prototype of 2018
+//!   (baiwei0427/NDP @ 394d593, `sim/aeolusqueue.cpp`) trimmed first-RTT packets above 6,000 B
+//!   instead of dropping them: that is NDP with a lower trimming threshold for them, not the
+//!   switch without modifications the paper evaluates, and is not modelled here.
 
 use crate::transport::common::scheme::{Scheme, Setup};
 use crate::transport::common::window::Window;
@@ -34,6 +48,9 @@ use crate::transport::common::reorder::ReorderBuffer;
 use crate::transport::common::rx_ctx::RxCtx;
 use crate::transport::common::segment::{Ext, SegKind, Segment};
 use crate::transport::common::flow::PRIORITY_CONTROL;
+use crate::transport::common::notifications::Notifications;
+use crate::transport::common::psn::PsnSpace;
+use crate::transport::proactive::aeolus::{Probe, Unscheduled, UnscheduledPackets, PROBE_BYTES};
 use crate::sim::check::{self, Checked};
 use crate::sim::rng::mix64;
 use crate::sim::units::{Dur, Rate, Time};
@@ -57,11 +74,23 @@ pub struct NdpParams {
     /// The RTO's floor, randomised by [0.75, 1.25] at every ACK (htsim `DEFAULT_RTO_MIN` is
     /// 5 ms; `main_ndp` sets 50 ms "to avoid spurious retransmits").
     pub rto_min: Dur,
+    /// Aeolus: colour the initial window, probe its tail, recover its losses on PULLs (for
+    /// switches that drop instead of trimming).
+    pub aeolus: bool,
+    /// The colour of the initial window's packets under Aeolus (2: red).
+    pub aeolus_colour: u8,
 }
 
 impl Default for NdpParams {
     fn default() -> Self {
-        NdpParams { initial_window: 15, pull_rate: 0.99, rto_initial: Dur(Time::from_ms(20)), rto_min: Dur(Time::from_ms(50)) }
+        NdpParams {
+            initial_window: 15,
+            pull_rate: 0.99,
+            rto_initial: Dur(Time::from_ms(20)),
+            rto_min: Dur(Time::from_ms(50)),
+            aeolus: false,
+            aeolus_colour: 2,
+        }
     }
 }
 
@@ -77,11 +106,16 @@ impl Scheme for NdpParams {
         check::range_u32("initial_window", self.initial_window, 1, 1 << 20)?;
         check::range_f64("pull_rate", self.pull_rate, 0.01, 1.0)?;
         check::timer("rto_initial", self.rto_initial.0)?;
-        check::timer("rto_min", self.rto_min.0)
+        check::timer("rto_min", self.rto_min.0)?;
+        check::range_u32("aeolus_colour", self.aeolus_colour as u32, 1, 2)
     }
 
     fn endpoints(&self, f: &Setup<'_>) -> (NdpSender, NdpReceiver) {
-        (NdpSender::new(self, f.npkts(), f.spec.key), NdpReceiver::new(f.npkts()))
+        let mut tx = NdpSender::new(self, f.npkts(), f.spec.key);
+        if self.aeolus {
+            tx = tx.with_aeolus(self.aeolus_colour, f.spec.marking.data_priority);
+        }
+        (tx, NdpReceiver::new(f.npkts()))
     }
 
     fn agent(&self, link: Rate, mtu: u32) -> Option<NdpPacer> {
@@ -210,7 +244,7 @@ impl HostAgent for NdpPacer {
         self.last_pull = due;
         self.pulls_sent += 1;
         let mut seg = Segment::control(SegKind::Grant, Psn::new(0), now);
-        seg.ext = Ext::Pull(PullInfo { ackno: Psn::new(0), pull_no, pull: true });
+        seg.ext = Ext::Pull(PullInfo { ackno: Psn::new(0), pull_no, pull: true, probe: false });
         (seg.priority, seg.wire_bytes) = (PRIORITY_CONTROL as u8, HEADER_BYTES);
         AgentTransmit::Send { qp, seg }
     }
@@ -244,12 +278,34 @@ pub struct NdpSender {
     rto_owed: u32,
     rto: Time,
     rto_min: Time,
-    srtt: Option<(Time, Time)>,
+    /// The smoothed RTT and its mean deviation; zero before the first sample (unboxed
+    /// `Option` would cost the sender, every queue pair's, 8 bytes).
+    srtt: (Time, Time),
     last_progress: Time,
     /// Draws the RTO's random factor (seeded by the flow).
     rng: u64,
     /// The packet `next` chose went in the first window, before any PULL.
     sent_unscheduled: bool,
+    /// Aeolus's state (boxed: most NDP runs are without it, and the sender stays small).
+    aeolus: Option<Box<AeolusTx>>,
+}
+
+/// An NDP sender's Aeolus state: its initial window's packets, the probe, the losses found.
+#[derive(Clone, Debug)]
+struct AeolusTx {
+    colour: u8,
+    /// The data priority the window goes at (the flow's).
+    priority: u8,
+    /// The initial window's packets: unsent, sent, lost, resent.
+    states: UnscheduledPackets,
+    probe: Probe,
+    /// Window packets below this have been looked at by a SACK or the probe's ACK.
+    detected: u64,
+    /// Window packets below this have been offered for resending unacknowledged (the last
+    /// class of Aeolus's order).
+    offered: u64,
+    sack_losses: u64,
+    probe_losses: u64,
 }
 
 impl NdpSender {
@@ -267,11 +323,49 @@ impl NdpSender {
             rto_owed: 0,
             rto: p.rto_initial.0,
             rto_min: p.rto_min.0,
-            srtt: None,
+            srtt: (Time::ZERO, Time::ZERO),
             last_progress: Time::ZERO,
             rng: mix64(key ^ 0x4e44_5021),
             sent_unscheduled: false,
+            aeolus: None,
         }
+    }
+
+    /// The same sender under Aeolus: its initial window goes coloured `colour`, at `priority`.
+    pub fn with_aeolus(mut self, colour: u8, priority: u8) -> Self {
+        let states = UnscheduledPackets::new(self.first_window as u64);
+        self.aeolus = Some(Box::new(AeolusTx { colour, priority, states, probe: Probe::NotYet, detected: 0, offered: 0, sack_losses: 0, probe_losses: 0 }));
+        self
+    }
+
+
+    /// Aeolus: window packets in `from..end` sent once and unacknowledged are lost; they join
+    /// the resend queue. How many.
+    fn detect(&mut self, end: u64) -> u64 {
+        let (una, acked, resend) = (self.snd_una, &self.acked, &mut self.resend);
+        let Some(a) = self.aeolus.as_deref_mut() else { return 0 };
+        if end <= a.detected {
+            return 0;
+        }
+        let found = a.states.detect_range(a.detected, end, |i| i < una || acked.get(i), |i| resend.push(Reverse(i)));
+        a.detected = end;
+        found
+    }
+
+    /// Aeolus's last class: a window packet sent once and still unacknowledged, resent when
+    /// nothing was found lost and nothing new is left.
+    fn unacknowledged_window_packet(&mut self) -> Option<u64> {
+        let (una, acked) = (self.snd_una, &self.acked);
+        let a = self.aeolus.as_deref_mut()?;
+        while a.offered < a.states.len() {
+            let i = a.offered;
+            a.offered += 1;
+            if a.states.get(i) == Some(Unscheduled::Sent) && !(i < una || acked.get(i)) {
+                a.states.set(i, Unscheduled::Resent);
+                return Some(i);
+            }
+        }
+        None
     }
 
     /// The next NACKed (or timed-out) packet still unacknowledged.
@@ -299,13 +393,13 @@ impl NdpSender {
     fn update_rto(&mut self, sample: Option<Time>) {
         if let Some(m) = sample.filter(|m| m.0 > 0) {
             let (rtt, mdev) = match self.srtt {
-                None => (m, Time(m.0 / 2)),
-                Some((rtt, mdev)) => {
+                (Time::ZERO, _) => (m, Time(m.0 / 2)),
+                (rtt, mdev) => {
                     let abs = rtt.0.abs_diff(m.0);
                     (Time(7 * rtt.0 / 8 + m.0 / 8), Time(3 * mdev.0 / 4 + abs / 4))
                 }
             };
-            self.srtt = Some((rtt, mdev));
+            self.srtt = (rtt.max(Time(1)), mdev);
             self.rto = Time(rtt.0 + 4 * mdev.0);
         }
         if self.rto < self.rto_min {
@@ -343,7 +437,8 @@ impl SendRecovery for NdpSender {
         self.snd_nxt
     }
     fn has_data(&self) -> bool {
-        let something = !self.resend.is_empty() || self.snd_nxt < self.npkts;
+        let window_unacked = self.aeolus.as_deref().is_some_and(|a| a.offered < a.states.len());
+        let something = !self.resend.is_empty() || self.snd_nxt < self.npkts || window_unacked;
         (self.first_window > 0 && self.snd_nxt < self.npkts) || (something && (self.rto_owed > 0 || self.owes()))
     }
     fn is_done(&self) -> bool {
@@ -358,6 +453,12 @@ impl SendRecovery for NdpSender {
             if let Some(p) = self.new_packet() {
                 self.first_window -= 1;
                 self.sent_unscheduled = true;
+                if let Some(a) = self.aeolus.as_deref_mut() {
+                    a.states.set(p.0, Unscheduled::Sent);
+                    if self.first_window == 0 {
+                        a.probe = Probe::Due;
+                    }
+                }
                 return Some(p);
             }
             self.first_window = 0;
@@ -372,9 +473,11 @@ impl SendRecovery for NdpSender {
         if !self.owes() {
             return None;
         }
+        // Aeolus's order on a PULL: found lost (the resend queue), new, then sent but
+        // unacknowledged.
         let sent = match self.pop_resend() {
             Some(i) => Some((i, true)),
-            None => self.new_packet(),
+            None => self.new_packet().or_else(|| self.unacknowledged_window_packet().map(|i| (i, true))),
         };
         // Nothing to send keeps the pull owed (htsim: `send_packet` returned 0): a later
         // NACK's retransmission uses it.
@@ -386,8 +489,44 @@ impl SendRecovery for NdpSender {
     fn unscheduled(&self) -> bool {
         self.sent_unscheduled
     }
+    /// Aeolus colours the initial window only; everything else is the flow's marking.
+    fn mark(&self, _index: u64, _retransmit: bool) -> Option<(u8, u8)> {
+        let a = self.aeolus.as_deref()?;
+        self.sent_unscheduled.then_some((a.priority, a.colour))
+    }
+    fn notifications(&self) -> Notifications {
+        let Some(a) = self.aeolus.as_deref() else { return Notifications::default() };
+        Notifications { aeolus_sack_losses: a.sack_losses, aeolus_probe_losses: a.probe_losses, ..Notifications::default() }
+    }
+    /// Aeolus's probe: header only, right after the window's last packet, at the flow's data
+    /// priority, never coloured; it names that packet.
+    fn poll_connection(&mut self, now: Time, psn: PsnSpace) -> Option<Segment> {
+        let a = self.aeolus.as_deref_mut().filter(|a| a.probe == Probe::Due)?;
+        a.probe = Probe::Sent;
+        let last = psn.wire(a.states.len().saturating_sub(1));
+        let mut seg = Segment::data(last, 0, 0, now);
+        seg.ext = Ext::Pull(PullInfo { ackno: last, probe: true, ..Default::default() });
+        (seg.priority, seg.colour, seg.wire_bytes) = (a.priority, 0, PROBE_BYTES);
+        Some(seg)
+    }
     fn on_feedback(&mut self, now: Time, seg: &Segment, at: PsnReader, _nic: &mut NicCall<'_>) -> bool {
         let Some(info) = pull_info(seg) else { return false };
+        if info.probe && seg.kind == SegKind::Ack && self.aeolus.is_some() {
+            // The probe's ACK: every window packet still unacknowledged is lost.
+            self.last_progress = now;
+            if let Some(cum) = at.index(seg.psn) {
+                self.advance(cum.min(self.snd_nxt));
+            }
+            let end = self.aeolus.as_deref().map_or(0, |a| a.states.len());
+            let found = self.detect(end);
+            if let Some(a) = self.aeolus.as_deref_mut() {
+                a.probe_losses += found;
+            }
+            if info.pull {
+                self.pull(info.pull_no);
+            }
+            return false;
+        }
         match seg.kind {
             SegKind::Grant => {
                 self.last_progress = now;
@@ -399,8 +538,16 @@ impl SendRecovery for NdpSender {
                 if let Some(cum) = at.index(seg.psn) {
                     self.advance(cum.min(self.snd_nxt));
                 }
-                if let Some(i) = at.index(info.ackno).filter(|&i| i >= self.snd_una && i < self.snd_nxt) {
+                let sacked = at.index(info.ackno).filter(|&i| i < self.snd_nxt);
+                if let Some(i) = sacked.filter(|&i| i >= self.snd_una) {
                     self.acked.set(i);
+                }
+                // Aeolus: a gap below a window packet SACKed (the window leaves in order).
+                if let Some(i) = sacked.filter(|&i| self.aeolus.as_deref().is_some_and(|a| i < a.states.len())) {
+                    let found = self.detect(i);
+                    if let Some(a) = self.aeolus.as_deref_mut() {
+                        a.sack_losses += found;
+                    }
                 }
                 self.update_rto((seg.echo_ts > Time::ZERO && now >= seg.echo_ts).then(|| now - seg.echo_ts));
                 if info.pull {
@@ -416,6 +563,12 @@ impl SendRecovery for NdpSender {
                 let lost = at.index(info.ackno).filter(|&i| i >= self.snd_una && i < self.snd_nxt && !self.acked.get(i));
                 if let Some(i) = lost {
                     self.resend.push(Reverse(i));
+                    if let Some(a) = self.aeolus.as_deref_mut() {
+                        // Queued already: no detection queues it again.
+                        if a.states.get(i) == Some(Unscheduled::Sent) {
+                            a.states.set(i, Unscheduled::Lost);
+                        }
+                    }
                 }
                 // htsim `processNack`: a NACK pulls if it carries the pull bit, or if pulls
                 // are owed already (its number then counts the PULL still at the pacer).
@@ -464,6 +617,9 @@ impl SendRecovery for NdpSender {
     fn release(&mut self) {
         self.acked.release();
         self.resend = BinaryHeap::new();
+        if let Some(a) = self.aeolus.as_deref_mut() {
+            a.states.release();
+        }
     }
 }
 
@@ -475,11 +631,43 @@ pub struct NdpReceiver {
     pub reorder: ReorderBuffer,
     /// The flow's PULL number: one per packet or header received (htsim `_pull_no`).
     pull_no: u32,
+    /// Aeolus: the probe has arrived (its pulls for the missing are given once).
+    probed: bool,
 }
 
 impl NdpReceiver {
     pub fn new(npkts: u64) -> Self {
-        NdpReceiver { reorder: ReorderBuffer::new(npkts), pull_no: 0 }
+        NdpReceiver { reorder: ReorderBuffer::new(npkts), pull_no: 0, probed: false }
+    }
+
+    /// Aeolus's probe, naming the initial window's last packet `last`: an ACK that says so,
+    /// and, the first time, one pull for each window packet that has not arrived (a dropped
+    /// packet pulls nothing, where a trimmed one's header would have).
+    fn answer_probe(&mut self, now: Time, last: u64, seg: &Segment, rx: &mut RxCtx, nic: &mut NicCall<'_>) {
+        let missing = if self.probed {
+            0
+        } else {
+            self.probed = true;
+            (0..=last).filter(|&i| i >= rx.expected() && !self.reorder.holds(i)).count()
+        };
+        let qp = nic.caller();
+        let mut carried = None;
+        if let Some(p) = pacer(nic) {
+            if rx.is_complete() {
+                p.release(qp);
+            } else {
+                for _ in 0..missing {
+                    self.pull_no = self.pull_no.wrapping_add(1);
+                    if p.request(now, qp, self.pull_no) {
+                        carried = Some(self.pull_no);
+                    }
+                }
+            }
+        }
+        let mut r = Segment::reply(SegKind::Ack, rx.wire(rx.expected()), now, seg);
+        r.ext = Ext::Pull(PullInfo { ackno: seg.psn, pull_no: carried.unwrap_or(self.pull_no), pull: carried.is_some(), probe: true });
+        (r.priority, r.wire_bytes) = (PRIORITY_CONTROL as u8, HEADER_BYTES);
+        rx.send(r);
     }
 
     /// Answers a packet (or header) with `kind` naming it, and numbers its pull: carried by
@@ -497,7 +685,7 @@ impl NdpReceiver {
             None => false,
         };
         let mut r = Segment::reply(kind, rx.wire(rx.expected()), now, seg);
-        r.ext = Ext::Pull(PullInfo { ackno: seg.psn, pull_no: self.pull_no, pull });
+        r.ext = Ext::Pull(PullInfo { ackno: seg.psn, pull_no: self.pull_no, pull, probe: false });
         (r.priority, r.wire_bytes) = (PRIORITY_CONTROL as u8, HEADER_BYTES);
         rx.send(r);
     }
@@ -505,6 +693,9 @@ impl NdpReceiver {
 
 impl ReceiveRecovery for NdpReceiver {
     fn on_data(&mut self, now: Time, index: u64, seg: &Segment, rx: &mut RxCtx, nic: &mut NicCall<'_>) {
+        if pull_info(seg).is_some_and(|p| p.probe) {
+            return self.answer_probe(now, index, seg, rx, nic);
+        }
         self.reorder.accept(now, index, seg, rx);
         self.answer(SegKind::Ack, now, seg, rx, nic);
     }
@@ -628,7 +819,7 @@ mod tests {
     fn feedback(kind: SegKind, cum: u64, ackno: u64, pull_no: u32, pull: bool) -> Segment {
         let s = PsnSpace::new(100);
         let mut seg = Segment::control(kind, s.wire(cum), ns(1));
-        seg.ext = Ext::Pull(PullInfo { ackno: s.wire(ackno), pull_no, pull });
+        seg.ext = Ext::Pull(PullInfo { ackno: s.wire(ackno), pull_no, pull, probe: false });
         seg
     }
 
@@ -728,6 +919,127 @@ mod tests {
         assert!(!tx.handle_timeout(due - Time(1), &mut nic.call(0)));
         assert!(tx.handle_timeout(due, &mut nic.call(0)));
         assert_eq!(drain(&mut tx, &mut nic), vec![(0, true), (1, true), (3, true)]);
+    }
+
+    fn aeolus_sender(window: u32, npkts: u64) -> NdpSender {
+        NdpSender::new(&NdpParams { initial_window: window, ..Default::default() }, npkts, 1).with_aeolus(2, 1)
+    }
+
+    fn probe_ack(cum: u64, last: u64, pull_no: u32, pull: bool) -> Segment {
+        let mut seg = feedback(SegKind::Ack, cum, last, pull_no, pull);
+        if let Ext::Pull(p) = &mut seg.ext {
+            p.probe = true;
+        }
+        seg
+    }
+
+    #[test]
+    fn aeolus_colours_the_window_only_and_probes_after_its_last_packet() {
+        let mut nic = nic();
+        let mut tx = aeolus_sender(3, 6);
+        let space = PsnSpace::new(100);
+        assert_eq!(tx.poll_connection(ns(1), space), None, "no probe before the window is out");
+        let mut marks = Vec::new();
+        for _ in 0..3 {
+            let (i, _) = tx.next(ns(1), Rate::gbps(100), &mut nic.call(0)).unwrap();
+            marks.push((i, tx.mark(i, false), tx.unscheduled()));
+        }
+        assert_eq!(marks, vec![(0, Some((1, 2)), true), (1, Some((1, 2)), true), (2, Some((1, 2)), true)]);
+        let probe = tx.poll_connection(ns(2), space).unwrap();
+        let info = pull_info(&probe).unwrap();
+        assert_eq!((probe.kind, probe.psn, probe.payload, probe.wire_bytes, probe.colour, probe.priority), (SegKind::Data, space.wire(2), 0, 64, 0, 1));
+        assert!(info.probe && info.ackno == space.wire(2));
+        assert_eq!(tx.poll_connection(ns(2), space), None, "one probe");
+        // A pulled packet is scheduled: the flow's marking, not the window's colour.
+        tx.on_feedback(ns(3), &feedback(SegKind::Grant, 0, 0, 1, true), reader(0), &mut nic.call(0));
+        assert_eq!(tx.next(ns(3), Rate::gbps(100), &mut nic.call(0)), Some((3, false)));
+        assert_eq!((tx.mark(3, false), tx.unscheduled()), (None, false));
+        // Without Aeolus: no colour, no probe.
+        let mut plain = NdpSender::new(&NdpParams { initial_window: 1, ..Default::default() }, 2, 1);
+        assert_eq!(plain.next(ns(1), Rate::gbps(100), &mut nic.call(0)), Some((0, false)));
+        assert_eq!((plain.mark(0, false), plain.poll_connection(ns(1), space)), (None, None));
+    }
+
+    #[test]
+    fn aeolus_finds_window_losses_by_sack_and_probe_and_resends_them_first_on_pulls() {
+        let mut nic = nic();
+        let mut tx = aeolus_sender(5, 8);
+        assert_eq!(drain(&mut tx, &mut nic).len(), 5);
+        // 2 is SACKed: 0 and 1 (sent before it) are lost; 3 and 4 are not yet known.
+        tx.on_feedback(ns(3), &feedback(SegKind::Ack, 0, 2, 1, false), reader(0), &mut nic.call(0));
+        assert_eq!(tx.notifications().aeolus_sack_losses, 2);
+        // A repeated SACK finds nothing again.
+        tx.on_feedback(ns(3), &feedback(SegKind::Ack, 0, 2, 1, false), reader(0), &mut nic.call(0));
+        assert_eq!(tx.notifications().aeolus_sack_losses, 2);
+        // The probe's ACK: 3 and 4 never arrived; the ACK pulls twice (its number 2, bit set).
+        tx.on_feedback(ns(4), &probe_ack(0, 4, 3, true), reader(0), &mut nic.call(0));
+        let n = tx.notifications();
+        assert_eq!((n.aeolus_sack_losses, n.aeolus_probe_losses), (2, 2));
+        assert!(!tx.acked.get(4), "the probe's ACK acknowledges no packet");
+        // Pulls 1..3: lost ones first, lowest first; then a fourth pull takes new data.
+        assert_eq!(drain(&mut tx, &mut nic), vec![(0, true), (1, true), (3, true)]);
+        tx.on_feedback(ns(5), &feedback(SegKind::Grant, 0, 0, 5, true), reader(0), &mut nic.call(0));
+        assert_eq!(drain(&mut tx, &mut nic), vec![(4, true), (5, false)]);
+    }
+
+    #[test]
+    fn aeolus_resends_unacknowledged_window_packets_last_and_once() {
+        let mut nic = nic();
+        let mut tx = aeolus_sender(3, 4);
+        assert_eq!(drain(&mut tx, &mut nic).len(), 3);
+        // 0 is ACKed; two pulls: new data first (3), then 1, sent but unacknowledged.
+        tx.on_feedback(ns(3), &feedback(SegKind::Ack, 1, 0, 2, true), reader(0), &mut nic.call(0));
+        assert_eq!(drain(&mut tx, &mut nic), vec![(3, false), (1, true)]);
+        // More pulls: 2 goes once; nothing after it.
+        tx.on_feedback(ns(4), &feedback(SegKind::Grant, 0, 0, 5, true), reader(1), &mut nic.call(0));
+        assert_eq!(drain(&mut tx, &mut nic), vec![(2, true)]);
+        // The probe's ACK then finds 1 and 2 resent already: nothing more.
+        tx.on_feedback(ns(5), &probe_ack(1, 2, 5, false), reader(1), &mut nic.call(0));
+        assert_eq!(tx.notifications().aeolus_probe_losses, 0);
+        assert!(drain(&mut tx, &mut nic).is_empty());
+    }
+
+    #[test]
+    fn the_receiver_answers_the_probe_with_a_pull_per_missing_window_packet_once() {
+        use crate::transport::common::poll::{Transmit, Want};
+        use crate::transport::{Receiver, RxRecovery};
+        let s = spec(6);
+        let space = PsnSpace::new(100);
+        let mut nic = nic();
+        let mut rx = Receiver::new(s, RxRecovery::Ndp(NdpReceiver::new(6)), None);
+        let mut got = Vec::new();
+        let mut feed = |rx: &mut Receiver, nic: &mut NicAgent, i: u64, probe: bool, at: u64| {
+            let payload = if probe { 0 } else { 1_000 };
+            let mut seg = Segment::data(space.wire(i), payload, crate::transport::common::segment::payload_tag(9, i), ns(at));
+            if probe {
+                seg.ext = Ext::Pull(PullInfo { ackno: space.wire(i), probe: true, ..Default::default() });
+            }
+            rx.handle_packet(ns(at), &seg, &mut nic.call(0));
+            while let Transmit::Send(a) = rx.poll_transmit(ns(at), &mut nic.call(0), Want::Responses) {
+                let info = pull_info(&a).unwrap();
+                got.push((space.unwrap(info.ackno, 0).unwrap(), info.pull_no, info.pull, info.probe));
+            }
+        };
+        // A 4-packet window of which 1 and 3 arrive; then the probe naming 3.
+        feed(&mut rx, &mut nic, 1, false, 1_000);
+        feed(&mut rx, &mut nic, 3, false, 1_001);
+        feed(&mut rx, &mut nic, 3, true, 1_002);
+        // 0 and 2 are missing: two pulls, numbers 3 and 4, both queued at the pacer.
+        // A second probe (a duplicate) pulls nothing more.
+        feed(&mut rx, &mut nic, 3, true, 1_003);
+        assert_eq!(got, vec![(1, 1, true, false), (3, 2, false, false), (3, 4, false, true), (3, 4, false, true)]);
+        assert_eq!(rx.ctx.delivered_bytes, 0, "the probe delivers nothing");
+        let p = the_pacer(&mut nic);
+        let mut pulls = Vec::new();
+        let mut now = ns(1_003);
+        loop {
+            match p.poll_transmit(now) {
+                AgentTransmit::Send { seg, .. } => pulls.push(pull_info(&seg).unwrap().pull_no),
+                AgentTransmit::WaitUntil(t) => now = t,
+                AgentTransmit::Idle => break,
+            }
+        }
+        assert_eq!(pulls, vec![2, 3, 4], "the window's own pull, then one per missing packet");
     }
 
     fn spec(npkts: u64) -> FlowSpec {
