@@ -16,9 +16,9 @@ import pytest
 from retx.reproduce import REPRODUCTIONS, stale_wall_time
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "reproduce" / "quick"
-# Being rewritten on another branch (issue 43 items 1-3): no claims.csv until they adopt
-# retx.reproduce.common's Claim (tests/python/test_claims.py).
-PENDING = {"aeolus-incast", "aeolus-workloads", "aeolus-threshold"}
+# Reproductions that write no claims.csv yet (none: every one judges its claims,
+# tests/python/test_claims.py).
+PENDING: set[str] = set()
 
 
 # ns3-crosscheck and htsim-crosscheck read inputs from outside the repository:

@@ -69,7 +69,7 @@ CATALOGUE: dict[str, Reproduction] = {
                                        150, 8),
     "aeolus-incast": Reproduction(aeolus_incast, "Aeolus §5 testbed: the authors' 70-message incast, their Homa ± Aeolus, ExpressPass", 4, 2),
     "aeolus-threshold": Reproduction(aeolus_threshold, "Aeolus: the selective-drop threshold, WRED vs. ECN codepoint", 22, 1),
-    "aeolus-workloads": Reproduction(aeolus_workloads, "Aeolus §5: four workloads, Homa ± Aeolus and NDP, ExpressPass ± Aeolus", 97, 9),
+    "aeolus-workloads": Reproduction(aeolus_workloads, "Aeolus §5: four workloads, Homa ± Aeolus (one queue too), NDP ± Aeolus, ExpressPass ± Aeolus", 180, 30),
     "left-fct": Reproduction(left_fct, "LEFT: FCT on a 72-host dragonfly, per-flow/packet/flowlet ± LEFT", 75, 3),
     "left-fpga": Reproduction(left_fpga, "LEFT's FPGA setup: throughput vs. out-of-order share, processing rate", 1, 1),
     "left-memory": Reproduction(left_memory, "LEFT: on-chip bytes beside IRN's bitmaps (retx memory)", 1, 1),

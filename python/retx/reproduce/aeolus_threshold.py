@@ -37,7 +37,7 @@ import polars as pl
 
 from retx.plots import plot_bars
 from retx.reproduce import aeolus_incast, aeolus_workloads
-from retx.reproduce.common import number, save_table
+from retx.reproduce.common import Claim, absolute, number, report_claims, save_table
 from retx.runner import run_many
 from retx.scenario import Scenario
 from retx.table import format_table
@@ -158,5 +158,24 @@ def run(out_dir: Path, quick: bool) -> pl.DataFrame:
     figure.axes[0].set_yscale("log")
     figure.savefig(out_dir / "plot.png", dpi=120)
     print(format_table(table))
-    print(f"\nwrote {out_dir}/table.parquet, table.csv, plot.png")
+    report_claims(claims(table), out_dir, quick)
+    print(f"\nwrote {out_dir}/table.parquet, table.csv, claims.parquet, claims.csv, plot.png")
     return table
+
+
+def claims(table: pl.DataFrame) -> list[Claim]:
+    """The paper prints no threshold, so no number to judge the thresholds by. What it does state
+    (§4.1) is that its two switch implementations, WRED colours and RED/ECN with Not-ECT
+    unscheduled packets, realise the same selective drop: per transport, the largest difference
+    of mean FCT between the two markings on the same threshold and scenario, in %, is 0."""
+    out = []
+    for transport in ["homa", "xpass"]:
+        rows = table.filter((pl.col("transport") == transport) & pl.col("marking").is_in(["wred", "ecn"]))
+        wide = rows.pivot(on="marking", index=["scenario", "threshold"], values="mean_fct_us") if rows.height else None
+        gap = None
+        if wide is not None and {"wred", "ecn"} <= set(wide.columns) and wide.height:
+            diffs = ((wide["wred"] - wide["ecn"]).abs() / wide["wred"] * 100).drop_nulls()
+            gap = round(number(diffs.max()), 3) if diffs.len() else None
+        out.append(Claim(f"{transport}: WRED and RED/ECN selective drops, largest mean FCT difference (%)", 0.0, gap,
+                         absolute(0.0, "§4.1: the two are one rule on the same threshold"), "aeolus-threshold"))
+    return out
