@@ -103,8 +103,11 @@ def run(
         scenario = scenario.with_overrides(overrides)
     out_dir = out or Path("results") / scenario.name
     check_target(out_dir, force or out is None)
-    _print_warnings(scenario)
+    printed = _print_warnings(scenario)
     results = run_scenario(scenario, progress=not quiet)
+    # What only the built network shows (a setting far from its BDP, too few switch queues).
+    for line in results.summary.get("warnings", [])[len(printed):]:
+        print(f"retx: warning: {line}", file=sys.stderr)
     # Everything is written into a temporary folder beside the output folder, which replaces
     # it at the end: a failure part-way leaves the old results or none.
     with staged(out_dir) as folder:
@@ -169,9 +172,11 @@ def _warn_unfinished(summary: dict[str, Any]) -> None:
           "their FCTs are missing from the results", file=sys.stderr)
 
 
-def _print_warnings(scenario: Scenario) -> None:
-    for line in scenario.warnings():
+def _print_warnings(scenario: Scenario) -> list[str]:
+    lines = scenario.warnings()
+    for line in lines:
         print(f"retx: warning: {line}", file=sys.stderr)
+    return lines
 
 
 @app.command()

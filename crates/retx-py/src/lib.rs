@@ -93,6 +93,9 @@ fn run(py: Python<'_>, toml_text: &str, base_dir: &str, progress: Option<PyObjec
     };
     let result = to_python(py, &out, &name, seed, wall_s, resolved)?;
     let summary = result.bind(py).get_item("summary")?;
+    // The configuration's warnings, then what the built network shows (the scheme's settings
+    // against its BDP and switch queues).
+    let warnings: Vec<String> = warnings.into_iter().chain(out.warnings.iter().cloned()).collect();
     summary.set_item("warnings", warnings)?;
     result.bind(py).set_item("fct_txt", fct_txt)?;
     result.bind(py).set_item("pcap", pcap.map(|w| PyBytes::new_bound(py, w.bytes()).unbind()))?;

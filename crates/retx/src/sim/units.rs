@@ -251,6 +251,50 @@ unit_value!(Bw, Rate, parse_rate, RATE_HINT, |r: Rate| r.to_string(), MAX_RATE);
 unit_value!(Dur, Time, parse_time, TIME_HINT, |t: Time| t.to_string(), MAX_TIME);
 unit_value!(Size, u64, parse_size, SIZE_HINT, format_size, MAX_SIZE);
 
+/// A setting a paper gives as a rule rather than a number: `"bdp"`, one bandwidth-delay
+/// product of the run's network (resolved when the network is built), or a value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BdpOr<T> {
+    Bdp,
+    Value(T),
+}
+
+impl<T: Copy> BdpOr<T> {
+    /// The value, or `bdp` for `"bdp"`.
+    pub fn or(self, bdp: T) -> T {
+        match self {
+            BdpOr::Bdp => bdp,
+            BdpOr::Value(v) => v,
+        }
+    }
+}
+
+impl<T: Serialize> Serialize for BdpOr<T> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            BdpOr::Bdp => s.serialize_str("bdp"),
+            BdpOr::Value(v) => v.serialize(s),
+        }
+    }
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for BdpOr<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw<T> {
+            Value(T),
+            Word(String),
+        }
+        match Raw::<T>::deserialize(d) {
+            Ok(Raw::Value(v)) => Ok(BdpOr::Value(v)),
+            Ok(Raw::Word(w)) if w == "bdp" => Ok(BdpOr::Bdp),
+            Ok(Raw::Word(w)) => Err(de::Error::custom(format!("{w:?} is neither \"bdp\" nor a valid value"))),
+            Err(_) => Err(de::Error::custom("expected \"bdp\" or a value")),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -284,5 +328,23 @@ mod tests {
             let exact = (b as u128 * 8_000_000_000_000).div_ceil(r.0 as u128) as u64;
             assert_eq!(r.serialization(b), Time(exact));
         }
+    }
+
+    #[test]
+    fn bdp_or_reads_the_word_or_the_value_and_writes_them_back() {
+        #[derive(Deserialize, Serialize, Debug, PartialEq)]
+        struct T {
+            size: BdpOr<Size>,
+            count: BdpOr<u32>,
+        }
+        let t: T = toml::from_str("size = \"bdp\"\ncount = 15").unwrap();
+        assert_eq!(t, T { size: BdpOr::Bdp, count: BdpOr::Value(15) });
+        assert_eq!((t.size.or(Size(7)), t.count.or(3)), (Size(7), 15));
+        let u: T = toml::from_str("size = \"20KB\"\ncount = \"bdp\"").unwrap();
+        assert_eq!(u, T { size: BdpOr::Value(Size(20_000)), count: BdpOr::Bdp });
+        assert_eq!(toml::to_string(&u).unwrap(), "size = \"20KB\"\ncount = \"bdp\"\n");
+        let e = toml::from_str::<T>("size = \"bdpx\"\ncount = 1").unwrap_err().to_string();
+        assert!(e.contains("neither \"bdp\""), "{e}");
+        assert!(toml::from_str::<T>("size = 3.5\ncount = 1").is_err());
     }
 }

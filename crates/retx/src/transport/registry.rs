@@ -32,7 +32,7 @@ macro_rules! recovery_registry {
         use $crate::transport::common::psn::{PsnReader, PsnSpace};
         use $crate::transport::common::recovery::{ReceiveRecovery, SendRecovery};
         use $crate::transport::common::rx_ctx::RxCtx;
-        use $crate::transport::common::scheme::{RunFacts, Scheme, Setup};
+        use $crate::transport::common::scheme::{NetworkScale, RunFacts, Scheme, Setup};
         use $crate::transport::common::segment::Segment;
         use $crate::transport::common::agent::NicCall;
         use std::any::Any;
@@ -146,6 +146,11 @@ macro_rules! recovery_registry {
             /// What it must agree with elsewhere in the scenario, errors within its section.
             pub fn check_run(&self, run: &RunFacts) -> Result<(), FieldError> {
                 each_params!(self, p => p.check_run(run).map_err(|e| e.within(&format!("recovery.{}", self.name()))))
+            }
+            /// Its settings that do not fit the built network, one line each naming its field.
+            pub fn network_warnings(&self, net: &NetworkScale) -> Vec<String> {
+                let section = format!("recovery.{}", self.name());
+                each_params!(self, p => p.network_warnings(net)).into_iter().map(|w| format!("{section}.{w}")).collect()
             }
             pub fn data_header(&self) -> u32 {
                 each_params!(self, p => p.data_header())

@@ -28,6 +28,7 @@ use crate::sim::units::Time;
 use crate::stats::{CcSample, Counters, DropKinds, FlowRecord, IterationRecord, PoolSample, QueueSample, Sample, StepRecord};
 use crate::nic::Qp;
 use crate::transport::common::endpoint::EndRecord;
+use crate::transport::common::scheme::NetworkScale;
 use crate::transport::Endpoint;
 use crate::transport::{self, BasePath, FlowSpec, NetFacts, NicAgent, Template, CONTROL_BYTES, DATA_HEADER_BYTES};
 use crate::workload::collective::{self, CollectivePlan};
@@ -191,6 +192,9 @@ pub struct RunOutput {
     /// A PFC deadlock the watchdog found (the run ended there), and the ports in pause storms.
     pub pfc_deadlock: Option<PfcDeadlock>,
     pub pfc_storms: Vec<PfcStorm>,
+    /// Settings that do not fit the built network (the scheme's, against its BDP and switch
+    /// queues), one line each naming its field.
+    pub warnings: Vec<String>,
 }
 
 /// A port named for a report: its id, the node it belongs to and the node it leads to.
@@ -300,6 +304,8 @@ pub struct Simulation<O: Observer = Quiet> {
     queue_samples: Vec<QueueSample>,
     c: Counters,
     bdp_packets: u32,
+    /// Settings that do not fit the built network (see [`RunOutput::warnings`]).
+    warnings: Vec<String>,
     base_path: BasePath,
     /// What the run's network is, as schemes size their ends by it.
     net: NetFacts,
@@ -481,6 +487,7 @@ impl<O: Observer> Simulation<O> {
             queue_samples: Vec::new(),
             c: Counters::default(),
             bdp_packets: 1,
+            warnings: Vec::new(),
             base_path: BasePath::default(),
             net: NetFacts::default(),
             host_names: topo.nodes.iter().map(|n| n.name.clone()).collect(),
@@ -505,6 +512,8 @@ impl<O: Observer> Simulation<O> {
         sim.bdp_packets = sim.compute_bdp_packets(p.mtu);
         sim.base_path = sim.compute_base_path(p.mtu);
         sim.net = sim.compute_net_facts(p.mtu);
+        let switch_queues = (0..sim.ports.len()).filter(|&i| !sim.is_host[sim.ports[i].node]).map(|i| sim.ports[i].queue_count() as u32).max().unwrap_or(0);
+        sim.warnings = sim.template.recovery.network_warnings(&NetworkScale { bdp_packets: sim.bdp_packets, mtu: p.mtu, switch_queues });
         sim.add_flows(p.flows, p.seed, p.mtu);
         // The time series starts on the sampling grid point at or before the first flow or
         // background source (HPCC flow files start at 2 s: sampling the idle warm-up would
@@ -968,6 +977,7 @@ impl<O: Observer> Simulation<O> {
             memory: self.memory,
             pfc_deadlock,
             pfc_storms,
+            warnings: self.warnings,
             flows,
             samples: self.samples,
             queue_names: self.queue_names,

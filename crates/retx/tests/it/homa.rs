@@ -186,3 +186,33 @@ fn cutoffs_from_the_workload_split_its_unscheduled_bytes_and_the_run_delivers() 
     assert!(out.unfinished().is_none());
     assert_eq!(out.counters.bad_deliveries, 0);
 }
+
+/// Homa on a 100 Gbps fat-tree (k = 4, 1 us links): its BDP is about 8 times the testbed's
+/// 20,000 B, so the default warns, naming the field, and "bdp" takes the network's own.
+fn fast_fabric(extra: &str) -> String {
+    Net::fat_tree(4, "100Gbps")
+        .named("homa-100g", "5ms")
+        .nic("mtu", 1460)
+        .switch("queues", 8)
+        .transport("homa", "none")
+        .with(extra)
+        .with_flows(&[Flow::new(0, 15, "2MB", 0), Flow::new(4, 15, "2MB", 0)])
+}
+
+#[test]
+fn homa_warns_where_rtt_bytes_or_the_queues_do_not_fit_the_network_and_takes_bdp_as_asked() {
+    let default = retx::run_toml(&fast_fabric("")).unwrap();
+    assert_eq!(default.warnings.len(), 1, "{:?}", default.warnings);
+    assert!(default.warnings[0].starts_with("recovery.homa.rtt_bytes: 20000 B is 0."), "{}", default.warnings[0]);
+    let bdp = retx::run_toml(&fast_fabric("[recovery.homa]\nrtt_bytes = \"bdp\"")).unwrap();
+    assert!(bdp.warnings.is_empty(), "{:?}", bdp.warnings);
+    assert!(bdp.unfinished().is_none() && bdp.counters.bad_deliveries == 0);
+    // A BDP ahead, the two messages finish sooner than 20,000 B ahead lets them.
+    let last = |o: &retx::RunOutput| o.flows.iter().filter_map(|f| f.finish).max().unwrap();
+    assert!(last(&bdp) < last(&default), "{:?} against {:?}", last(&bdp), last(&default));
+    // Two switch queues for 6 unscheduled levels: warned; with one queue for all data, not.
+    let two = retx::run_toml(&fast_fabric("[recovery.homa]\nrtt_bytes = \"bdp\"").replace("queues = 8", "queues = 2")).unwrap();
+    assert!(two.warnings.iter().any(|w| w.starts_with("recovery.homa.unscheduled_priorities:") && w.contains("switch.queues >= 8")), "{:?}", two.warnings);
+    let one = fast_fabric("[recovery.homa]\nrtt_bytes = \"bdp\"\nsingle_queue = true").replace("queues = 8", "queues = 2");
+    assert!(retx::run_toml(&one).unwrap().warnings.is_empty());
+}

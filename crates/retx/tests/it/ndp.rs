@@ -177,3 +177,21 @@ fn whole_packets_round_every_flow_up_to_full_packets_as_htsim_does() {
         }
     }
 }
+
+#[test]
+fn an_initial_window_far_from_the_bdp_is_warned_and_bdp_takes_the_networks() {
+    // 10 Gbps, 1 us links, one switch, 4,000 B payloads: a BDP of about 3 packets, where 15 is
+    // several times it.
+    let flows = nets::incast(2, "200KB");
+    let net = |extra: &str| {
+        Net::single_switch(3, "10Gbps", "1us").named("ndp-bdp", "10ms").nic("mtu", 4000).switch("buffer", s("1MB"))
+            .switch("trim", "{ queue = 0, header = \"64B\" }").transport("ndp", "none").with(extra).with_flows(&flows)
+    };
+    let default = retx::run_toml(&net("")).unwrap();
+    assert!(default.warnings.iter().any(|w| w.starts_with("recovery.ndp.initial_window: 15 packets is ")), "{:?}", default.warnings);
+    let bdp = retx::run_toml(&net("[recovery.ndp]\ninitial_window = \"bdp\"")).unwrap();
+    assert!(bdp.warnings.is_empty(), "{:?}", bdp.warnings);
+    assert!(bdp.unfinished().is_none() && bdp.counters.bad_deliveries == 0);
+    // The window is the BDP: fewer packets in the first RTT than 15, so fewer trimmed.
+    assert!(bdp.counters.packets_trimmed < default.counters.packets_trimmed || default.counters.packets_trimmed == 0);
+}

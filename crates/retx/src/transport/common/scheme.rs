@@ -57,6 +57,23 @@ impl Setup<'_> {
     }
 }
 
+/// The built network's scale, for the warnings of settings that do not fit it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NetworkScale {
+    /// One BDP of the run's longest path, in packets of `mtu` payload bytes.
+    pub bdp_packets: u32,
+    pub mtu: u32,
+    /// Egress queues per switch port (0 without switches).
+    pub switch_queues: u32,
+}
+
+impl NetworkScale {
+    /// One BDP in payload bytes.
+    pub fn bdp_bytes(&self) -> u64 {
+        self.bdp_packets as u64 * self.mtu as u64
+    }
+}
+
 /// What the rest of the scenario says that a scheme's parameters must agree with.
 #[derive(Clone, Copy, Debug)]
 pub struct RunFacts {
@@ -97,6 +114,12 @@ pub trait Scheme: Clone + Debug + PartialEq + Default + 'static {
     /// What it must agree with elsewhere in the scenario; errors name a field of its section.
     fn check_run(&self, _run: &RunFacts) -> Checked {
         Ok(())
+    }
+    /// Settings far from what the built network implies (a window or unscheduled size far
+    /// from its BDP, too few switch queues for its priorities): one line each, starting with
+    /// the field's name within its section. None by default.
+    fn network_warnings(&self, _net: &NetworkScale) -> Vec<String> {
+        Vec::new()
     }
     /// Both ends of one flow.
     fn endpoints(&self, flow: &Setup<'_>) -> (Self::Sender, Self::Receiver);

@@ -44,7 +44,7 @@
 //! cutoffs: give explicit ones).
 
 use crate::transport::common::notifications::Notifications;
-use crate::transport::common::scheme::{RunFacts, Scheme, Setup};
+use crate::transport::common::scheme::{NetworkScale, RunFacts, Scheme, Setup};
 use crate::transport::proactive::aeolus::{Probe, Unscheduled, UnscheduledPackets};
 use crate::transport::common::agent::{HostAgent, NicCall};
 use crate::transport::common::ext::HomaInfo;
@@ -55,7 +55,7 @@ use crate::transport::common::rx_ctx::RxCtx;
 use crate::transport::common::segment::{Ext, SegKind, Segment};
 use crate::transport::common::flow::{FlowSpec, PRIORITY_CONTROL};
 use crate::sim::check::{self, Checked, FieldError};
-use crate::sim::units::{Dur, Rate, Size, Time};
+use crate::sim::units::{BdpOr, Dur, Rate, Size, Time};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
@@ -71,8 +71,10 @@ pub const HEADER_BYTES: u32 = 64;
 #[serde(deny_unknown_fields, default)]
 pub struct HomaParams {
     /// Bytes of a message sent unscheduled, and how far ahead of what has arrived a granted
-    /// message is kept (testbed RTT_BYTES 20,000; HomaSimulation rttBytes 10,000).
-    pub rtt_bytes: Size,
+    /// message is kept (testbed RTT_BYTES 20,000; HomaSimulation rttBytes 10,000), or "bdp":
+    /// one BDP of the run's network, the Homa paper's rule ("RTTbytes ... the number of bytes
+    /// that can be transmitted in one round-trip time", §3.2).
+    pub rtt_bytes: BdpOr<Size>,
     /// Priority levels for unscheduled packets (testbed: 6), the highest ones.
     pub unscheduled_priorities: u8,
     /// Priority levels for scheduled packets (testbed: 2), below the unscheduled ones.
@@ -117,7 +119,7 @@ pub struct HomaParams {
 impl Default for HomaParams {
     fn default() -> Self {
         HomaParams {
-            rtt_bytes: Size(20_000),
+            rtt_bytes: BdpOr::Value(Size(20_000)),
             unscheduled_priorities: 6,
             scheduled_priorities: 2,
             cutoffs: [2_000, 4_000, 6_000, 8_000, 10_000].into_iter().map(Size).collect(),
@@ -141,7 +143,9 @@ impl Scheme for HomaParams {
 
     /// Fields by their names within `[recovery.homa]`.
     fn check(&self) -> Checked {
-        check::range_u64("rtt_bytes", self.rtt_bytes.0, 1, 1 << 30)?;
+        if let BdpOr::Value(bytes) = self.rtt_bytes {
+            check::range_u64("rtt_bytes", bytes.0, 1, 1 << 30)?;
+        }
         check::range_u32("unscheduled_priorities", self.unscheduled_priorities as u32, 1, 7)?;
         check::range_u32("scheduled_priorities", self.scheduled_priorities as u32, 1, 8 - self.unscheduled_priorities as u32)?;
         if self.workload_cutoffs {
@@ -161,11 +165,46 @@ impl Scheme for HomaParams {
         if self.workload_cutoffs && !run.has_size_table {
             return Err(FieldError::new("workload_cutoffs", "needs a [workload] with a flow-size table (cdf = ...)"));
         }
+        if self.workload_cutoffs && self.rtt_bytes == BdpOr::Bdp {
+            return Err(FieldError::new("workload_cutoffs", "needs rtt_bytes in bytes, not \"bdp\" (the cutoffs are derived before the network is built)"));
+        }
         Ok(())
     }
 
     fn endpoints(&self, f: &Setup<'_>) -> (HomaSender, HomaReceiver) {
+        if self.rtt_bytes == BdpOr::Bdp {
+            // One BDP of the run's longest path, in whole packets.
+            let bytes = f.bdp_packets.max(1) as u64 * f.spec.mtu as u64;
+            let p = HomaParams { rtt_bytes: BdpOr::Value(Size(bytes)), ..self.clone() };
+            return (HomaSender::new(&p, f.spec), HomaReceiver::new(&p, f.spec));
+        }
         (HomaSender::new(self, f.spec), HomaReceiver::new(self, f.spec))
+    }
+
+    /// `rtt_bytes` far from the network's BDP (a receiver granting less than a BDP ahead idles
+    /// its link between grants; far more than one queues), and fewer switch queues than its
+    /// unscheduled levels plus one for scheduled packets (the levels above the last queue
+    /// share it, so small messages lose their priority over large ones).
+    fn network_warnings(&self, net: &NetworkScale) -> Vec<String> {
+        let mut out = Vec::new();
+        let bdp = net.bdp_bytes().max(1);
+        if let BdpOr::Value(bytes) = self.rtt_bytes {
+            let ratio = bytes.0 as f64 / bdp as f64;
+            if !(0.5..=2.0).contains(&ratio) {
+                out.push(format!(
+                    "rtt_bytes: {} B is {ratio:.2}x this network's BDP ({bdp} B: {} packets of {} B); grants keep a message that far ahead, so the receiver's link {}; set it near the BDP, or \"bdp\"",
+                    bytes.0, net.bdp_packets, net.mtu, if ratio < 1.0 { "idles between grants" } else { "queues what it granted" }
+                ));
+            }
+        }
+        let needed = if self.single_queue { 2 } else { self.unscheduled_priorities as u32 + 2 };
+        if net.switch_queues > 0 && net.switch_queues < needed {
+            out.push(format!(
+                "unscheduled_priorities: {} unscheduled levels and scheduled packets below them need switch.queues >= {needed} (queue 0 is control), the switches have {}: the levels above the last queue share it (or set single_queue = true)",
+                self.unscheduled_priorities, net.switch_queues
+            ));
+        }
+        out
     }
 
     fn agent(&self, _link: Rate, _mtu: u32) -> Option<HomaScheduler> {
@@ -190,7 +229,9 @@ impl HomaParams {
     /// increase by a byte.
     pub fn with_cutoffs_for(&self, sizes: &[u64]) -> HomaParams {
         let levels = self.unscheduled_priorities as u64;
-        let unscheduled = |s: u64| s.min(self.rtt_bytes.0) as u128;
+        // `check_run` refuses "bdp" with workload cutoffs.
+        let rtt = self.rtt_bytes.or(Size(u64::MAX)).0;
+        let unscheduled = |s: u64| s.min(rtt) as u128;
         let total: u128 = sizes.iter().map(|&s| unscheduled(s)).sum();
         let mut cutoffs = Vec::with_capacity(levels as usize - 1);
         let (mut sum, mut i) = (0u128, 0usize);
@@ -208,8 +249,9 @@ impl HomaParams {
     }
 
     /// Packets of `rtt_bytes` at `mtu` payload bytes each.
+    /// ("bdp" is resolved to bytes before any end is built: [`Scheme::endpoints`].)
     pub fn rtt_packets(&self, mtu: u32) -> u64 {
-        self.rtt_bytes.0.div_ceil(mtu as u64).max(1)
+        self.rtt_bytes.or(Size(1)).0.div_ceil(mtu as u64).max(1)
     }
 
     /// The priority of a `size`-byte message's unscheduled packets: 1 (the highest data
@@ -783,7 +825,7 @@ mod tests {
     use crate::transport::{CcParams, RecoveryParams, Template};
 
     fn params(aeolus: bool) -> HomaParams {
-        HomaParams { rtt_bytes: Size(4_000), aeolus, ..Default::default() }
+        HomaParams { rtt_bytes: BdpOr::Value(Size(4_000)), aeolus, ..Default::default() }
     }
 
     fn nic(p: &HomaParams) -> NicAgent {
@@ -836,7 +878,7 @@ mod tests {
         // 25_003_056 B; 7_070 x 7_071 / 2 = 24_995_985 B is short). With rtt_bytes 5_000 a message counts at most 5_000 B: 12_502_500 B
         // below 5_000, then 1_250 more messages of 5_000 reach half of 37_502_500 B at 6_250.
         let sizes: Vec<u64> = (1..=10_000).collect();
-        let two = |rtt: u64| HomaParams { rtt_bytes: Size(rtt), unscheduled_priorities: 2, scheduled_priorities: 2, workload_cutoffs: true, ..Default::default() };
+        let two = |rtt: u64| HomaParams { rtt_bytes: BdpOr::Value(Size(rtt)), unscheduled_priorities: 2, scheduled_priorities: 2, workload_cutoffs: true, ..Default::default() };
         assert_eq!(two(10_000).with_cutoffs_for(&sizes).cutoffs, vec![Size(7_071)]);
         assert_eq!(two(5_000).with_cutoffs_for(&sizes).cutoffs, vec![Size(6_250)]);
         assert!(!two(5_000).with_cutoffs_for(&sizes).workload_cutoffs, "resolved: checked as explicit cutoffs");
@@ -1083,7 +1125,13 @@ mod tests {
             p.check().unwrap_err().field
         };
         assert!(HomaParams::default().check().is_ok());
-        assert_eq!(bad(|p| p.rtt_bytes = Size(0)), "rtt_bytes");
+        assert_eq!(bad(|p| p.rtt_bytes = BdpOr::Value(Size(0))), "rtt_bytes");
+        // Workload cutoffs are derived before the network exists: "bdp" is refused with them.
+        let run = RunFacts { mtu: 1_460, shaped_queue: None, has_size_table: true };
+        let cutoffs = HomaParams { workload_cutoffs: true, ..Default::default() };
+        assert!(cutoffs.check_run(&run).is_ok());
+        let e = HomaParams { rtt_bytes: BdpOr::Bdp, ..cutoffs }.check_run(&run).unwrap_err();
+        assert!(e.to_string().contains("workload_cutoffs") && e.to_string().contains("\"bdp\""), "{e}");
         assert_eq!(bad(|p| p.scheduled_priorities = 3), "scheduled_priorities");
         assert_eq!(bad(|p| p.cutoffs.pop().map(|_| ()).unwrap()), "cutoffs");
         assert_eq!(bad(|p| p.cutoffs.swap(0, 1)), "cutoffs");

@@ -38,7 +38,7 @@
 //!   instead of dropping them: that is NDP with a lower trimming threshold for them, not the
 //!   switch without modifications the paper evaluates, and is not modelled here.
 
-use crate::transport::common::scheme::{Scheme, Setup};
+use crate::transport::common::scheme::{NetworkScale, Scheme, Setup};
 use crate::transport::common::window::Window;
 use crate::transport::common::agent::{AgentTransmit, HostAgent, NicCall};
 use crate::transport::common::ext::PullInfo;
@@ -53,7 +53,7 @@ use crate::transport::common::psn::PsnSpace;
 use crate::transport::proactive::aeolus::{Probe, Unscheduled, UnscheduledPackets, PROBE_BYTES};
 use crate::sim::check::{self, Checked};
 use crate::sim::rng::mix64;
-use crate::sim::units::{Dur, Rate, Time};
+use crate::sim::units::{BdpOr, Dur, Rate, Time};
 use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -65,8 +65,10 @@ pub const HEADER_BYTES: u32 = 64;
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct NdpParams {
-    /// Packets sent before the first PULL (htsim `main_ndp` `-cwnd`, default 15).
-    pub initial_window: u32,
+    /// Packets sent before the first PULL (htsim `main_ndp` `-cwnd`, default 15), or "bdp":
+    /// one BDP of the run's network, the NDP paper's rule (§3: senders "start sending a full
+    /// window of packets" in the first RTT).
+    pub initial_window: BdpOr<u32>,
     /// The pacer's PULL rate as a share of the host link (htsim `main_ndp`: 0.99).
     pub pull_rate: f64,
     /// The RTO before the first RTT sample (htsim `NdpSrc::_rto`: 20 ms).
@@ -84,7 +86,7 @@ pub struct NdpParams {
 impl Default for NdpParams {
     fn default() -> Self {
         NdpParams {
-            initial_window: 15,
+            initial_window: BdpOr::Value(15),
             pull_rate: 0.99,
             rto_initial: Dur(Time::from_ms(20)),
             rto_min: Dur(Time::from_ms(50)),
@@ -103,7 +105,9 @@ impl Scheme for NdpParams {
 
     /// Fields by their names within `[recovery.ndp]`.
     fn check(&self) -> Checked {
-        check::range_u32("initial_window", self.initial_window, 1, 1 << 20)?;
+        if let BdpOr::Value(w) = self.initial_window {
+            check::range_u32("initial_window", w, 1, 1 << 20)?;
+        }
         check::range_f64("pull_rate", self.pull_rate, 0.01, 1.0)?;
         check::timer("rto_initial", self.rto_initial.0)?;
         check::timer("rto_min", self.rto_min.0)?;
@@ -111,7 +115,8 @@ impl Scheme for NdpParams {
     }
 
     fn endpoints(&self, f: &Setup<'_>) -> (NdpSender, NdpReceiver) {
-        let mut tx = NdpSender::new(self, f.npkts(), f.spec.key);
+        let window = self.initial_window.or(f.bdp_packets.clamp(1, 1 << 20));
+        let mut tx = NdpSender::new(&NdpParams { initial_window: BdpOr::Value(window), ..*self }, f.npkts(), f.spec.key);
         if self.aeolus {
             tx = tx.with_aeolus(self.aeolus_colour, f.spec.marking.data_priority);
         }
@@ -120,6 +125,18 @@ impl Scheme for NdpParams {
 
     fn agent(&self, link: Rate, mtu: u32) -> Option<NdpPacer> {
         Some(NdpPacer::new(self, link, mtu))
+    }
+
+    /// An initial window far from the network's BDP: below it a flow's first RTT leaves the
+    /// link idle, far above it every new flow's window overflows the switches.
+    fn network_warnings(&self, net: &NetworkScale) -> Vec<String> {
+        let BdpOr::Value(w) = self.initial_window else { return Vec::new() };
+        let bdp = net.bdp_packets.max(1);
+        let ratio = w as f64 / bdp as f64;
+        if (0.5..=2.0).contains(&ratio) {
+            return Vec::new();
+        }
+        vec![format!("initial_window: {w} packets is {ratio:.2}x this network's BDP ({bdp} packets of {} B); set it near the BDP, or \"bdp\"", net.mtu)]
     }
 
     fn data_header(&self) -> u32 {
@@ -316,7 +333,7 @@ impl NdpSender {
             snd_una: 0,
             snd_nxt: 0,
             acked: Window::new(capacity, npkts),
-            first_window: p.initial_window.min(npkts.min(u32::MAX as u64) as u32),
+            first_window: p.initial_window.or(1).min(npkts.min(u32::MAX as u64) as u32),
             last_pull: 0,
             max_pull: 0,
             resend: BinaryHeap::new(),
@@ -837,7 +854,7 @@ mod tests {
     #[test]
     fn a_returned_packet_waits_for_a_pull_unless_no_pull_can_come() {
         let mut nic = nic();
-        let mut tx = NdpSender::new(&NdpParams { initial_window: 4, ..Default::default() }, 8, 1);
+        let mut tx = NdpSender::new(&NdpParams { initial_window: BdpOr::Value(4), ..Default::default() }, 8, 1);
         assert_eq!(drain(&mut tx, &mut nic).len(), 4);
         // Packet 0 is ACKed; 1, 2 and 3 are in flight.
         tx.on_feedback(ns(3), &feedback(SegKind::Ack, 1, 0, 1, false), reader(0), &mut nic.call(0));
@@ -862,7 +879,7 @@ mod tests {
     #[test]
     fn a_returned_packet_of_the_initial_window_waits_while_the_window_is_unsent() {
         let mut nic = nic();
-        let mut tx = NdpSender::new(&NdpParams { initial_window: 4, ..Default::default() }, 8, 1);
+        let mut tx = NdpSender::new(&NdpParams { initial_window: BdpOr::Value(4), ..Default::default() }, 8, 1);
         assert_eq!(tx.next(ns(1), Rate::gbps(100), &mut nic.call(0)), Some((0, false)));
         // Packet 0 back before the window is out: the window's own packets will bring PULLs.
         tx.on_returned(ns(2), 0);
@@ -872,7 +889,7 @@ mod tests {
     #[test]
     fn the_sender_sends_its_window_then_one_packet_per_pull_nacked_packets_first() {
         let mut nic = nic();
-        let mut tx = NdpSender::new(&NdpParams { initial_window: 4, ..Default::default() }, 8, 1);
+        let mut tx = NdpSender::new(&NdpParams { initial_window: BdpOr::Value(4), ..Default::default() }, 8, 1);
         assert_eq!(drain(&mut tx, &mut nic), (0..4).map(|i| (i, false)).collect::<Vec<_>>());
         // An ACK without the pull bit pulls nothing; with it, one packet per pull number.
         tx.on_feedback(ns(3), &feedback(SegKind::Ack, 1, 0, 1, false), reader(0), &mut nic.call(0));
@@ -893,7 +910,7 @@ mod tests {
     #[test]
     fn a_nack_pulls_without_its_bit_only_when_pulls_are_owed() {
         let mut nic = nic();
-        let mut tx = NdpSender::new(&NdpParams { initial_window: 2, ..Default::default() }, 2, 1);
+        let mut tx = NdpSender::new(&NdpParams { initial_window: BdpOr::Value(2), ..Default::default() }, 2, 1);
         assert_eq!(drain(&mut tx, &mut nic).len(), 2);
         // Pulls 1 and 2 arrive with nothing left to send: both stay owed.
         tx.on_feedback(ns(3), &feedback(SegKind::Ack, 0, 1, 2, true), reader(0), &mut nic.call(0));
@@ -908,7 +925,7 @@ mod tests {
     #[test]
     fn the_timeout_resends_every_unacknowledged_packet_without_pulls() {
         let mut nic = nic();
-        let p = NdpParams { initial_window: 4, rto_initial: Dur(Time::from_us(100)), ..Default::default() };
+        let p = NdpParams { initial_window: BdpOr::Value(4), rto_initial: Dur(Time::from_us(100)), ..Default::default() };
         let mut tx = NdpSender::new(&p, 4, 1);
         assert_eq!(drain(&mut tx, &mut nic).len(), 4);
         // Packet 2 is ACKed on its own; 0, 1 and 3 are lost with their headers.
@@ -922,7 +939,7 @@ mod tests {
     }
 
     fn aeolus_sender(window: u32, npkts: u64) -> NdpSender {
-        NdpSender::new(&NdpParams { initial_window: window, ..Default::default() }, npkts, 1).with_aeolus(2, 1)
+        NdpSender::new(&NdpParams { initial_window: BdpOr::Value(window), ..Default::default() }, npkts, 1).with_aeolus(2, 1)
     }
 
     fn probe_ack(cum: u64, last: u64, pull_no: u32, pull: bool) -> Segment {
@@ -955,7 +972,7 @@ mod tests {
         assert_eq!(tx.next(ns(3), Rate::gbps(100), &mut nic.call(0)), Some((3, false)));
         assert_eq!((tx.mark(3, false), tx.unscheduled()), (None, false));
         // Without Aeolus: no colour, no probe.
-        let mut plain = NdpSender::new(&NdpParams { initial_window: 1, ..Default::default() }, 2, 1);
+        let mut plain = NdpSender::new(&NdpParams { initial_window: BdpOr::Value(1), ..Default::default() }, 2, 1);
         assert_eq!(plain.next(ns(1), Rate::gbps(100), &mut nic.call(0)), Some((0, false)));
         assert_eq!((plain.mark(0, false), plain.poll_connection(ns(1), space)), (None, None));
     }
