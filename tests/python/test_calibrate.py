@@ -435,7 +435,8 @@ def test_the_documented_example_is_a_valid_spec() -> None:
 
 
 GAP_SPECS = ["calibrate-melo-fig5a", "calibrate-melo-fig5b", "calibrate-gbone-fct", "calibrate-stride-fattree",
-             "calibrate-stride-segment", "calibrate-cc-compare", "calibrate-ns3-crosscheck", "calibrate-aeolus-incast"]
+             "calibrate-stride-segment", "calibrate-cc-compare", "calibrate-ns3-crosscheck", "calibrate-aeolus-incast",
+             "calibrate-left-rtt-ratio"]
 
 
 @pytest.mark.parametrize("name", GAP_SPECS)

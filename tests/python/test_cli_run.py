@@ -177,7 +177,8 @@ def test_trace_left_writes_the_pool_operations_of_a_left_run(tmp_path: Path) -> 
     result = run_cli("trace", "left", "--ops", "500", "--out", str(out))
     assert result.returncode == 0, result.stderr
     trace = hw_trace.parse(out.read_text())
-    assert trace.kind == "left" and len(trace.rows) == 500 and trace.conns == 8
+    from retx.reproduce import left_rtt_ratio
+    assert trace.kind == "left" and len(trace.rows) == 500 and trace.conns == left_rtt_ratio.CONNECTIONS
     assert trace.params == {"pool_blocks": 256, "block_bits": 8, "registers": 3, "register_bits": 800}
     assert trace.columns[:4] == ["op", "conn", "front", "index"]
     # Updates (op 0), and bring-ins (op 1) once batches close.

@@ -73,7 +73,7 @@ CATALOGUE: dict[str, Reproduction] = {
     "left-fct": Reproduction(left_fct, "LEFT: FCT on a 72-host dragonfly, per-flow/packet/flowlet ± LEFT", 75, 3),
     "left-fpga": Reproduction(left_fpga, "LEFT's FPGA setup: throughput vs. out-of-order share, processing rate", 1, 1),
     "left-memory": Reproduction(left_memory, "LEFT: on-chip bytes beside IRN's bitmaps (retx memory)", 1, 1),
-    "left-rtt-ratio": Reproduction(left_rtt_ratio, "LEFT: throughput over two paths 1x-32x apart, LEFT/LEFT-/MELO+", 2, 1),
+    "left-rtt-ratio": Reproduction(left_rtt_ratio, "LEFT: throughput over two paths 1x-32x apart, LEFT/LEFT-/MELO+", 5, 1),
     "left-sensitivity": Reproduction(left_sensitivity, "LEFT: its headlines against block, registers, FIFOs, threshold", 83, 2),
     "uet-htsim-crosscheck": Reproduction(uet_htsim_crosscheck, "UET: retx beside uet-htsim on its validation experiments", 150, 2),
 }

@@ -144,6 +144,7 @@ pub fn build_with_observer<O: Observer>(mut s: Scenario, obs: O) -> Result<Simul
         collectives,
         int: int_enabled(&s),
         rx_latency: s.nic.rx_latency.0,
+        rx_queue: s.nic.rx_queue,
         background,
         pfc_watch: WatchParams {
             deadlock_timeout: s.switch.pfc.deadlock_timeout.0,

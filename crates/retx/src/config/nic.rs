@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 /// The largest host clock offset and offset spread: 1 s, far beyond any real NIC's, and small
 /// enough that offset plus spread stays inside the signed picoseconds a clock keeps.
 pub const MAX_CLOCK_OFFSET: Time = Time::from_ms(1000);
+/// The deepest receive-pipeline input queue, in packets.
+pub const MAX_RX_QUEUE: u32 = 1 << 20;
 /// The largest per-packet or per-swap time of the receive pipeline.
 pub const MAX_PIPELINE_TIME: Time = Time::from_ms(1);
 
@@ -34,6 +36,13 @@ pub struct NicCfg {
     /// The receive pipeline's time per packet: packets arriving faster wait in the NIC
     /// (schemes may charge more per operation). Default 0: handled on arrival.
     pub rx_latency: Dur,
+    /// The receive pipeline's input queue, in packets; 0 (the default): unbounded. When this
+    /// many wait, the NIC pauses its link's data classes (a PFC PAUSE to its switch port, so
+    /// a slow pipeline backs traffic up into the network and, through a window, to the
+    /// senders) and resumes them when half have been handled. What is already on the wire
+    /// still arrives: the queue exceeds this by at most the link's flight. Needs
+    /// `[switch] queues` of 2 or more (data in a class of its own, which PFC pauses).
+    pub rx_queue: u32,
     /// Receive pipeline time to move one connection context into or out of the on-chip QP
     /// cache (a miss that evicts moves two), before the packet that missed is handled.
     /// Matters only with a QP cache (today `recovery.melo.qp_cache`). Default 0: free.
@@ -85,6 +94,7 @@ impl Default for NicCfg {
             clock_offset_spread: zero,
             clock_drift_spread_ppm: None,
             rx_latency: zero,
+            rx_queue: 0,
             qp_swap_time: zero,
             qp_swap_per_block: zero,
             ack_class: AckClass::Control,
@@ -99,6 +109,7 @@ impl NicCfg {
     pub fn check(&self) -> Checked {
         range_u32("mtu", self.mtu, 64, 9000)?;
         range_u32("ack_interval", self.ack_interval, 1, 1 << 16)?;
+        range_u32("rx_queue", self.rx_queue, 0, MAX_RX_QUEUE)?;
         for (field, t) in [("rx_latency", self.rx_latency.0), ("qp_swap_time", self.qp_swap_time.0), ("qp_swap_per_block", self.qp_swap_per_block.0)] {
             if t > MAX_PIPELINE_TIME {
                 return Err(FieldError::new(field, format!("{t} is out of range (allowed 0ps..={MAX_PIPELINE_TIME})")));

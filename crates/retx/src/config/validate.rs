@@ -50,6 +50,9 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
 
     super::SwitchCfg::check(s, &topo)?;
     s.nic.check().map_err(|e| e.within("nic"))?;
+    if s.nic.rx_queue > 0 && s.switch.queues < 2 {
+        return Err(ScenarioError::new("nic.rx_queue", "pauses the data classes of the NIC's switch port: needs switch.queues >= 2 (with one queue data shares it with control)"));
+    }
     s.recovery.check()?;
     s.cc.check()?;
     s.transport.check()?;

@@ -100,6 +100,10 @@ pub struct WorkloadCfg {
     /// meant to start together (the Aeolus testbed's polling loop). Default none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_jitter: Option<Dur>,
+    /// long-flows: connections each pair carries (queue pairs between the same two hosts, as
+    /// LEFT's throughput setup leaves open). Default 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connections: Option<u32>,
 }
 
 /// `workload.pairs`: a list of `[src, dst]`, each exactly two host names (serde's tuple would
@@ -275,7 +279,12 @@ pub fn check(w: &mut WorkloadCfg, topo: &Topology, duration: Time, seed: u64, ba
         Ok(())
     };
         match w.kind {
-        WorkloadKind::LongFlows => check_pairs(&w.pairs, "long-flows")?,
+        WorkloadKind::LongFlows => {
+            check_pairs(&w.pairs, "long-flows")?;
+            if let Some(n) = w.connections {
+                crate::sim::check::range_u32("connections", n, 1, MAX_CONNECTIONS_PER_PAIR).map_err(|e| err("workload.connections", e.message))?;
+            }
+        }
         WorkloadKind::Poisson => {
             let cdf = poisson_cdf(w, base_dir)?;
             w.interpolation = Some(cdf.interpolation());
@@ -437,11 +446,14 @@ pub fn check(w: &mut WorkloadCfg, topo: &Topology, duration: Time, seed: u64, ba
     Ok(())
 }
 
+/// The most connections one long-flows pair may carry.
+pub const MAX_CONNECTIONS_PER_PAIR: u32 = 4096;
+
 /// How many flows a validated workload starts, when that is known without generating them
 /// (a poisson workload bounded only by `until` is not).
 pub fn known_flow_count(w: &WorkloadCfg, base_dir: &Path) -> Result<Option<usize>, ScenarioError> {
     Ok(match w.kind {
-        WorkloadKind::LongFlows => Some(w.pairs.len()),
+        WorkloadKind::LongFlows => Some(w.pairs.len() * w.connections.unwrap_or(1) as usize),
         WorkloadKind::FlowList => Some(w.flows.list().len()),
         WorkloadKind::Incast => Some(w.senders.len().max(w.fan_in.unwrap_or(0) as usize) * w.rounds.unwrap_or(1) as usize),
         WorkloadKind::HpccFlows => Some(hpcc_flows(w, base_dir)?.len()),
@@ -492,7 +504,7 @@ fn kind_name(k: WorkloadKind) -> &'static str {
 /// silently ignore it).
 fn check_workload_fields(w: &WorkloadCfg) -> Result<(), ScenarioError> {
     use WorkloadKind::*;
-    let given: [(&str, bool, &[WorkloadKind]); 17] = [
+    let given: [(&str, bool, &[WorkloadKind]); 18] = [
         ("file", w.file.is_some(), &[HpccFlows, HtsimCm]),
         ("pairs", !w.pairs.is_empty(), &[LongFlows, Poisson]),
         ("flows", !w.flows.list().is_empty() || w.flows.count().is_some(), &[FlowList, Poisson]),
@@ -510,6 +522,7 @@ fn check_workload_fields(w: &WorkloadCfg) -> Result<(), ScenarioError> {
         ("interval", w.interval.is_some(), &[Incast]),
         ("collective", w.collective.is_some(), &[Collective]),
         ("start_jitter", w.start_jitter.is_some(), &[LongFlows, FlowList, Poisson, Incast, HtsimCm, HpccFlows]),
+        ("connections", w.connections.is_some(), &[LongFlows]),
     ];
     for (field, present, kinds) in given {
         if present && !kinds.contains(&w.kind) {
@@ -536,7 +549,7 @@ pub fn flows(cfg: &WorkloadCfg, topo: &Topology, seed: u64, base_dir: &Path) -> 
         WorkloadKind::LongFlows => cfg
             .pairs
             .iter()
-            .map(|(a, b)| FlowDef::new(node(a), node(b), FlowSpec::ENDLESS, Time::ZERO))
+            .flat_map(|(a, b)| std::iter::repeat_n(FlowDef::new(node(a), node(b), FlowSpec::ENDLESS, Time::ZERO), cfg.connections.unwrap_or(1) as usize))
             .collect(),
         WorkloadKind::FlowList => cfg
             .flows

@@ -46,12 +46,30 @@ pub struct RxPipeline {
     pub waiting: VecDeque<Packet>,
     /// A "pipeline free" event is pending.
     pub wake_pending: bool,
+    /// Packets waiting at which the NIC pauses its link (`[nic] rx_queue`; 0: never).
+    pub limit: usize,
+    /// The NIC has paused its link's data classes and not yet resumed them.
+    pub pausing: bool,
+    /// The most packets that waited at once, and the pauses sent.
+    pub peak: usize,
+    pub pauses: u64,
 }
 
 impl RxPipeline {
     /// Whether a packet arriving at `now` must wait.
     pub fn must_wait(&self, now: Time) -> bool {
         now < self.busy_until || !self.waiting.is_empty()
+    }
+
+    /// A packet joined the queue: whether the NIC must now pause its link.
+    pub fn should_pause(&mut self) -> bool {
+        self.peak = self.peak.max(self.waiting.len());
+        self.limit > 0 && !self.pausing && self.waiting.len() >= self.limit
+    }
+
+    /// A packet left the queue: whether the NIC may now resume its link (half drained).
+    pub fn should_resume(&self) -> bool {
+        self.pausing && self.waiting.len() <= self.limit / 2
     }
 }
 

@@ -147,6 +147,8 @@ pub struct Counters {
     pub drops_unroutable: u64,
     /// Every transport packet the network dropped (loss, buffer, no route), by kind.
     pub drops_by_kind: DropKinds,
+    /// PFC PAUSE frames sent: by switches, and by NICs whose receive queue filled
+    /// (`[nic] rx_queue`).
     pub pfc_pauses: u64,
     pub ecn_marks: u64,
     /// Data packets a switch trimmed to their header instead of dropping (`[switch] trim`).

@@ -49,6 +49,9 @@ impl<O: Observer> Simulation<O> {
         let rx = &mut self.nics[nic].rx;
         if rx.must_wait(self.now) {
             rx.waiting.push_back(pkt);
+            if rx.should_pause() {
+                self.rx_backpressure(nic, true);
+            }
             self.rx_wake(nic);
             return;
         }
@@ -67,6 +70,9 @@ impl<O: Observer> Simulation<O> {
             return;
         }
         let Some(pkt) = rx.waiting.pop_front() else { return };
+        if rx.should_resume() {
+            self.rx_backpressure(nic, false);
+        }
         self.nic_handle(host, pkt);
         if !self.nics[nic].rx.waiting.is_empty() {
             self.rx_wake(nic);
@@ -151,6 +157,25 @@ impl<O: Observer> Simulation<O> {
             Some((t, echo)) => (t.max(until), echo),
             None => (until, NO_INT),
         });
+    }
+
+    /// The receive pipeline's input queue reached `[nic] rx_queue` (`pause`) or drained to
+    /// half of it: the NIC pauses or resumes its switch port's data classes (queues 1..), as
+    /// a switch's PFC does for an ingress queue.
+    fn rx_backpressure(&mut self, nic: usize, pause: bool) {
+        let p = self.nics[nic].port;
+        self.nics[nic].rx.pausing = pause;
+        let classes = self.ports[self.ports[p].peer].queue_count();
+        let port = &mut self.ports[p];
+        for q in 1..classes {
+            port.request_pfc(if pause { Frame::Pause(q as u8) } else { Frame::Resume(q as u8) });
+        }
+        if pause {
+            port.pauses_sent += 1;
+            self.nics[nic].rx.pauses += 1;
+            self.c.pfc_pauses += 1;
+        }
+        self.try_transmit(p);
     }
 
     /// A "pipeline free" event for the waiting packets, unless one is pending.
@@ -622,6 +647,71 @@ flows = [{ src = "h0", dst = "h1", size = "4KB" }]
         let out = sim.run(&mut |_, _| true).unwrap();
         let delivered = seen.0.borrow().clone();
         (delivered, out.flows[0].finish.expect("finished"))
+    }
+
+    /// h0 -> h1 through one switch with PFC on, 100 Gbps, one 4 MB flow of `recovery` whose
+    /// receiving NIC takes 2 packet times per packet, behind an input queue of `rx_queue`
+    /// packets: (h1's NIC after the run, the run's output).
+    fn slow_receiver(recovery: &str, rx_queue: u32) -> (crate::nic::RxPipeline, crate::RunOutput) {
+        let text = format!(r#"
+name = "slow-receiver"
+duration = "2ms"
+[topology]
+kind = "single-switch"
+hosts = 2
+host_link = "100Gbps"
+link_delay = "100ns"
+[switch]
+pfc = {{ enabled = true }}
+[nic]
+mtu = 1000
+rx_latency = "{}ps"
+rx_queue = {rx_queue}
+[transport]
+recovery = "{recovery}"
+cc = "none"
+[workload]
+kind = "flow-list"
+flows = [{{ src = "h0", dst = "h1", size = "4MB" }}]
+"#, 2 * crate::sim::units::Rate::gbps(100).serialization(1048).0);
+        let mut sim = crate::config::build(Scenario::from_toml(&text).unwrap()).unwrap();
+        // The run's own loop, by hand up to the flow's end, so the NIC can be read after.
+        while sim.finite_left > 0 {
+            let Some((t, ev)) = sim.events.pop_until(sim.end) else { break };
+            sim.now = t;
+            sim.handle(ev);
+        }
+        let nic = sim.conns[0].dst_nic as usize; // h1's
+        let rx = std::mem::take(&mut sim.nics[nic].rx);
+        (rx, sim.run(&mut |_, _| true).unwrap())
+    }
+
+    #[test]
+    fn a_full_receive_queue_pauses_the_link_so_a_slow_nic_slows_the_sender_losing_nothing() {
+        let (rx, out) = slow_receiver("gbn", 16);
+        let f = &out.flows[0];
+        assert!(f.finish.is_some() && f.delivered_bytes == f.size_bytes);
+        assert_eq!((out.counters.drops_buffer, out.counters.bad_deliveries), (0, 0));
+        // Bounded: the queue holds at most its 16 packets plus what was on the wire when the
+        // PAUSE left (100 ns each way at 100 Gbps: a few packets).
+        assert!(rx.pauses > 10 && rx.peak >= 16 && rx.peak <= 16 + 4, "peak {} pauses {}", rx.peak, rx.pauses);
+        // Counted with the switch's own (it pauses h0 in turn as its buffer fills).
+        assert!(out.counters.pfc_pauses >= rx.pauses);
+        assert!(!rx.pausing && rx.waiting.is_empty());
+        // The NIC handles a packet per 2 packet times, so the flow takes about twice as long as
+        // the line would: 4 MB at 100 Gbps is 335 us of wire (1,048 B per 1,000 B payload).
+        let took = (f.finish.unwrap() - f.start).0 as f64 / 1e6;
+        assert!((640.0..720.0).contains(&took), "{took} us");
+        // Unbounded (the default), the same NIC lets its queue grow: nothing pauses the link.
+        let (free, out) = slow_receiver("gbn", 0);
+        assert!(free.peak > 1_000 && free.pauses == 0 && out.counters.pfc_pauses == 0, "peak {}", free.peak);
+    }
+
+    #[test]
+    fn a_receive_queue_needs_a_data_class_of_its_own() {
+        let text = "name = \"q\"\nduration = \"1ms\"\n[topology]\nkind = \"single-switch\"\nhosts = 2\n[switch]\nqueues = 1\n[nic]\nrx_queue = 8\n[workload]\nkind = \"long-flows\"\npairs = [[\"h0\", \"h1\"]]\n";
+        let e = crate::config::build(Scenario::from_toml(text).unwrap()).map(drop).unwrap_err();
+        assert!(e.to_string().contains("nic.rx_queue"), "{e}");
     }
 
     #[test]

@@ -96,6 +96,8 @@ pub struct Parts {
     pub int: bool,
     /// Every NIC's receive pipeline time per packet (schemes may charge more).
     pub rx_latency: Time,
+    /// Every NIC's receive input queue, in packets, past which it pauses its link (0: none).
+    pub rx_queue: u32,
     /// Background traffic sources (`[[background]]`), each on a switch egress port.
     pub background: Vec<background::Spec>,
     /// The PFC watchdog's settings (used when PFC is on).
@@ -405,6 +407,7 @@ impl<O: Observer> Simulation<O> {
                 nic_of[node] = nics.len() as u32;
                 let mut nic = Nic::new(node_ports[node][0], NicAgent::on_link(&p.transport, ports[node_ports[node][0]].rate, p.mtu), QpCache::new(p.transport.qp_cache()), p.clock.host(p.seed, node));
                 nic.rx.per_packet = p.rx_latency;
+                nic.rx.limit = p.rx_queue as usize;
                 nics.push(nic);
             }
         }

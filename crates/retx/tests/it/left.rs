@@ -93,6 +93,29 @@ fn a_bitmap_that_swaps_on_every_miss_slows_the_nic() {
 }
 
 #[test]
+fn left_minus_gathers_every_packet_and_still_delivers_every_byte_in_order() {
+    // `run` checks no delivery was out of order, duplicated or wrong.
+    let minus = run("minus", 32, 0.0, "left", "variant = \"left-minus\"", 4, "1MB");
+    let left = run("minus-left", 32, 0.0, "left", "", 4, "1MB");
+    assert!(minus.flows.iter().all(|f| f.finish.is_some() && f.delivered_bytes == f.size_bytes && f.retx_bytes == 0));
+    // Every data packet went through a FIFO (4 MB in 1,000 B payloads): in-order ones too.
+    let packets = 4.0 * 1_000.0;
+    assert!(report(&minus, "left_gathered") >= packets && report(&minus, "left_fast_path") == 0.0);
+    assert!(report(&left, "left_gathered") < 0.6 * packets && report(&left, "left_fast_path") > 0.0);
+}
+
+#[test]
+fn a_calm_connection_threshold_sends_everything_down_the_fast_path() {
+    // 32x apart the degree of 8 sprayed connections is far above 0 and below 1,000: with the
+    // threshold at 1,000 every out-of-order packet takes the fast path; at 1 the far ones are
+    // gathered as without it.
+    let calm = run("calm", 32, 0.0, "left", "connection_threshold = 1000", 8, "1MB");
+    let strict = run("strict", 32, 0.0, "left", "connection_threshold = 1", 8, "1MB");
+    assert_eq!(report(&calm, "left_gathered"), 0.0);
+    assert!(report(&strict, "left_gathered") > 500.0);
+}
+
+#[test]
 fn bad_left_settings_are_refused_naming_the_field() {
     let base = "[topology]\nkind = \"leaf-spine\"\n[transport]\nrecovery = \"left\"\n[workload]\nkind = \"flow-list\"\nflows = [{ src = \"h0\", dst = \"h1\", size = \"1MB\" }]\n[recovery.left]\n";
     for (setting, field) in [
@@ -100,6 +123,7 @@ fn bad_left_settings_are_refused_naming_the_field() {
         ("rto = \"50us\"", "recovery.left.rto"),
         ("register_bits = 801", "recovery.left.register_bits"),
         ("fifos = 0", "recovery.left.fifos"),
+        ("connection_threshold = 2000000", "recovery.left.connection_threshold"),
         ("cycle = \"0ns\"", "recovery.left.cycle"),
         ("variant = \"left-plus\"", "variant"),
     ] {

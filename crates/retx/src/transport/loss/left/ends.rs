@@ -149,7 +149,10 @@ impl ReceiveRecovery for LeftReceiver {
             return;
         }
         self.high = self.high.max(index + 1);
-        if index == front {
+        let conn = nic.caller();
+        let left = left_of(nic);
+        if index == front && !left.gathers_in_order() {
+            left.observe(conn, 0);
             rx.deliver(now, index, seg.tag, seg.payload);
             let drained = self.drain(now, rx, nic);
             self.rearm_hole(now, rx, true);
@@ -161,9 +164,9 @@ impl ReceiveRecovery for LeftReceiver {
             self.finish(rx, nic);
             return;
         }
-        // Out of order: into the reorder buffer, its bit to the scheduler. No response.
+        // Out of order (or, under LEFT−, any packet): into the reorder buffer, its bit to the
+        // scheduler. No response.
         self.store(index, seg.tag, seg.payload);
-        let conn = nic.caller();
         let left = left_of(nic);
         let r = left.record(now, conn, front, index);
         let t = left.time(r.cycles);

@@ -35,6 +35,7 @@ impl Scheme for LeftParams {
         check::range_u32("nack_holes", self.nack_holes, 1, 3)?;
         check::range_u32("window", self.window, 0, 1 << 20)?;
         check::range_u32("disorder_threshold", self.disorder_threshold, 0, 1 << 20)?;
+        check::range_u32("connection_threshold", self.connection_threshold, 0, 1 << 20)?;
         if self.cycle.0 == Time::ZERO || self.cycle.0 > Time::from_us(1) {
             return Err(check::FieldError::new("cycle", format!("{} must be above 0 and at most 1 us", self.cycle.0)));
         }

@@ -12,10 +12,15 @@
 //!   the bitmap is brought into a register once (one swap for the batch, not one per packet)
 //!   and each bit costs a cycle there.
 //! - **The scheduler** (LEFT) sends a packet down the fast path when its connection is
-//!   cached or the packet's disorder (its distance above RCV.NXT) is below
-//!   `disorder_threshold`: such a bit lies in the list's first blocks, a short walk. LEFT−
-//!   has no scheduler: every out-of-order packet is gathered. MELO+ has no FIFOs: every
-//!   out-of-order packet brings its bitmap into a register at once.
+//!   cached, when its connection's *disorder degree* is below `connection_threshold` ("no
+//!   disorder, low disorder connection packets do not need to be gathered"), or when the
+//!   packet's own disorder (its distance above RCV.NXT) is below `disorder_threshold` ("in
+//!   large disorder connection, packets with low disorder do not need to be gathered"): such
+//!   a bit lies in the list's first blocks, a short walk. The degree is an exponentially
+//!   weighted mean of every arriving packet's disorder (0 in order), gain 1/8, kept in 1/16
+//!   packets: a shift and an add per packet. LEFT− has no scheduler ("without schedule"):
+//!   every packet is gathered, in-order ones included, so RCV.NXT waits for each batch.
+//!   MELO+ has no FIFOs: every out-of-order packet brings its bitmap into a register at once.
 //!
 //! The time each operation takes is charged to the NIC's receive pipeline by the receiver
 //! ([`crate::transport::loss::left`]), so a slow bitmap slows the NIC and backs packets up behind it.
@@ -26,6 +31,11 @@ use crate::hw::left_pool::{DualPool, Update};
 use crate::sim::units::Time;
 
 const NO_CONN: u32 = u32::MAX;
+/// The disorder degree's fraction bits (it is kept in 1/16 packets) and its gain (1/8).
+const DEGREE_FRAC: u32 = 4;
+const DEGREE_GAIN: u32 = 3;
+/// The largest disorder one packet adds to the degree (it saturates, as a register would).
+const DEGREE_MAX_PACKETS: u64 = 1 << 20;
 
 #[derive(Clone, Debug)]
 struct Fifo {
@@ -84,12 +94,16 @@ pub struct LeftNic {
     variant: LeftVariant,
     cycle: Time,
     threshold: u64,
+    /// `connection_threshold` in the degree's fixed point (0: the test is off).
+    conn_threshold: u32,
     gather_packets: usize,
     gather_timeout: Time,
     pub bitmaps: DualPool,
     fifos: Vec<Fifo>,
     /// Per connection: the packets of its closed FIFOs, waiting to be recorded.
     closed: Vec<Vec<u64>>,
+    /// Per connection: its disorder degree, in 1/16 packets.
+    degree: Vec<u32>,
     pub stats: LeftStats,
 }
 
@@ -104,11 +118,13 @@ impl LeftNic {
             variant: p.variant,
             cycle: p.cycle.0,
             threshold: p.disorder_threshold as u64,
+            conn_threshold: p.connection_threshold << DEGREE_FRAC,
             gather_packets: p.gather_packets as usize,
             gather_timeout: p.gather_timeout.0,
             bitmaps,
             fifos: vec![fifo; p.fifos as usize],
             closed: Vec::new(),
+            degree: Vec::new(),
             stats: LeftStats::default(),
         }
     }
@@ -123,14 +139,44 @@ impl LeftNic {
         cycles
     }
 
-    /// Out-of-order packet `index` of connection `conn` (RCV.NXT `front`, below it) arrived:
-    /// the scheduler records it now or gathers it.
+    /// Whether an in-order packet is gathered too (LEFT−, which has no scheduler to send it
+    /// past the FIFOs).
+    pub fn gathers_in_order(&self) -> bool {
+        self.variant == LeftVariant::LeftMinus
+    }
+
+    /// A packet of `conn` arrived `disorder` packets above RCV.NXT (0: in order): its
+    /// connection's disorder degree moves 1/8 of the way to it.
+    pub fn observe(&mut self, conn: u32, disorder: u64) {
+        let c = conn as usize;
+        if self.degree.len() <= c {
+            self.degree.resize(c + 1, 0); // once per connection, not per packet
+        }
+        let sample = (disorder.min(DEGREE_MAX_PACKETS) as u32) << DEGREE_FRAC;
+        let d = &mut self.degree[c];
+        *d = if sample >= *d { *d + ((sample - *d) >> DEGREE_GAIN) } else { *d - ((*d - sample) >> DEGREE_GAIN) };
+    }
+
+    /// `conn`'s disorder degree, in packets (rounded down).
+    pub fn degree(&self, conn: u32) -> u32 {
+        self.degree.get(conn as usize).map_or(0, |d| d >> DEGREE_FRAC)
+    }
+
+    /// Packet `index` of connection `conn` (RCV.NXT `front`, at or below it; above it except
+    /// under LEFT−, which gathers in-order packets too) arrived: its disorder feeds the
+    /// connection's degree, and the scheduler records it now or gathers it.
     pub fn record(&mut self, now: Time, conn: u32, front: u64, index: u64) -> Recorded {
+        // The connection's degree as its earlier packets left it decides; this one then counts.
         let fast = match self.variant {
             LeftVariant::MeloPlus => true,
             LeftVariant::LeftMinus => false,
-            LeftVariant::Left => self.bitmaps.is_cached(conn) || index - front < self.threshold,
+            LeftVariant::Left => {
+                self.bitmaps.is_cached(conn)
+                    || self.degree.get(conn as usize).map_or(0, |&d| d) < self.conn_threshold
+                    || index - front < self.threshold
+            }
         };
+        self.observe(conn, index - front);
         if fast {
             self.stats.fast += 1;
             let mut cycles = 0;
@@ -236,6 +282,9 @@ impl LeftNic {
         }
         if let Some(c) = self.closed.get_mut(conn as usize) {
             *c = Vec::new();
+        }
+        if let Some(d) = self.degree.get_mut(conn as usize) {
+            *d = 0;
         }
         self.bitmaps.release(conn);
     }
@@ -405,6 +454,44 @@ mod tests {
         m.handle_timeout(Time::from_ns(1_000), &mut Vec::new());
         assert_eq!(m.apply(0, 20).1, 0);
         assert!(m.bitmaps.has(0, 20) && m.bitmaps.has(0, 30));
+    }
+
+    #[test]
+    fn the_disorder_degree_moves_an_eighth_of_the_way_and_a_calm_connection_skips_the_fifos() {
+        let mut n = LeftNic::new(&LeftParams { connection_threshold: 4, ..params(LeftVariant::Left) });
+        assert_eq!(n.degree(0), 0);
+        // 1/8 of 64 packets of disorder: 8; then 1/8 of the way back to 0: 7.
+        n.observe(0, 64);
+        assert_eq!(n.degree(0), 8);
+        n.observe(0, 0);
+        assert_eq!(n.degree(0), 7);
+        // Fixed point: 1/8 of 8 packets is one packet, 1/8 of 1 is 2/16 (shown as 0 packets).
+        n.observe(1, 8);
+        n.observe(2, 1);
+        assert_eq!((n.degree(1), n.degree(2), n.degree(9)), (1, 0, 0));
+        // Connection 3 has been in order: a far packet (disorder 40 >= 8) takes the fast path
+        // anyway, and pulls its degree to 5 (40 / 8)...
+        let r = n.record(Time::ZERO, 3, 0, 40);
+        assert!(!r.gathered && n.bitmaps.has(3, 40) && n.degree(3) == 5, "{r:?}");
+        // ...so its next far packet is gathered; without the test (threshold 0) so was the first.
+        assert!(n.record(Time::ZERO, 3, 0, 41).gathered);
+        let mut off = LeftNic::new(&params(LeftVariant::Left));
+        assert!(off.record(Time::ZERO, 3, 0, 40).gathered);
+        // A connection that finished starts its next life calm.
+        n.release(3);
+        assert_eq!(n.degree(3), 0);
+    }
+
+    #[test]
+    fn left_minus_gathers_in_order_packets_and_their_batch_makes_the_run() {
+        let mut minus = LeftNic::new(&params(LeftVariant::LeftMinus));
+        assert!(minus.gathers_in_order() && !LeftNic::new(&params(LeftVariant::Left)).gathers_in_order());
+        // RCV.NXT's own packet and the next two: gathered, no bit set; the third closes the FIFO.
+        assert!(minus.record(Time::ZERO, 0, 10, 10).gathered);
+        assert!(minus.record(Time::ZERO, 0, 10, 11).gathered && !minus.bitmaps.has(0, 10));
+        let r = minus.record(Time::ZERO, 0, 10, 12);
+        assert!(r.applied && !r.dropped, "{r:?}");
+        assert_eq!(minus.take_run(0, 10).0, 3);
     }
 
     #[test]

@@ -45,6 +45,12 @@ pub struct LeftParams {
     /// update walks at most 3 links: 5 cycles = 25 ns, within the 42 ns a 1 KB packet takes
     /// at 200 Gbps.
     pub disorder_threshold: u32,
+    /// A connection whose disorder degree (packets; see [`crate::transport::loss::left::nic`])
+    /// is below this takes the fast path for every packet, however far a single one lands
+    /// (slides, "Packet Scheduler": "no disorder, low disorder connection packets do not need
+    /// to be gathered"). The slides give no number; 0 (the default) turns the test off, so
+    /// only the per-packet `disorder_threshold` decides, as before the degree was kept.
+    pub connection_threshold: u32,
     /// RCV.NXT stuck this long with packets recorded above it: the holes are NACKed. The
     /// slides do not say; 100 us (IRN's RTO_low) exceeds the reordering of paths that differ
     /// by 32 us (their widest) with room to spare. Must exceed `gather_timeout`.
@@ -76,6 +82,7 @@ impl Default for LeftParams {
             gather_packets: 8,
             gather_timeout: Dur(Time::from_us(2)),
             disorder_threshold: 32,
+            connection_threshold: 0,
             hole_timeout: Dur(Time::from_us(100)),
             nack_holes: 3,
             rto: Dur(Time::from_us(320)),
