@@ -235,3 +235,43 @@ fn bad_selections_are_refused_naming_the_field() {
     retx::config::validate(&mut s).unwrap();
     assert!(!s.to_toml().contains("links =") && !s.to_toml().contains("link_series"), "{}", s.to_toml());
 }
+
+/// The 16k-host dragonfly (h = 8: 16,512 hosts, 2,064 routers, 80,496 ports) with every link
+/// selected: what the statistics add to the run's peak heap, against the budget's charges for
+/// them. `cargo test --profile mutants -p retx --test it links::memory -- --nocapture` prints
+/// the figures docs/BENCHMARKS.md quotes.
+#[test]
+fn memory_on_the_16k_host_dragonfly_is_bounded_by_the_network() {
+    use crate::util::alloc::measure;
+    let text = |links: &str| {
+        format!(
+            "name = \"m\"\nduration = \"50us\"\n[topology]\nkind = \"dragonfly\"\nh = 8\nhost_link = \"200Gbps\"\nfabric_link = \"400Gbps\"\n\
+             [transport]\nrecovery = \"irn\"\ncc = \"dcqcn\"\n[workload]\nkind = \"flow-list\"\nflows = [{{ src = \"h0\", dst = \"h16511\", size = \"100KB\" }}]\n[output]\n{links}\n"
+        )
+    };
+    let peak = |t: &str| {
+        measure(|| {
+            let sim = retx::config::build(retx::Scenario::from_toml(t).unwrap()).unwrap();
+            let out = sim.run(&mut |_, _| true).unwrap();
+            out.links.map(|l| (l.links.len(), l.tier_samples.len(), l.link_samples.len()))
+        })
+    };
+    let (without, none) = peak(&text(""));
+    assert!(none.is_none());
+    let (with, rows) = peak(&text("links = \"all\""));
+    let (links, tier_rows, link_rows) = rows.unwrap();
+    assert_eq!(links, 80_496);
+    let mut s = retx::Scenario::from_toml(&text("links = \"all\"")).unwrap();
+    let topo = retx::config::validate(&mut s).unwrap();
+    let charged: u64 = retx::config::budget::estimate(&s, &topo, 1).charges.iter().filter(|c| c.field.starts_with("output.link")).map(|c| c.bytes).sum();
+    let extra = with.saturating_sub(without);
+    println!(
+        "h = 8 dragonfly, links = \"all\": {links} rows, {tier_rows} tier rows, {link_rows} link rows; peak heap {:.1} MB without, {:.1} MB with (+{:.1} MB, {:.0} B a port); budget charges {:.1} MB",
+        without as f64 / 1e6,
+        with as f64 / 1e6,
+        extra as f64 / 1e6,
+        extra as f64 / links as f64,
+        charged as f64 / 1e6
+    );
+    assert!(extra as f64 <= 2.0 * charged as f64 && charged as f64 <= 2.0 * extra as f64, "extra {extra} B, charged {charged} B");
+}
