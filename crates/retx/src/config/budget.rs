@@ -25,10 +25,11 @@ pub const BYTES_PER_NODE: u64 = 6_144;
 pub const BYTES_PER_LINK: u64 = 1_280;
 /// A time-series row (one receiver, one sample): measured 55 B.
 pub const BYTES_PER_SAMPLE_ROW: u64 = 64;
-/// Fabric statistics (`[output] links`): what every port counts (48 B), and a selected port's
-/// snapshot, row and names (about 300 B with its "A->B" name).
-pub const BYTES_PER_PORT_COUNTS: u64 = 48;
-pub const BYTES_PER_SELECTED_PORT: u64 = 320;
+/// Fabric statistics (`[output] links`): what every port counts (`stats::links::PortCounts`,
+/// 72 B), and a selected port's snapshot, row and names with its "A->B" (measured with the
+/// counts: 295 B a port on the 16k-host dragonfly, `tests/it/links.rs`).
+pub const BYTES_PER_PORT_COUNTS: u64 = 72;
+pub const BYTES_PER_SELECTED_PORT: u64 = 256;
 /// A forwarding table entry: a switch's row per edge switch (`net::routing`).
 pub const BYTES_PER_ROUTE: u64 = 8;
 /// A flowlet table slot (last time 8 B + choice 4 B, padded to 16 B), and the detour table's

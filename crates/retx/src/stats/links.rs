@@ -410,3 +410,57 @@ impl LinkWatch {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::loss::PortLoss;
+    use crate::net::port::Discipline;
+    use crate::sim::rng::{self, Stream};
+
+    fn port(rate_gbps: u64) -> Port {
+        let loss = PortLoss::new(rng::stream(1, Stream::LinkLoss, 0), rng::stream(1, Stream::BurstLoss, 0));
+        let mut p = Port::new(0, Rate(rate_gbps * 1_000_000_000), Time::from_us(1), 2, Discipline::StrictPriority, loss);
+        p.peer_node = 0;
+        p
+    }
+
+    #[test]
+    fn what_every_port_counts_is_72_bytes() {
+        // The budget's BYTES_PER_PORT_COUNTS.
+        assert_eq!(std::mem::size_of::<PortCounts>(), 72);
+    }
+
+    #[test]
+    fn pauses_add_up_to_the_end_and_nested_changes_count_once() {
+        let mut w = LinkWatch::new(2, vec![0, 1], (vec!["t".into()], vec![0, 0]), 1);
+        w.pause_changed(1, Time::from_us(10), true);
+        w.pause_changed(1, Time::from_us(12), true);
+        w.pause_changed(1, Time::from_us(15), false);
+        w.pause_changed(1, Time::from_us(20), true);
+        let mut ports = vec![port(100), port(100)];
+        w.sample(Time::from_us(30), Time::from_us(30), &mut ports);
+        assert_eq!(w.tier_samples[0].paused, Time::from_us(15), "5 us closed and 10 us open");
+        let names: Vec<String> = vec!["a".into()];
+        let r = w.finish(Time::from_us(40), &ports, &names, &[false]);
+        assert_eq!(r.links[1].counts.paused, Time::from_us(25));
+        assert_eq!(r.links[0].counts.paused, Time::ZERO);
+    }
+
+    #[test]
+    fn the_busiest_ports_of_an_interval_are_kept_in_port_order() {
+        let mut w = LinkWatch::new(3, vec![0, 1, 2], (vec!["t".into()], vec![0, 0, 0]), 2);
+        let mut ports = vec![port(100), port(100), port(100)];
+        for (p, bytes) in [(0, 100), (1, 300), (2, 200)] {
+            ports[p].tx_bytes = bytes;
+        }
+        w.sample(Time::from_us(1), Time::from_us(1), &mut ports);
+        assert_eq!(w.link_samples.iter().map(|s| (s.link, s.tx_bytes)).collect::<Vec<_>>(), [(1, 300), (2, 200)]);
+        // The next interval counts from the last sample; an idle port gets no row.
+        ports[0].tx_bytes += 1_000;
+        w.sample(Time::from_us(2), Time::from_us(1), &mut ports);
+        assert_eq!(w.link_samples[2..].iter().map(|s| (s.link, s.tx_bytes)).collect::<Vec<_>>(), [(0, 1_000)]);
+        assert!((w.link_samples[2].utilisation - 1_000.0 * 8.0 / 100_000.0).abs() < 1e-12);
+        assert_eq!(w.tier_samples[1].tx_bytes, 1_000);
+    }
+}
