@@ -182,17 +182,43 @@ pub struct OutputCfg {
     pub links: Option<LinksCfg>,
     /// With `links`: per sample interval, a row in `link_samples.parquet` for each of the
     /// `link_series` selected ports that sent the most bytes in it (0: none). Default
-    /// [`DEFAULT_LINK_SERIES`], written in by validation when `links` selects some.
+    /// [`DEFAULT_LINK_SERIES`] (fewer when the run has so many samples that the rows would pass
+    /// [`MAX_LINK_SERIES_ROWS`]), written in by validation when `links` selects some.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub link_series: Option<u32>,
 }
 
 /// `[output] links`: "all", "none", or selectors.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum LinksCfg {
     Word(String),
     List(Vec<String>),
+}
+
+/// A word or a list of strings, and anything else refused saying what is allowed (serde's
+/// untagged enums say only that no variant matched).
+impl<'de> Deserialize<'de> for LinksCfg {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = LinksCfg;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("\"all\", \"none\" or a list of selectors (\"tier:NAME\", \"A->B\")")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<LinksCfg, E> {
+                Ok(LinksCfg::Word(v.to_string()))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<LinksCfg, A::Error> {
+                let mut list = Vec::new();
+                while let Some(x) = seq.next_element::<String>()? {
+                    list.push(x);
+                }
+                Ok(LinksCfg::List(list))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// Busiest ports per interval in `link_samples.parquet` when `link_series` is left out.
@@ -317,7 +343,17 @@ impl OutputCfg {
 
 /// Resolves `[output] queues`: each "A->B" names the egress port of node A toward node B.
 pub fn watched_queues(topo: &Topology, queues: &[String]) -> Result<Vec<(usize, usize)>, ScenarioError> {
-    queues.iter().enumerate().map(|(i, q)| super::topology::port(topo, q, &format!("output.queues[{i}]"))).collect()
+    queues
+        .iter()
+        .enumerate()
+        .map(|(i, q)| {
+            let field = format!("output.queues[{i}]");
+            if q.trim() == "all" {
+                return Err(err(field, "\"all\": name ports here (\"A->B\"); for every link's statistics use output.links = \"all\""));
+            }
+            super::topology::port(topo, q, &field)
+        })
+        .collect()
 }
 
 /// Writes `link_series`'s default in when `links` selects something, and checks it against
@@ -328,16 +364,17 @@ pub fn check_link_series(o: &mut OutputCfg, duration: Time) -> Result<(), Scenar
         Some(LinksCfg::Word(w)) => w != "none",
         Some(LinksCfg::List(l)) => !l.is_empty(),
     };
+    let samples = duration.0.div_ceil(o.interval(duration).0.max(1)).max(1);
     let Some(n) = o.link_series else {
         if wanted {
-            o.link_series = Some(DEFAULT_LINK_SERIES);
+            // As many as keep within the rows allowed (16 unless a run has over 625,000 samples).
+            o.link_series = Some(DEFAULT_LINK_SERIES.min((MAX_LINK_SERIES_ROWS / samples) as u32));
         }
         return Ok(());
     };
     if !wanted {
         return Err(err("output.link_series", "needs output.links (e.g. links = \"all\"): it picks from the selected links"));
     }
-    let samples = duration.0 / o.interval(duration).0.max(1) + 1;
     let rows = samples.saturating_mul(n as u64);
     if rows > MAX_LINK_SERIES_ROWS {
         return Err(err(

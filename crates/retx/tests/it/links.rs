@@ -221,7 +221,8 @@ fn bad_selections_are_refused_naming_the_field() {
         ("links = [\"x->leaf0\"]", "output.links[0]", "no node named \"x\""),
         ("link_series = 4", "output.link_series", "needs output.links"),
         ("links = \"all\"\nlink_series = 100001", "output.link_series", "rows (at most 10000000)"),
-        ("links = 3", "output", ""),
+        ("links = 3", "output.links", "expected \"all\", \"none\" or a list of selectors"),
+        ("links = [\"tier:host-up\", 3]", "output.links", "expected a string"),
     ] {
         let e = error(&leaf_spine(flow, output, ""));
         assert!(e.field.starts_with(field) && e.message.contains(words), "{output}: {e}");
@@ -274,4 +275,18 @@ fn memory_on_the_16k_host_dragonfly_is_bounded_by_the_network() {
         charged as f64 / 1e6
     );
     assert!(extra as f64 <= 2.0 * charged as f64 && charged as f64 <= 2.0 * extra as f64, "extra {extra} B, charged {charged} B");
+}
+
+#[test]
+fn the_default_series_shrinks_to_fit_the_rows_allowed() {
+    let series = |duration: &str, interval: &str| {
+        let text = format!(
+            "name = \"t\"\nduration = \"{duration}\"\n[topology]\nkind = \"single-switch\"\n[workload]\nkind = \"flow-list\"\nflows = [{{ src = \"h0\", dst = \"h1\", size = \"10KB\" }}]\n[output]\nsample_interval = \"{interval}\"\nlinks = \"all\"\n"
+        );
+        let mut s = retx::Scenario::from_toml(&text).unwrap();
+        retx::config::validate(&mut s).unwrap();
+        s.output.link_series.unwrap()
+    };
+    assert_eq!(series("1ms", "1us"), 16);
+    assert_eq!(series("1000ms", "1us"), 10, "10^6 samples: 10^7 rows");
 }
