@@ -27,6 +27,9 @@ class _RunResult(TypedDict):
     pools: dict[str, _Column]  # schema()["pools"]: one row per watched host's NIC structure per sample
     collectives: dict[str, _Column]  # schema()["collectives"]: one row per collective group and iteration
     collective_steps: dict[str, _Column]  # schema()["collective_steps"]: one row per step of each collective iteration
+    links: dict[str, _Column]  # schema()["links"]: one row per link direction [output] links selects (none without)
+    tier_samples: dict[str, _Column]  # schema()["tier_samples"]: one row per tier of the selected links per sample
+    link_samples: dict[str, _Column]  # schema()["link_samples"]: per sample, one row per busiest selected link ([output] link_series)
     # name, seed, sim_time_us, wall_seconds, events, events_per_sec, packet_hops,
     # packets_created/consumed/in_flight, drops_loss/buffer/unroutable, drops_by_kind
     # ({scheduled_data, unscheduled_data, grants, control}: the transport packets dropped, by
@@ -38,7 +41,10 @@ class _RunResult(TypedDict):
     # or {count, never_started, reason}: finite flows that did not finish, and why); warnings
     # (list of str: see `warnings`), pfc_deadlock (None, or {detected_at_us, ports: [{port, node,
     # peer, link}]}: the run ended there), pfc_storms ([{port, node, peer, link, first_at_us,
-    # windows, max_paused_fraction}]).
+    # windows, max_paused_fraction}]); with [output] links only: switches ([{switch, ports,
+    # tx_bytes, utilisation, drops, drops_by_kind: {scheduled_data, unscheduled_data, grants,
+    # control, background}, trims, ecn_marks, pfc_pauses_sent, pfc_paused_us, max_queue_bytes}]:
+    # each switch's selected egress ports together, in node order), links_selected, link_tiers.
     summary: dict[str, Union[str, int, float, None, list[str], list[dict[str, Union[str, int, float]]], dict[str, object]]]
     resolved: str  # the scenario as TOML with every default filled in
     memory: dict[str, _Column]  # schema()["memory"]: one row per loss recovery scheme
@@ -100,7 +106,8 @@ def memory_table(
 
 def schema() -> dict[str, list[_ColumnSpec]]:
     """Every output table's columns as declared in Rust (retx::stats::columns):
-    {"flows" | "timeseries" | "queues" | "cc" | "pools" | "memory" | "collectives" | "collective_steps":
+    {"flows" | "timeseries" | "queues" | "cc" | "pools" | "memory" | "collectives" | "collective_steps" |
+     "links" | "tier_samples" | "link_samples":
     [(name, dtype, unit, description), ...]}."""
 
 def schemes() -> dict[str, list[str]]:

@@ -14,8 +14,9 @@ from retx.calibrate import calibrate as run_calibration
 from retx._native import PanicException, ScenarioError, last_panic
 from retx.memory import memory_table
 from retx.report import MIN_SEEDS_FOR_INTERVALS, ReportError, write_report
-from retx.plots import (COLLECTIVE_TIMELINE_PLOT, plot_cc, plot_collective_timeline, plot_fct_cdf, plot_pools,
-                        plot_queues, plot_slowdown_by_size, plot_throughput)
+from retx.plots import (COLLECTIVE_TIMELINE_PLOT, LINK_HEATMAP_PLOT, TIER_UTILISATION_PLOT, plot_cc,
+                        plot_collective_timeline, plot_fct_cdf, plot_link_heatmap, plot_pools, plot_queues,
+                        plot_slowdown_by_size, plot_throughput, plot_tier_utilisation)
 from retx.provenance import version
 from retx.output import OutputError, check_folder, check_target, staged
 from retx.results import Results
@@ -157,6 +158,10 @@ def _write_plots(results: Results, folder: Path, title: str) -> None:
     if results.collectives.height:
         plot_collective_timeline(results.flows, results.collective_steps, folder / COLLECTIVE_TIMELINE_PLOT,
                                  title=title)
+    if results.tier_samples.height:
+        plot_tier_utilisation(results.tier_samples, folder / TIER_UTILISATION_PLOT, title=title)
+    if results.link_samples.height:
+        plot_link_heatmap(results.link_samples, results.links, folder / LINK_HEATMAP_PLOT, title=title)
 
 
 def _warn_unfinished(summary: dict[str, Any]) -> None:

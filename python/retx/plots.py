@@ -34,6 +34,10 @@ MAX_TIMELINE_FLOWS = 2000
 COLLECTIVE_TIMELINE_PLOT = "collective_timeline.png"
 MAX_RANK_LABELS = 32
 MAX_STEP_COLOURS = 10
+# What `retx run` names the fabric's plots (`[output] links`), and the most links a heat map shows.
+TIER_UTILISATION_PLOT = "tier_utilisation.png"
+LINK_HEATMAP_PLOT = "link_heatmap.png"
+MAX_HEATMAP_LINKS = 24
 # A throughput series of fewer samples than this is drawn with markers; under MIN_SAMPLES the
 # plot says the interval is too coarse for the run.
 FEW_SAMPLES = 30
@@ -318,6 +322,57 @@ def plot_pools(pools: pl.DataFrame, path: Optional[str | Path] = None, title: st
     axes.set_ylabel("in use (% of capacity; dotted: peak since last sample)")
     axes.set_ylim(0, 105)
     return _finish(figure, axes, path, title, legend=pools.height > 0)
+
+
+def plot_tier_utilisation(tier_samples: pl.DataFrame, path: Optional[str | Path] = None, title: str = "") -> Figure:
+    """The fabric by tier (`[output] links`, tier_samples.parquet): each tier's utilisation
+    over time (its selected links' bytes over what they could carry, line) and its busiest
+    link's (dotted, same colour), in %; few samples are marked each."""
+    figure, axes = _new_figure()
+    marker = _few_samples_marker(tier_samples, "tier")
+    for (tier,), rows in tier_samples.sort("time_us").group_by("tier", maintain_order=True):
+        (line,) = axes.plot(rows["time_us"] / 1000.0, rows["utilisation"] * 100.0, label=str(tier), marker=marker,
+                            markersize=4)
+        axes.plot(rows["time_us"] / 1000.0, rows["max_utilisation"] * 100.0, linestyle=":", color=line.get_color(),
+                  marker=marker, markersize=3)
+    axes.set_xlabel("time (ms)")
+    axes.set_ylabel("utilisation (%; dotted: busiest link of the tier)")
+    axes.set_ylim(0, 105)
+    return _finish(figure, axes, path, title, legend=tier_samples.height > 0)
+
+
+def plot_link_heatmap(link_samples: pl.DataFrame, links: Optional[pl.DataFrame] = None,
+                      path: Optional[str | Path] = None, title: str = "",
+                      max_links: int = MAX_HEATMAP_LINKS) -> Figure:
+    """The busiest links over time (`[output] links`, link_samples.parquet): a row per link, the
+    `max_links` that sent the most over the run (by links.parquet's tx_bytes when given, else
+    by their sampled bytes), busiest on top, and a column per sample interval, coloured by
+    utilisation. An interval in which a link was not among the `link_series` busiest is left
+    blank (its utilisation was at most theirs)."""
+    figure, axes = _new_figure()
+    if link_samples.height == 0:
+        axes.text(0.5, 0.5, "no link samples", ha="center", va="center", transform=axes.transAxes)
+        return _finish(figure, axes, path, title, legend=False)
+    if links is not None and links.height:
+        ranked = links.filter(pl.col("link").is_in(link_samples["link"].unique().implode()))
+        order = ranked.sort(["tx_bytes", "link"], descending=[True, False])["link"].head(max_links).to_list()
+    else:
+        totals = link_samples.group_by("link").agg(pl.col("tx_bytes").sum())
+        order = totals.sort(["tx_bytes", "link"], descending=[True, False])["link"].head(max_links).to_list()
+    times = link_samples["time_us"].unique().sort().to_list()
+    column = {t: i for i, t in enumerate(times)}
+    row = {name: i for i, name in enumerate(order)}
+    grid = [[math.nan] * len(times) for _ in order]
+    for name, t, share in link_samples.filter(pl.col("link").is_in(order)).select("link", "time_us", "utilisation").iter_rows():
+        grid[row[name]][column[t]] = share * 100.0
+    edges = [0.0] + [t / 1000.0 for t in times]
+    image = axes.pcolormesh(edges, range(len(order) + 1), grid, cmap=colormaps["viridis"], vmin=0.0, vmax=100.0,
+                            shading="flat")
+    figure.colorbar(image, ax=axes, label="utilisation (%)")
+    axes.set_yticks([i + 0.5 for i in range(len(order))], order, fontsize="small" if len(order) <= 12 else "x-small")
+    axes.invert_yaxis()
+    axes.set_xlabel("time (ms)")
+    return _finish(figure, axes, path, title or "busiest links", legend=False, grid="x")
 
 
 def plot_collective_timeline(flows: pl.DataFrame, collective_steps: pl.DataFrame, path: Optional[str | Path] = None,

@@ -36,7 +36,7 @@ POLARS_DTYPES: dict[str, type[pl.DataType]] = {
 
 def table_schema(table: str) -> dict[str, type[pl.DataType]]:
     """{column: polars type} of an output table ("flows", "timeseries", "queues", "cc", "pools", "memory",
-    "collectives", "collective_steps"), in column order, as the Rust core declares it; empty tables get
+    "collectives", "collective_steps", "links", "tier_samples", "link_samples"), in column order, as the Rust core declares it; empty tables get
     these types too."""
     return {name: POLARS_DTYPES[dtype] for name, dtype, _unit, _description in _SCHEMA[table]}
 
@@ -83,6 +83,9 @@ MEMORY_FILE = "memory.parquet"
 FCT_TXT_FILE = "fct.txt"
 COLLECTIVES_FILE = "collectives.parquet"
 COLLECTIVE_STEPS_FILE = "collective_steps.parquet"
+LINKS_FILE = "links.parquet"
+TIER_SAMPLES_FILE = "tier_samples.parquet"
+LINK_SAMPLES_FILE = "link_samples.parquet"
 
 
 def empty(table: str) -> pl.DataFrame:
@@ -124,6 +127,12 @@ class Results:
     # (no rows) for every other workload; saved only when not.
     collectives: pl.DataFrame = field(default_factory=lambda: empty("collectives"))
     collective_steps: pl.DataFrame = field(default_factory=lambda: empty("collective_steps"))
+    # Fabric statistics (`[output] links`): per selected link direction over the run, per tier
+    # every sample interval, and the busiest `link_series` ports every interval. Empty (no rows)
+    # without `links`; saved only with it. summary["switches"] holds the per-switch totals.
+    links: pl.DataFrame = field(default_factory=lambda: empty("links"))
+    tier_samples: pl.DataFrame = field(default_factory=lambda: empty("tier_samples"))
+    link_samples: pl.DataFrame = field(default_factory=lambda: empty("link_samples"))
 
     def __post_init__(self) -> None:
         core = {key: value for key, value in self.summary.items() if key not in (*_DERIVED, "provenance")}
@@ -150,6 +159,9 @@ class Results:
             pcap_file=raw.get("pcap_file"),
             collectives=frame(raw["collectives"], "collectives"),
             collective_steps=frame(raw["collective_steps"], "collective_steps"),
+            links=frame(raw["links"], "links"),
+            tier_samples=frame(raw["tier_samples"], "tier_samples"),
+            link_samples=frame(raw["link_samples"], "link_samples"),
         )
 
     def fct_txt_target(self, out_dir: str | Path) -> Path:
@@ -197,6 +209,11 @@ class Results:
         if self.collectives.height:
             write_parquet(self.collectives, out_dir / COLLECTIVES_FILE, record)
             write_parquet(self.collective_steps, out_dir / COLLECTIVE_STEPS_FILE, record)
+        # The fabric's tables only when `[output] links` selects some (`load` reads none as empty).
+        if "links" in watched:
+            write_parquet(self.links, out_dir / LINKS_FILE, record)
+            write_parquet(self.tier_samples, out_dir / TIER_SAMPLES_FILE, record)
+            write_parquet(self.link_samples, out_dir / LINK_SAMPLES_FILE, record)
         if self.fct_txt is not None:
             _write_file(self.fct_txt_target(out_dir), self.fct_txt.encode())
         if self.pcap is not None:
@@ -210,9 +227,12 @@ class Results:
 
     def watched(self) -> set[str]:
         """The `[output]` lists of the resolved scenario that name something: "queues",
-        "cc_flows", "pools"."""
+        "cc_flows", "pools", and "links" when it selects links (not "none")."""
         output = tomllib.loads(self.resolved).get("output", {})
-        return {key for key in ("queues", "cc_flows", "pools") if output.get(key)}
+        watched = {key for key in ("queues", "cc_flows", "pools") if output.get(key)}
+        if output.get("links") and output.get("links") != "none":
+            watched.add("links")
+        return watched
 
     def pcap_target(self, out_dir: str | Path) -> Path:
         """Where `save` writes the pcap: `[output] pcap.file` inside the output folder."""
@@ -238,6 +258,9 @@ class Results:
             provenance=record,
             collectives=_read_or_empty(out_dir / COLLECTIVES_FILE, "collectives"),
             collective_steps=_read_or_empty(out_dir / COLLECTIVE_STEPS_FILE, "collective_steps"),
+            links=_read_or_empty(out_dir / LINKS_FILE, "links"),
+            tier_samples=_read_or_empty(out_dir / TIER_SAMPLES_FILE, "tier_samples"),
+            link_samples=_read_or_empty(out_dir / LINK_SAMPLES_FILE, "link_samples"),
         )
 
     def __repr__(self) -> str:

@@ -19,7 +19,8 @@ from retx import _native
 from retx.results import POLARS_DTYPES, Results, describe, frame, table_schema
 
 STUB = Path(retx.__file__).with_name("_native.pyi")
-TABLES = ("flows", "timeseries", "queues", "cc", "pools", "memory", "collectives", "collective_steps")
+TABLES = ("flows", "timeseries", "queues", "cc", "pools", "memory", "collectives", "collective_steps", "links",
+          "tier_samples", "link_samples")
 NUMPY_DTYPES = {"i64": np.int64, "u64": np.uint64, "f64": np.float64, "bool": np.bool_}
 
 # The small scenario sampled often enough that its time series has rows.

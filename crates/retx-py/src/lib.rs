@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
 use retx::observe::Observer;
 use retx::sim::units::Time;
-use retx::stats::columns::{Data, Table, CC, COLLECTIVES, COLLECTIVE_STEPS, FLOWS, MEMORY, POOLS, QUEUES, TIMESERIES};
+use retx::stats::columns::{Data, Table, CC, COLLECTIVES, COLLECTIVE_STEPS, FLOWS, LINKS, LINK_SAMPLES, MEMORY, POOLS, QUEUES, TIER_SAMPLES, TIMESERIES};
 use retx::{RunOutput, Scenario, ScenarioError as CoreError, Simulation};
 
 create_exception!(_native, ScenarioError, PyValueError, "A scenario failed validation; str() is one line naming the field.");
@@ -150,6 +150,11 @@ fn to_python(py: Python<'_>, out: &RunOutput, name: &str, seed: u64, wall_s: f64
     let pools = columns(py, &POOLS, &out.host_names, &out.pool_samples)?;
     let collectives = columns(py, &COLLECTIVES, &(), &out.collectives)?;
     let collective_steps = columns(py, &COLLECTIVE_STEPS, &(), &out.collective_steps)?;
+    let no_links = retx::stats::links::LinkReport::default();
+    let l = out.links.as_ref().unwrap_or(&no_links);
+    let links = columns(py, &LINKS, &l.names, &l.links)?;
+    let tier_samples = columns(py, &TIER_SAMPLES, &l.names, &l.tier_samples)?;
+    let link_samples = columns(py, &LINK_SAMPLES, &l.names, &l.link_samples)?;
 
     let c = &out.counters;
     let summary = PyDict::new_bound(py);
@@ -220,6 +225,37 @@ fn to_python(py: Python<'_>, out: &RunOutput, name: &str, seed: u64, wall_s: f64
         })
         .collect::<PyResult<Vec<_>>>()?;
     summary.set_item("pfc_storms", storms)?;
+    if let Some(l) = &out.links {
+        // Per switch, its selected ports together (`[output] links`); absent without.
+        let switches = l
+            .switches
+            .iter()
+            .map(|s| {
+                let x = PyDict::new_bound(py);
+                x.set_item("switch", &s.switch)?;
+                x.set_item("ports", s.ports)?;
+                x.set_item("tx_bytes", s.tx_bytes)?;
+                x.set_item("utilisation", s.utilisation)?;
+                x.set_item("drops", s.drops.total() + s.drops_background)?;
+                let kinds = PyDict::new_bound(py);
+                kinds.set_item("scheduled_data", s.drops.scheduled_data)?;
+                kinds.set_item("unscheduled_data", s.drops.unscheduled_data)?;
+                kinds.set_item("grants", s.drops.grants)?;
+                kinds.set_item("control", s.drops.control)?;
+                kinds.set_item("background", s.drops_background)?;
+                x.set_item("drops_by_kind", kinds)?;
+                x.set_item("trims", s.trims)?;
+                x.set_item("ecn_marks", s.ecn_marks)?;
+                x.set_item("pfc_pauses_sent", s.pauses_sent)?;
+                x.set_item("pfc_paused_us", s.paused.as_us_f64())?;
+                x.set_item("max_queue_bytes", s.max_queue)?;
+                Ok(x)
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        summary.set_item("switches", switches)?;
+        summary.set_item("links_selected", l.links.len())?;
+        summary.set_item("link_tiers", l.names.tiers.clone())?;
+    }
     summary.set_item("flows", f.len())?;
     summary.set_item("flows_completed", f.iter().filter(|r| r.finish.is_some()).count())?;
     let unfinished = match out.unfinished() {
@@ -242,6 +278,9 @@ fn to_python(py: Python<'_>, out: &RunOutput, name: &str, seed: u64, wall_s: f64
     result.set_item("pools", pools)?;
     result.set_item("collectives", collectives)?;
     result.set_item("collective_steps", collective_steps)?;
+    result.set_item("links", links)?;
+    result.set_item("tier_samples", tier_samples)?;
+    result.set_item("link_samples", link_samples)?;
     result.set_item("summary", summary)?;
     result.set_item("resolved", resolved)?;
     result.set_item("memory", columns(py, &MEMORY, &(), &memory.rows)?)?;

@@ -25,6 +25,11 @@ pub const BYTES_PER_NODE: u64 = 6_144;
 pub const BYTES_PER_LINK: u64 = 1_280;
 /// A time-series row (one receiver, one sample): measured 55 B.
 pub const BYTES_PER_SAMPLE_ROW: u64 = 64;
+/// Fabric statistics (`[output] links`): what every port counts (`stats::links::PortCounts`,
+/// 72 B), and a selected port's snapshot, row and names with its "A->B" (measured with the
+/// counts: 295 B a port on the 16k-host dragonfly, `tests/it/links.rs`).
+pub const BYTES_PER_PORT_COUNTS: u64 = 72;
+pub const BYTES_PER_SELECTED_PORT: u64 = 256;
 /// A forwarding table entry: a switch's row per edge switch (`net::routing`).
 pub const BYTES_PER_ROUTE: u64 = 8;
 /// A flowlet table slot (last time 8 B + choice 4 B, padded to 16 B), and the detour table's
@@ -87,6 +92,16 @@ pub fn estimate(s: &Scenario, topo: &Topology, flows: u64) -> Estimate {
     let samples = s.duration.0 .0 / interval.0.max(1);
     let receivers = hosts.min(flows.max(1));
     e.charge("output.sample_interval", format!("{samples} samples x {receivers} receivers x {BYTES_PER_SAMPLE_ROW} B"), samples.saturating_mul(receivers), BYTES_PER_SAMPLE_ROW);
+    if let Ok(Some(selected)) = super::output::selected_links(topo, &s.output) {
+        let ports = topo.port_count() as u64;
+        e.charge("output.links", format!("{ports} ports x {BYTES_PER_PORT_COUNTS} B"), ports, BYTES_PER_PORT_COUNTS);
+        let n = selected.len() as u64;
+        e.charge("output.links", format!("{n} selected ports x {BYTES_PER_SELECTED_PORT} B"), n, BYTES_PER_SELECTED_PORT);
+        let tiers = topo.port_tiers().0.len() as u64;
+        e.charge("output.links", format!("{samples} samples x {tiers} tiers x {BYTES_PER_SAMPLE_ROW} B"), samples.saturating_mul(tiers), BYTES_PER_SAMPLE_ROW);
+        let series = s.output.link_series.unwrap_or(super::output::DEFAULT_LINK_SERIES) as u64;
+        e.charge("output.link_series", format!("{samples} samples x {series} ports x {BYTES_PER_SAMPLE_ROW} B"), samples.saturating_mul(series.min(n)), BYTES_PER_SAMPLE_ROW);
+    }
     let slots = s.routing.flowlet_entries.max(1).next_power_of_two() as u64;
     match s.routing.policy {
         RoutingKind::Flowlet => {

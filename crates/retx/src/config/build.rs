@@ -94,6 +94,11 @@ pub fn build_with_observer<O: Observer>(mut s: Scenario, obs: O) -> Result<Simul
     let watched_queues = super::validate::watched_queues(&topology, &s.output.queues)?;
     let watched_flows = super::validate::watched_flows(&s.output.cc_flows, flows.len())?;
     let watched_pools = super::validate::watched_pools(&topology, &s.output.pools)?;
+    let links = super::output::selected_links(&topology, &s.output)?.map(|selected| crate::world::LinkPlan {
+        selected,
+        tiers: topology.port_tiers(),
+        series: s.output.link_series.unwrap_or(super::output::DEFAULT_LINK_SERIES) as usize,
+    });
     let background = s
         .background
         .iter()
@@ -109,6 +114,7 @@ pub fn build_with_observer<O: Observer>(mut s: Scenario, obs: O) -> Result<Simul
         watched_queues,
         watched_flows,
         watched_pools,
+        links,
         switch: switch(&s),
         degraded,
         queues: s.switch.queues as usize,

@@ -64,6 +64,9 @@ pub const RUN_OUTPUTS: &[&str] = &[
     "memory.parquet",
     "collectives.parquet",
     "collective_steps.parquet",
+    "links.parquet",
+    "link_samples.parquet",
+    "tier_samples.parquet",
     "summary.json",
     "scenario.toml",
     "throughput.png",
@@ -73,6 +76,8 @@ pub const RUN_OUTPUTS: &[&str] = &[
     "cc.png",
     "pools.png",
     "collective_timeline.png",
+    "tier_utilisation.png",
+    "link_heatmap.png",
     "report.html",
     "point.json",
     "provenance.json",
@@ -169,11 +174,62 @@ pub struct OutputCfg {
     /// `wire::frame` for the layout). Default none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pcap: Option<PcapCfg>,
+    /// Fabric statistics (`links.parquet`, `tier_samples.parquet`, `link_samples.parquet`,
+    /// per-switch totals in summary.json): "all", "none" (the default) or a list of
+    /// selectors, each "tier:NAME" (every port of a tier, [`Topology::port_tiers`]) or
+    /// "A->B" (node A's port toward node B).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub links: Option<LinksCfg>,
+    /// With `links`: per sample interval, a row in `link_samples.parquet` for each of the
+    /// `link_series` selected ports that sent the most bytes in it (0: none). Default
+    /// [`DEFAULT_LINK_SERIES`] (fewer when the run has so many samples that the rows would pass
+    /// [`MAX_LINK_SERIES_ROWS`]), written in by validation when `links` selects some.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link_series: Option<u32>,
 }
+
+/// `[output] links`: "all", "none", or selectors.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum LinksCfg {
+    Word(String),
+    List(Vec<String>),
+}
+
+/// A word or a list of strings, and anything else refused saying what is allowed (serde's
+/// untagged enums say only that no variant matched).
+impl<'de> Deserialize<'de> for LinksCfg {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = LinksCfg;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("\"all\", \"none\" or a list of selectors (\"tier:NAME\", \"A->B\")")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<LinksCfg, E> {
+                Ok(LinksCfg::Word(v.to_string()))
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<LinksCfg, A::Error> {
+                let mut list = Vec::new();
+                while let Some(x) = seq.next_element::<String>()? {
+                    list.push(x);
+                }
+                Ok(LinksCfg::List(list))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Busiest ports per interval in `link_samples.parquet` when `link_series` is left out.
+pub const DEFAULT_LINK_SERIES: u32 = 16;
+/// Most rows `link_samples.parquet` may get: `link_series` x samples (about 64 B a row in
+/// memory, so at most some 640 MB).
+pub const MAX_LINK_SERIES_ROWS: u64 = 10_000_000;
 
 impl Default for OutputCfg {
     fn default() -> Self {
-        OutputCfg { sample_interval: None, fct_txt: None, queues: Vec::new(), cc_flows: Vec::new(), pools: Vec::new(), pcap: None }
+        OutputCfg { sample_interval: None, fct_txt: None, queues: Vec::new(), cc_flows: Vec::new(), pools: Vec::new(), pcap: None, links: None, link_series: None }
     }
 }
 
@@ -277,6 +333,7 @@ impl OutputCfg {
         }
         watched_pools(topo, &self.pools)?;
         watched_queues(topo, &self.queues)?;
+        selected_links(topo, self)?;
         if let Some(n) = flows {
             watched_flows(&self.cc_flows, n)?;
         }
@@ -286,7 +343,84 @@ impl OutputCfg {
 
 /// Resolves `[output] queues`: each "A->B" names the egress port of node A toward node B.
 pub fn watched_queues(topo: &Topology, queues: &[String]) -> Result<Vec<(usize, usize)>, ScenarioError> {
-    queues.iter().enumerate().map(|(i, q)| super::topology::port(topo, q, &format!("output.queues[{i}]"))).collect()
+    queues
+        .iter()
+        .enumerate()
+        .map(|(i, q)| {
+            let field = format!("output.queues[{i}]");
+            if q.trim() == "all" {
+                return Err(err(field, "\"all\": name ports here (\"A->B\"); for every link's statistics use output.links = \"all\""));
+            }
+            super::topology::port(topo, q, &field)
+        })
+        .collect()
+}
+
+/// Writes `link_series`'s default in when `links` selects something, and checks it against
+/// the run's samples (after [`OutputCfg::check_sampling`]).
+pub fn check_link_series(o: &mut OutputCfg, duration: Time) -> Result<(), ScenarioError> {
+    let wanted = match &o.links {
+        None => false,
+        Some(LinksCfg::Word(w)) => w != "none",
+        Some(LinksCfg::List(l)) => !l.is_empty(),
+    };
+    let samples = duration.0.div_ceil(o.interval(duration).0.max(1)).max(1);
+    let Some(n) = o.link_series else {
+        if wanted {
+            // As many as keep within the rows allowed (16 unless a run has over 625,000 samples).
+            o.link_series = Some(DEFAULT_LINK_SERIES.min((MAX_LINK_SERIES_ROWS / samples) as u32));
+        }
+        return Ok(());
+    };
+    if !wanted {
+        return Err(err("output.link_series", "needs output.links (e.g. links = \"all\"): it picks from the selected links"));
+    }
+    let rows = samples.saturating_mul(n as u64);
+    if rows > MAX_LINK_SERIES_ROWS {
+        return Err(err(
+            "output.link_series",
+            format!("{n} links x {samples} samples = {rows} rows (at most {MAX_LINK_SERIES_ROWS}): ask for fewer links or a longer sample_interval"),
+        ));
+    }
+    Ok(())
+}
+
+/// Resolves `[output] links` to the ports it selects, in port order (None: "none" or left
+/// out). Each selector is "tier:NAME" or "A->B"; a port named twice counts once.
+pub fn selected_links(topo: &Topology, o: &OutputCfg) -> Result<Option<Vec<u32>>, ScenarioError> {
+    let list = match &o.links {
+        None => return Ok(None),
+        Some(LinksCfg::Word(w)) if w == "none" => return Ok(None),
+        Some(LinksCfg::Word(w)) if w == "all" => return Ok(Some((0..topo.port_count() as u32).collect())),
+        Some(LinksCfg::Word(w)) => {
+            return Err(err("output.links", format!("{w:?} is not \"all\", \"none\" or a list of selectors (e.g. [\"tier:host-down\", \"sw0->h1\"])")));
+        }
+        Some(LinksCfg::List(l)) if l.is_empty() => return Ok(None),
+        Some(LinksCfg::List(l)) => l,
+    };
+    let mut chosen = vec![false; topo.port_count()];
+    let mut tiers: Option<(Vec<String>, Vec<u16>)> = None;
+    for (i, sel) in list.iter().enumerate() {
+        let field = format!("output.links[{i}]");
+        if let Some(name) = sel.strip_prefix("tier:") {
+            let (names, tier_of) = tiers.get_or_insert_with(|| topo.port_tiers());
+            let Some(t) = names.iter().position(|n| n == name.trim()) else {
+                return Err(err(field, format!("{name:?} is not a tier of this network (its tiers: {})", names.join(", "))));
+            };
+            for (p, &tp) in tier_of.iter().enumerate() {
+                if tp as usize == t {
+                    chosen[p] = true;
+                }
+            }
+        } else if sel.contains("->") {
+            let (a, b) = super::topology::port(topo, sel, &field)?;
+            let p = topo.port_toward(a, b).expect("a validated link");
+            chosen[p] = true;
+        } else {
+            return Err(err(field, format!("{sel:?}: write \"tier:NAME\" (e.g. \"tier:host-down\") or a port \"A->B\" (node A's port toward node B)")));
+        }
+    }
+    Ok(Some(chosen.iter().enumerate().filter(|(_, &c)| c).map(|(p, _)| p as u32).collect()))
 }
 
 /// Resolves `[output] pcap`: the node ids of its hosts, after checking every field.

@@ -44,6 +44,7 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
         return Err(ScenarioError::new("duration", "must be greater than 0"));
     }
     s.output.check_sampling(s.duration.0)?;
+    super::output::check_link_series(&mut s.output, s.duration.0)?;
     s.output.files()?;
     topology::resolve(&mut s.topology)?;
     let topo = topology::build(&s.topology, &s.base_dir)?;

@@ -271,6 +271,11 @@ impl Port {
         std::mem::replace(&mut self.peak_bytes, self.held_bytes)
     }
 
+    /// The most bytes the queues held since [`Port::take_peak`] last read it (or the start).
+    pub fn peak(&self) -> u64 {
+        self.peak_bytes
+    }
+
     /// Packets in the queues and on the wire.
     pub fn packets_held(&self) -> usize {
         self.queues.iter().map(|q| q.len()).sum::<usize>() + self.pipe.len()

@@ -139,6 +139,76 @@ impl Topology {
         self.nodes.iter().enumerate().filter(|(_, n)| n.kind == NodeKind::Host).map(|(i, _)| i)
     }
 
+    /// The port of node `a` toward node `b`, numbered as [`Topology::port_node`] says, if a
+    /// link joins them.
+    pub fn port_toward(&self, a: usize, b: usize) -> Option<usize> {
+        let i = *self.links_of(a).iter().find(|&&i| {
+            let l = &self.links[i];
+            (l.a == a && l.b == b) || (l.a == b && l.b == a)
+        })?;
+        Some(if self.links[i].a == a { 2 * i } else { 2 * i + 1 })
+    }
+
+    /// The tier of every port (a direction of a link), as the network defines it: `host-up`
+    /// (a host's port), `host-down` (a port toward a host); between switches, `local` and
+    /// `global` in a network of switch groups (a dragonfly: within a group or between two),
+    /// else the two ends' roles, their names without the trailing number (`leaf-spine`,
+    /// `spine-leaf`, `tor-agg`, `agg-core`, `core-agg`, `agg-tor`), or, where both ends share
+    /// a role (an HPCC file's `sw..`), their levels, hops from the nearest host
+    /// (`level1-level2`). Returns the tier names in the order their first port comes, and per
+    /// port the index of its tier.
+    pub fn port_tiers(&self) -> (Vec<String>, Vec<u16>) {
+        let role = |n: usize| self.nodes[n].name.trim_end_matches(|c: char| c.is_ascii_digit());
+        let mut levels: Option<Vec<u32>> = None;
+        let mut names: Vec<String> = Vec::new();
+        let mut index: std::collections::HashMap<String, u16> = std::collections::HashMap::new();
+        let mut tier_of = Vec::with_capacity(self.port_count());
+        for port in 0..self.port_count() {
+            let l = &self.links[port / 2];
+            let (a, b) = if port.is_multiple_of(2) { (l.a, l.b) } else { (l.b, l.a) };
+            let host = |n: usize| self.nodes[n].kind == NodeKind::Host;
+            let name = if host(a) {
+                "host-up".to_string()
+            } else if host(b) {
+                "host-down".to_string()
+            } else if !self.groups.is_empty() {
+                if self.groups.get(a) == self.groups.get(b) { "local" } else { "global" }.to_string()
+            } else if role(a) != role(b) && !role(a).is_empty() && !role(b).is_empty() {
+                format!("{}-{}", role(a), role(b))
+            } else {
+                let lv = levels.get_or_insert_with(|| self.switch_levels());
+                format!("level{}-level{}", lv[a], lv[b])
+            };
+            let next = names.len() as u16;
+            let t = *index.entry(name.clone()).or_insert_with(|| {
+                names.push(name);
+                next
+            });
+            tier_of.push(t);
+        }
+        (names, tier_of)
+    }
+
+    /// Per node, hops from the nearest host (0 at hosts; u32::MAX where none is reached).
+    fn switch_levels(&self) -> Vec<u32> {
+        let mut level = vec![u32::MAX; self.nodes.len()];
+        let mut frontier: std::collections::VecDeque<usize> = self.hosts().collect();
+        for &h in &frontier {
+            level[h] = 0;
+        }
+        while let Some(n) = frontier.pop_front() {
+            for &i in self.links_of(n) {
+                let l = &self.links[i];
+                let m = if l.a == n { l.b } else { l.a };
+                if level[m] == u32::MAX {
+                    level[m] = level[n] + 1;
+                    frontier.push_back(m);
+                }
+            }
+        }
+        level
+    }
+
     /// Entries of the forwarding tables ([`crate::net::routing::Routes`]): forwarding nodes x
     /// destination groups, a group being the switch a single-homed host hangs off, or a host of
     /// its own; a forwarding node is any node but a single-homed host (which has one way out).

@@ -22,6 +22,7 @@
 //! ```
 
 use crate::hw::memory::Footprint;
+use crate::stats::links::{LinkNames, LinkRecord, LinkSample, TierSample};
 use crate::stats::{FlowRecord, Sample};
 
 /// A column's element type.
@@ -157,6 +158,9 @@ pub fn schema() -> Vec<(&'static str, Vec<ColumnSpec>)> {
         (MEMORY.name, MEMORY.specs()),
         (COLLECTIVES.name, COLLECTIVES.specs()),
         (COLLECTIVE_STEPS.name, COLLECTIVE_STEPS.specs()),
+        (LINKS.name, LINKS.specs()),
+        (TIER_SAMPLES.name, TIER_SAMPLES.specs()),
+        (LINK_SAMPLES.name, LINK_SAMPLES.specs()),
     ]
 }
 
@@ -412,6 +416,68 @@ static COLLECTIVE_STEP_COLUMNS: &[Column<(), super::StepRecord>] = &[
     col("duration_us", "us", "end - start; NaN if unfinished", Get::F64(|_, r| nan_or(r.end.map(|e| (e - r.start).as_us_f64())))),
     col("ideal_us", "us", "alone on an empty network: the longest of its ranks' sends", Get::F64(|_, r| r.ideal.as_us_f64())),
     col("slowest_flow", "", "the flow received last (its row in the flows table)", Get::I64(|_, r| r.slowest_flow as i64)),
+];
+
+/// One row per selected port over the run (`LinkReport::links`, `[output] links`); the
+/// context names the ports and tiers.
+pub static LINKS: Table<LinkNames, LinkRecord> = Table { name: "links", columns: LINK_COLUMNS };
+
+static LINK_COLUMNS: &[Column<LinkNames, LinkRecord>] = &[
+    col("link", "", "the link direction, \"A->B\": node A's egress port toward node B", Get::Str(|n, r| n.links[r.link as usize].name.as_str())),
+    col("node", "", "the node whose egress port it is (A)", Get::Str(|n, r| n.links[r.link as usize].node.as_str())),
+    col("peer", "", "the node it sends to (B)", Get::Str(|n, r| n.links[r.link as usize].peer.as_str())),
+    col("tier", "", "its tier: host-up, host-down, and between switches the ends' roles (leaf-spine, tor-agg, agg-core, ...), local or global (a dragonfly), or levelN-levelM (hops from the hosts)", Get::Str(|n, r| n.tiers[n.links[r.link as usize].tier as usize].as_str())),
+    col("rate_gbps", "Gbps", "the link's rate", Get::F64(|n, r| n.links[r.link as usize].rate.bps() as f64 / 1e9)),
+    col("tx_bytes", "B", "bytes the port sent over the run (headers, control and PFC frames included; packets lost on its wire too)", Get::I64(|_, r| r.tx_bytes as i64)),
+    col("tx_packets", "packets", "packets the port sent over the run", Get::I64(|_, r| r.tx_packets as i64)),
+    col("utilisation", "", "tx bytes over what the link carries from the first sample interval's start to the run's end (0..1)", Get::F64(|_, r| r.utilisation)),
+    col("drops", "packets", "packets dropped at the port: its egress queue's buffer or colour rules, a loss model on its wire; a packet no switch could route counts at the link it arrived over. Background packets included", Get::I64(|_, r| (r.counts.drops.total() + r.counts.drops_background) as i64)),
+    col("drops_scheduled", "packets", "of its drops, data a grant, credit or PULL allowed (all data of a sender-driven scheme)", Get::I64(|_, r| r.counts.drops.scheduled_data as i64)),
+    col("drops_unscheduled", "packets", "of its drops, data sent before any grant, credit or PULL", Get::I64(|_, r| r.counts.drops.unscheduled_data as i64)),
+    col("drops_grants", "packets", "of its drops, grants, credits and PULLs", Get::I64(|_, r| r.counts.drops.grants as i64)),
+    col("drops_control", "packets", "of its drops, every other control packet (ACK, NAK, CNP, ...)", Get::I64(|_, r| r.counts.drops.control as i64)),
+    col("drops_background", "packets", "of its drops, background traffic ([[background]])", Get::I64(|_, r| r.counts.drops_background as i64)),
+    col("trims", "packets", "data packets trimmed to their header at the port's egress queue ([switch] trim)", Get::I64(|_, r| r.counts.trims as i64)),
+    col("ecn_marks", "packets", "packets the port marked CE", Get::I64(|_, r| r.ecn_marks as i64)),
+    col("pfc_pauses_sent", "frames", "PFC pause frames the port sent to its peer", Get::I64(|_, r| r.pauses_sent as i64)),
+    col("pfc_paused_us", "us", "time the peer held some of the port's data classes paused", Get::F64(|_, r| r.counts.paused.as_us_f64())),
+    col("max_queue_bytes", "B", "the most bytes the port's egress queues held at once", Get::I64(|_, r| r.max_queue as i64)),
+];
+
+/// One row per tier and sample interval (`LinkReport::tier_samples`): the tier's selected
+/// ports together; the context names the tiers.
+pub static TIER_SAMPLES: Table<LinkNames, TierSample> = Table { name: "tier_samples", columns: TIER_SAMPLE_COLUMNS };
+
+static TIER_SAMPLE_COLUMNS: &[Column<LinkNames, TierSample>] = &[
+    col("time_us", "us", "end of the sampling interval", Get::F64(|_, s| s.time.as_us_f64())),
+    col("tier", "", "the tier (see links.parquet)", Get::Str(|n, s| n.tiers[s.tier as usize].as_str())),
+    col("links", "", "its selected ports", Get::I64(|_, s| s.links as i64)),
+    col("tx_bytes", "B", "bytes they sent over the interval", Get::I64(|_, s| s.tx_bytes as i64)),
+    col("utilisation", "", "tx bytes over what they could carry in the interval (0..1)", Get::F64(|_, s| s.utilisation)),
+    col("max_utilisation", "", "the busiest port's share of its own link over the interval", Get::F64(|_, s| s.max_utilisation)),
+    col("drops", "packets", "packets dropped at them over the interval", Get::I64(|_, s| s.drops as i64)),
+    col("trims", "packets", "data packets trimmed at them over the interval", Get::I64(|_, s| s.trims as i64)),
+    col("ecn_marks", "packets", "packets they marked CE over the interval", Get::I64(|_, s| s.ecn_marks as i64)),
+    col("pfc_paused_us", "us", "time their data classes were held paused over the interval, summed over the ports", Get::F64(|_, s| s.paused.as_us_f64())),
+    col("max_queue_bytes", "B", "the most bytes any of them queued in the interval", Get::I64(|_, s| s.max_queue as i64)),
+];
+
+/// Per sample interval, one row per port among the `[output] link_series` selected ports that
+/// sent the most bytes in it (`LinkReport::link_samples`); the context names the ports.
+pub static LINK_SAMPLES: Table<LinkNames, LinkSample> = Table { name: "link_samples", columns: LINK_SAMPLE_COLUMNS };
+
+static LINK_SAMPLE_COLUMNS: &[Column<LinkNames, LinkSample>] = &[
+    col("time_us", "us", "end of the sampling interval", Get::F64(|_, s| s.time.as_us_f64())),
+    col("link", "", "the link direction, \"A->B\" (see links.parquet)", Get::Str(|n, s| n.links[s.link as usize].name.as_str())),
+    col("tier", "", "its tier", Get::Str(|n, s| n.tiers[n.links[s.link as usize].tier as usize].as_str())),
+    col("tx_bytes", "B", "bytes the port sent over the interval", Get::I64(|_, s| s.tx_bytes as i64)),
+    col("utilisation", "", "tx bytes over what the link carries in the interval (0..1)", Get::F64(|_, s| s.utilisation)),
+    col("drops", "packets", "packets dropped at the port over the interval", Get::I64(|_, s| s.drops as i64)),
+    col("trims", "packets", "data packets trimmed at the port over the interval", Get::I64(|_, s| s.trims as i64)),
+    col("ecn_marks", "packets", "packets the port marked CE over the interval", Get::I64(|_, s| s.ecn_marks as i64)),
+    col("pfc_paused_us", "us", "time its data classes were held paused over the interval", Get::F64(|_, s| s.paused.as_us_f64())),
+    col("peak_bytes", "B", "the most bytes its queues held in the interval", Get::I64(|_, s| s.peak as i64)),
+    col("queue_bytes", "B", "bytes in its queues at the sample time", Get::I64(|_, s| s.queue_bytes as i64)),
 ];
 
 /// One row per loss recovery scheme: its on-chip memory for a NIC of a given sizing

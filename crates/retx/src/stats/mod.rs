@@ -2,6 +2,7 @@
 
 pub mod collectives;
 pub mod columns;
+pub mod links;
 
 use crate::sim::units::Time;
 pub use crate::transport::common::notifications::Notifications;

@@ -225,6 +225,15 @@ impl<O: Observer> Simulation<O> {
             DropCause::Buffer => self.c.drops_buffer += 1,
             DropCause::Unroutable => self.c.drops_unroutable += 1,
         }
+        if let Some(l) = self.links.as_mut() {
+            // A packet no switch could route counts against the link it arrived over.
+            let at = if cause == DropCause::Unroutable { self.ports[port].peer } else { port };
+            match pkt.frame {
+                Frame::Transport => l.drop_at(at, Some(&pkt.seg)),
+                Frame::Background => l.drop_at(at, None),
+                Frame::Pause(_) | Frame::Resume(_) => {}
+            }
+        }
         match pkt.frame {
             Frame::Transport => {
                 self.c.drops_by_kind.count(&pkt.seg);
@@ -272,6 +281,9 @@ impl<O: Observer> Simulation<O> {
                 pkt.trim(queue, header);
                 pkt.seg.path.set_trimmed_last_hop(self.is_host[self.ports[out].peer_node]);
                 self.c.packets_trimmed += 1;
+                if let Some(l) = self.links.as_mut() {
+                    l.trim_at(out);
+                }
                 pkt.in_port = out as u32; // charged to no ingress queue
                 queue
             }
@@ -281,6 +293,9 @@ impl<O: Observer> Simulation<O> {
                 match sw.trim_last(&self.switch_params, &mut self.ports[out], queue, header_queue, header) {
                     Booted::Queued(mut cut) => {
                         self.c.packets_trimmed += 1;
+                        if let Some(l) = self.links.as_mut() {
+                            l.trim_at(out);
+                        }
                         cut.seg.path.set_trimmed_last_hop(self.is_host[self.ports[out].peer_node]);
                         cut.in_port = out as u32;
                         self.ports[out].enqueue(header_queue, cut);
@@ -320,6 +335,9 @@ impl<O: Observer> Simulation<O> {
         if !pkt.seg.trimmed {
             pkt.trim(queue, header);
             self.c.packets_trimmed += 1;
+            if let Some(l) = self.links.as_mut() {
+                l.trim_at(out);
+            }
         }
         pkt.turn_back();
         self.c.packets_returned += 1;

@@ -25,6 +25,7 @@ use crate::observe::{Observer, Quiet};
 use crate::sim::queue::EventQueue;
 use crate::sim::rng::{self, Stream};
 use crate::sim::units::Time;
+use crate::stats::links::{LinkReport, LinkWatch};
 use crate::stats::{CcSample, Counters, DropKinds, FlowRecord, IterationRecord, PoolSample, QueueSample, Sample, StepRecord};
 use crate::nic::Qp;
 use crate::transport::common::endpoint::EndRecord;
@@ -68,6 +69,8 @@ pub struct Parts {
     pub watched_flows: Vec<u32>,
     /// Hosts (node ids) whose NIC's shared structures are sampled with the time series.
     pub watched_pools: Vec<usize>,
+    /// Fabric statistics (`[output] links`), if asked for.
+    pub links: Option<LinkPlan>,
     pub switch: SwitchParams,
     /// Degraded switch egress ports: (switch, the node it sends to, the share of the link's
     /// rate), their queue limits and ECN thresholds scaled alike.
@@ -102,6 +105,15 @@ pub struct Parts {
     pub background: Vec<background::Spec>,
     /// The PFC watchdog's settings (used when PFC is on).
     pub pfc_watch: WatchParams,
+}
+
+/// What `[output] links` asks of a run: the ports it selects (port ids, in order), every
+/// port's tier (names, and per port its index) and the busiest ports kept per interval.
+#[derive(Clone, Debug)]
+pub struct LinkPlan {
+    pub selected: Vec<u32>,
+    pub tiers: (Vec<String>, Vec<u16>),
+    pub series: usize,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -174,6 +186,8 @@ pub struct RunOutput {
     pub cc_samples: Vec<CcSample>,
     /// `[output] pools`: the watched hosts' NIC structures.
     pub pool_samples: Vec<PoolSample>,
+    /// `[output] links`: the fabric's statistics, when asked for.
+    pub links: Option<LinkReport>,
     pub counters: Counters,
     /// When the run stopped: its duration, or earlier when every finite flow finished (or a
     /// PFC deadlock ended it).
@@ -304,6 +318,8 @@ pub struct Simulation<O: Observer = Quiet> {
     pool_samples: Vec<PoolSample>,
     queue_names: Vec<String>,
     queue_samples: Vec<QueueSample>,
+    /// Fabric statistics (`[output] links`), if asked for.
+    links: Option<Box<LinkWatch>>,
     c: Counters,
     bdp_packets: u32,
     /// Settings that do not fit the built network (see [`RunOutput::warnings`]).
@@ -488,6 +504,7 @@ impl<O: Observer> Simulation<O> {
             cc_samples: Vec::new(),
             queue_names: Vec::new(),
             queue_samples: Vec::new(),
+            links: None,
             c: Counters::default(),
             bdp_packets: 1,
             warnings: Vec::new(),
@@ -502,6 +519,9 @@ impl<O: Observer> Simulation<O> {
         };
         for &host in &p.watched_pools {
             sim.watched_pools.push((sim.nic_of[host] as usize, host));
+        }
+        if let Some(plan) = p.links {
+            sim.links = Some(Box::new(LinkWatch::new(sim.ports.len(), plan.selected, plan.tiers, plan.series)));
         }
         let port_toward = |ports: &[Port], a: usize, b: usize| -> usize {
             *node_ports[a].iter().find(|&&x| ports[x].peer_node == b).expect("a validated link")
@@ -524,6 +544,9 @@ impl<O: Observer> Simulation<O> {
         let first = sim.conns.iter().map(|c| c.def.start).chain(p.background.iter().map(|b| b.start)).min().unwrap_or(Time::ZERO);
         let dt = sim.sample_interval.0.max(1);
         sim.last_sample = Time(first.0 / dt * dt);
+        if let Some(l) = sim.links.as_mut() {
+            l.start_at(sim.last_sample);
+        }
         sim.events.push(sim.last_sample + sim.sample_interval, RUN_ORIGIN, Event::Sample);
         for (i, spec) in p.background.into_iter().enumerate() {
             let source = Source::new(spec, port_toward(&sim.ports, spec.from, spec.to), rng::stream(p.seed, Stream::Background, i as u64));
@@ -795,6 +818,9 @@ impl<O: Observer> Simulation<O> {
 
     /// A port's data queues were paused or resumed: the watchdog may need a tick.
     pub(super) fn pause_changed(&mut self, port: usize, paused: bool) {
+        if let Some(l) = self.links.as_mut() {
+            l.pause_changed(port, self.now, paused);
+        }
         if let Some(t) = self.pfc_watch.as_mut().and_then(|w| w.on_change(self.now, port, paused)) {
             self.events.push(t, RUN_ORIGIN, Event::PfcWatch);
         }
@@ -880,14 +906,19 @@ impl<O: Observer> Simulation<O> {
             (*last, *last_wire) = (cur, wire);
             self.samples.push(sample);
         }
+        if let Some(l) = self.links.as_mut() {
+            l.sample(self.now, dt, &mut self.ports);
+        }
         for (i, &p) in self.watched.iter().enumerate() {
             let port = &mut self.ports[p];
             let last = &mut self.watched_last[i];
+            // A port the fabric statistics sample too had its peak taken there.
+            let peak = self.links.as_ref().and_then(|l| l.interval_peak(p)).unwrap_or_else(|| port.take_peak());
             let sample = QueueSample {
                 time: self.now,
                 link: i as u32,
                 bytes: port.held_bytes,
-                peak: port.take_peak(),
+                peak,
                 tx_bps: rate(port.tx_bytes, last.0),
                 ecn_marks: port.ecn_marks - last.1,
                 pauses_sent: port.pauses_sent - last.2,
@@ -973,7 +1004,10 @@ impl<O: Observer> Simulation<O> {
             }),
             None => (Vec::new(), Vec::new()),
         };
+        let is_switch: Vec<bool> = self.is_host.iter().map(|h| !h).collect();
+        let links = self.links.map(|l| l.finish(end, &self.ports, &self.host_names, &is_switch));
         RunOutput {
+            links,
             collectives,
             collective_steps,
             scheme_report,

@@ -54,6 +54,7 @@ mod pfc_lossless;
 mod pool_samples;
 mod props_generator;
 mod qp_cache;
+mod links;
 mod queue_samples;
 mod scale;
 mod scenario_fuzz;
