@@ -48,7 +48,10 @@ pub fn check(s: &Scenario) -> Result<(), ScenarioError> {
 
 /// Every setting with no effect, one line each starting with its field.
 pub fn warnings(s: &Scenario) -> Vec<String> {
-    INERT.iter().filter_map(|rule| (rule.broken)(s).map(|m| format!("{}: {m}", rule.field))).collect()
+    let mut out: Vec<String> = INERT.iter().filter_map(|rule| (rule.broken)(s).map(|m| format!("{}: {m}", rule.field))).collect();
+    // The scheme's own (its section's fields).
+    out.extend(s.recovery.params(s.transport.recovery).inert_settings());
+    out
 }
 
 /// The largest data packet on the wire: a full payload with every header the scheme and the

@@ -147,6 +147,11 @@ macro_rules! recovery_registry {
             pub fn check_run(&self, run: &RunFacts) -> Result<(), FieldError> {
                 each_params!(self, p => p.check_run(run).map_err(|e| e.within(&format!("recovery.{}", self.name()))))
             }
+            /// Its settings with no effect as set, one line each naming its field.
+            pub fn inert_settings(&self) -> Vec<String> {
+                let section = format!("recovery.{}", self.name());
+                each_params!(self, p => p.inert_settings()).into_iter().map(|w| format!("{section}.{w}")).collect()
+            }
             /// Its settings that do not fit the built network, one line each naming its field.
             pub fn network_warnings(&self, net: &NetworkScale) -> Vec<String> {
                 let section = format!("recovery.{}", self.name());

@@ -174,7 +174,14 @@ fn cutoffs_from_the_workload_split_its_unscheduled_bytes_and_the_run_delivers() 
         &text[..text.find("[workload]").unwrap()]
     );
     let mut scenario = Scenario::from_toml(&text).unwrap();
-    retx::config::validate(&mut scenario).unwrap();
+    let topo = retx::config::validate(&mut scenario).unwrap();
+    assert!(retx::config::warnings(&scenario, &topo).is_empty());
+    // Cutoffs given beside workload_cutoffs do nothing: warned, naming the field.
+    let given = text.replace("workload_cutoffs = true", "workload_cutoffs = true\ncutoffs = [\"1KB\", \"2KB\", \"3KB\", \"4KB\", \"5KB\"]");
+    let mut with_cutoffs = Scenario::from_toml(&given).unwrap();
+    let topo = retx::config::validate(&mut with_cutoffs).unwrap();
+    let warned = retx::config::warnings(&with_cutoffs, &topo);
+    assert!(warned.len() == 1 && warned[0].starts_with("recovery.homa.cutoffs: ignored"), "{warned:?}\n{given}");
     let retx::transport::RecoveryParams::Homa(p) = retx::config::template::transport(&scenario).recovery else { panic!("homa") };
     println!("cutoffs from homa_w3: {:?}", p.cutoffs);
     assert_eq!(p.cutoffs.len(), 5);

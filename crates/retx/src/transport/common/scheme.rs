@@ -115,6 +115,11 @@ pub trait Scheme: Clone + Debug + PartialEq + Default + 'static {
     fn check_run(&self, _run: &RunFacts) -> Checked {
         Ok(())
     }
+    /// Its settings that have no effect as set (one line each, starting with the field's name
+    /// within its section): none by default.
+    fn inert_settings(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// Settings far from what the built network implies (a window or unscheduled size far
     /// from its BDP, too few switch queues for its priorities): one line each, starting with
     /// the field's name within its section. None by default.

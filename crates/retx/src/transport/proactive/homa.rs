@@ -181,6 +181,14 @@ impl Scheme for HomaParams {
         (HomaSender::new(self, f.spec), HomaReceiver::new(self, f.spec))
     }
 
+    /// Cutoffs given while `workload_cutoffs` derives them.
+    fn inert_settings(&self) -> Vec<String> {
+        if self.workload_cutoffs && self.cutoffs != HomaParams::default().cutoffs {
+            return vec!["cutoffs: ignored: workload_cutoffs = true derives them from the workload's flow sizes".into()];
+        }
+        Vec::new()
+    }
+
     /// `rtt_bytes` far from the network's BDP (a receiver granting less than a BDP ahead idles
     /// its link between grants; far more than one queues), and fewer switch queues than its
     /// unscheduled levels plus one for scheduled packets (the levels above the last queue
