@@ -2,6 +2,8 @@
 bug (a Rust panic or an unexpected Python exception) prints one line `retx: internal error:
 ...` and exits with 3, never a traceback."""
 
+import os
+import re
 import sys
 import traceback
 from pathlib import Path
@@ -60,12 +62,26 @@ def _print_version(value: bool) -> None:
         raise typer.Exit()
 
 
+MEMORY_BUDGET_ENV = "RETX_MEMORY_BUDGET"  # read by the core (crates/retx/src/config/budget.rs)
+_SIZE = re.compile(r"^\s*\d+(\.\d+)?\s*(B|KB|kB|MB|GB|KiB|MiB|GiB)?\s*$")
+
+
 @app.callback()
 def _main_options(
     _version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
                                   help="Print the retx version and exit."),
+    memory_budget: Optional[str] = typer.Option(
+        None, "--memory-budget", show_default=False, metavar="SIZE",
+        help="Refuse a run whose estimated memory exceeds SIZE (e.g. 32GB) before it starts, in every "
+             "command [default: $RETX_MEMORY_BUDGET, else half the machine's memory]."),
 ) -> None:
     """Packet-level simulator of loss recovery and congestion control for RDMA NICs."""
+    if memory_budget is not None:
+        if not _SIZE.match(memory_budget) or not any(c in "123456789" for c in memory_budget.split(".")[0]):
+            raise typer.BadParameter(f"{memory_budget!r} is not a size above 0 (bytes, or e.g. 32GB)",
+                                     param_hint="'--memory-budget'")
+        # The core reads the budget from the environment, so sweep workers inherit it too.
+        os.environ[MEMORY_BUDGET_ENV] = memory_budget.strip()
 
 
 @app.command()

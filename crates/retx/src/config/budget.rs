@@ -176,7 +176,7 @@ pub fn check(e: &Estimate, budget: u64) -> Result<(), ScenarioError> {
     Err(ScenarioError::new(
         top.field,
         format!(
-            "the run needs about {} in all ({}: {}), above the memory budget of {} (set {BUDGET_ENV} to change it)",
+            "the run needs about {} in all ({}: {}), above the memory budget of {} (set --memory-budget or {BUDGET_ENV} to change it)",
             human(total),
             top.what,
             human(top.bytes),
