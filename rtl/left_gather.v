@@ -248,7 +248,7 @@ module left_gather #(
             end
             S_DRAIN: begin
                 batch_valid <= 1; batch_conn <= own[d]; batch_index <= drain_entry;
-                r_hash <= r_hash * 32'd31 + drain_entry[31:0];
+                r_hash <= (r_hash << 5) - r_hash + drain_entry[31:0];   // 31 h + index: no multiplier
                 r_count <= r_count + 1;
                 k <= k + 1;
                 if (k + 1 >= fill[d]) begin                  // the last entry: the FIFO is free
