@@ -330,7 +330,7 @@ def reproduce_command(
 
 @app.command(name="trace")
 def trace_command(
-    kind: str = typer.Argument(..., help="melo (MELO's receiver bitmap manager), stride (STRIDE's rate calculator) or left (LEFT's dual-state pool)."),
+    kind: str = typer.Argument(..., help="melo (MELO's receiver bitmap manager), stride (STRIDE's rate calculator), left (LEFT's dual-state pool) or left-gather (LEFT's scheduler and gather FIFOs)."),
     scenario: Optional[Path] = typer.Option(None, "--scenario", show_default=False,
                                             help="Scenario to run [default: melo-fig5a at 1 % loss, stride-fattree, or left-rtt-ratio at 32x]."),
     ops: int = typer.Option(hw_trace.DEFAULT_OPS, "--ops", help="Operations to record."),

@@ -1,6 +1,6 @@
 """Lockstep co-simulation of the RTL in `rtl/` against retx's models: the operations of a trace
-(`retx trace`, retx.hw_trace) go through the module under Icarus Verilog in order (MELO's
-back to back with a valid/ready handshake, STRIDE's one at a time), and every operation's
+(`retx trace`, retx.hw_trace) go through the module under Icarus Verilog in order (MELO's and
+LEFT's scheduler/gather FIFOs' back to back with a valid/ready handshake, STRIDE's one at a time), and every operation's
 outputs are compared with the model's; the first difference is reported with its operation
 index.
 
@@ -76,6 +76,14 @@ def _sources(trace: Trace, rtl_dir: Path, variant: str) -> tuple[list[Path], str
         ops = config + "\n" + "".join(f"{r[0]} {r[1]} {r[2]}\n" for r in trace.rows)
         return ([rtl_dir / "tb/stride_rate_tb.v", rtl_dir / f"stride_rate_{variant}.v"], "stride_rate_tb",
                 [f"CONNS={max(2, trace.conns)}"], ops)
+    if trace.kind == "left-gather":
+        p = trace.params
+        conns = 1 << max(1, trace.conns - 1).bit_length()
+        params = [f"FIFOS={p['fifos']}", f"DEPTH={p['gather_packets']}", f"VARIANT={p['variant']}",
+                  f"THRESHOLD={p['disorder_threshold']}", f"CONN_THRESHOLD={p['connection_threshold']}",
+                  f"TIMEOUT={p['gather_timeout']}", f"CONNS={max(2, conns)}", f"MAX_OPS={max(1, len(trace.rows))}"]
+        ops = "".join(" ".join(str(x) for x in r[:6]) + "\n" for r in trace.rows)
+        return [rtl_dir / "tb/left_gather_tb.v", rtl_dir / "left_gather.v"], "left_gather_tb", params, ops
     raise CosimError(f"no RTL for a {trace.kind!r} trace")
 
 

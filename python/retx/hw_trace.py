@@ -1,6 +1,8 @@
 """Traces of hardware-structure operations from a real run, for co-simulating the RTL in
-`rtl/` (`retx trace`): MELO's receiver bitmap manager, STRIDE's rate calculator and LEFT's
-dual-state pool (its co-simulation runs in `cargo test`: crates/retx/tests/left_rtl_cosim.rs).
+`rtl/` (`retx trace`): MELO's receiver bitmap manager, STRIDE's rate calculator, LEFT's
+dual-state pool and LEFT's scheduler with its gather FIFOs ("left-gather"; both LEFT
+co-simulations run in `cargo test`: crates/retx/tests/it/left_rtl_cosim.rs and
+left_gather_cosim.rs; retx.cosim runs a "left-gather" trace too).
 
 The Rust core records each operation with the model's answer (crates/retx/src/observe/
 hw_trace.rs); this module picks the runs they come from and reads the text back.
@@ -16,10 +18,10 @@ from typing import Optional
 from retx import _native, checked
 from retx.scenario import Scenario
 
-KINDS = ("melo", "stride", "left")
+KINDS = ("melo", "stride", "left", "left-gather")
 # MELO: one connection at the receiver of melo-fig5a; STRIDE: up to 64 flows at a time that take an
 # STT sample in stride-fattree (the RTL's connection table is sized from the trace).
-DEFAULT_CONNS = {"melo": 4, "stride": 64, "left": 16}
+DEFAULT_CONNS = {"melo": 4, "stride": 64, "left": 16, "left-gather": 16}
 DEFAULT_OPS = 4000
 # A trace is about 50 B a line, held whole in memory: a million operations is some 50 MB, far
 # more than any co-simulation reads. Connections are a u32 in the core.
@@ -41,7 +43,7 @@ def default_scenario(kind: str, folder: Optional[Path] = None) -> Scenario:
     if kind == "stride":
         from retx.reproduce import stride_fattree
         return next(s for s in stride_fattree.scenarios(quick=True) if s.data["transport"]["cc"] == "stride")
-    if kind == "left":
+    if kind in ("left", "left-gather"):
         # left-rtt-ratio's LEFT run at 32x (its topology files written into `folder`).
         from retx.reproduce import left_rtt_ratio
         if folder is None:

@@ -43,7 +43,8 @@ class Design:
 # STRIDE's two rate units for one connection (the arithmetic alone: Table 1's like-for-like)
 # and with the 64 connections of the co-simulation (the same state memory in both). LEFT's
 # dual-state pool at the slides' 2 Kb pool of 1-byte blocks with 3 loop registers of 800 bits
-# (100 blocks), for 16 and 64 connections.
+# (100 blocks), for 16 and 64 connections; its scheduler and the slides' 8 gather FIFOs (8
+# packets each, the model's default), for 16 and 64 connections (a disorder degree each).
 DESIGNS = [
     Design("melo_rx_bitmap", "melo-1Kb-16conn", {"POOL_BLOCKS": 128, "BLOCK_BITS": 8, "CONNS": 16}),
     Design("melo_rx_bitmap", "melo-1Kb-300conn", {"POOL_BLOCKS": 128, "BLOCK_BITS": 8, "CONNS": 300}),
@@ -53,6 +54,8 @@ DESIGNS = [
     Design("stride_rate_muldiv", "stride-muldiv-64conn", {"CONNS": 64}),
     Design("left_pool", "left-2Kb-3reg-16conn", {"POOL_BLOCKS": 256, "BLOCK_BITS": 8, "REGS": 3, "REG_BLOCKS": 100, "CONNS": 16}),
     Design("left_pool", "left-2Kb-3reg-64conn", {"POOL_BLOCKS": 256, "BLOCK_BITS": 8, "REGS": 3, "REG_BLOCKS": 100, "CONNS": 64}),
+    Design("left_gather", "left-gather-8fifo-16conn", {"FIFOS": 8, "DEPTH": 8, "CONNS": 16}),
+    Design("left_gather", "left-gather-8fifo-64conn", {"FIFOS": 8, "DEPTH": 8, "CONNS": 64}),
 ]
 
 

@@ -120,3 +120,21 @@ def test_a_wrong_model_answer_is_reported_at_its_operation(melo_fig5a, stride, t
         assert result.divergence is not None
         assert (result.divergence.index, result.divergence.column) == (1234, column)
         assert result.divergence.expected == result.divergence.got + 1
+
+
+def test_left_scheduler_and_gather_fifos_match_the_model_on_left_rtt_ratio(tmp_path):
+    # left-rtt-ratio's LEFT run at 32x (`retx trace left-gather`): every call on the receiving
+    # NIC's scheduler and gather FIFOs. The co-simulation over more runs, with planted bugs, is
+    # crates/retx/tests/it/left_gather_cosim.rs.
+    trace = hw_trace.parse(hw_trace.trace("left-gather", ops=OPS))
+    assert trace.kind == "left-gather" and len(trace.rows) == OPS
+    assert trace.params["fifos"] == 8 and trace.params["variant"] == 0
+    ops = Counter(r[0] for r in trace.rows)
+    fast = Counter(r[6] for r in trace.rows if r[0] == 0)
+    # Out-of-order packets both fast and gathered, in-order ones, FIFO timeouts.
+    assert ops[0] > 0 and ops[1] > 0 and ops[2] > 0 and fast[0] > 0 and fast[1] > 0, (ops, fast)
+    result = cosim(trace, RTL, tmp_path)
+    assert result.ok, str(result.divergence)
+    # A planted bug: the degree's gain 1/4 instead of 1/8.
+    bad = cosim(trace, RTL, tmp_path / "bug", defines=["LEFT_GATHER_BUG_GAIN"])
+    assert bad.divergence is not None and bad.divergence.column == "degree", str(bad.divergence)

@@ -106,7 +106,7 @@ fn run(py: Python<'_>, toml_text: &str, base_dir: &str, progress: Option<PyObjec
 
 /// Simulates a scenario while tracing the operations on one hardware structure
 /// (`kind`: "melo" for MELO's receiver bitmap manager, "stride" for STRIDE's rate calculator,
-/// "left" for LEFT's dual-state pool):
+/// "left" for LEFT's dual-state pool, "left-gather" for its scheduler and gather FIFOs):
 /// returns the trace text (retx::observe::hw_trace describes it).
 #[pyfunction]
 #[pyo3(signature = (toml_text, kind, max_ops, max_conns, base_dir = "."))]
@@ -116,7 +116,8 @@ fn hw_trace(py: Python<'_>, toml_text: &str, kind: &str, max_ops: usize, max_con
         "melo" => HwTraceKind::MeloRx,
         "stride" => HwTraceKind::StrideRate,
         "left" => HwTraceKind::LeftPool,
-        other => return Err(ScenarioError::new_err(format!("trace: {other:?} is not a traced structure (melo, stride or left)"))),
+        "left-gather" => HwTraceKind::LeftGather,
+        other => return Err(ScenarioError::new_err(format!("trace: {other:?} is not a traced structure (melo, stride, left or left-gather)"))),
     };
     let scenario = parse(toml_text, base_dir)?;
     py.allow_threads(|| retx::run_hw_trace(scenario, kind, max_ops, max_conns)).map(|(_, text)| text).map_err(scenario_error)

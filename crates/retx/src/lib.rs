@@ -69,6 +69,9 @@ pub fn run_hw_trace(scenario: Scenario, kind: observe::hw_trace::HwTraceKind, ma
         // Every NIC's pool records its first `max_ops` operations; the tracer keeps one NIC's.
         scenario.recovery.left.record_pool_ops = max_ops;
     }
+    if kind == HwTraceKind::LeftGather {
+        scenario.recovery.left.record_gather_ops = max_ops;
+    }
     let mut tracer = HwTracer::new(kind, max_ops, max_conns);
     let done = tracer.done_flag();
     let sim = config::build_with_observer(scenario, &mut tracer)?;

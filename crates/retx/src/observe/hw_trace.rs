@@ -44,6 +44,9 @@ pub enum HwTraceKind {
     /// LEFT's dual-state pool at the receiving NIC: every operation as
     /// `hw::left_pool_trace` records it (the run sets `recovery.left.record_pool_ops`).
     LeftPool,
+    /// LEFT's scheduler and gather FIFOs at the receiving NIC: every call as
+    /// `hw::left_gather_trace` records it (the run sets `recovery.left.record_gather_ops`).
+    LeftGather,
 }
 
 /// What a MELO receiver did with one data packet (the trace's `action` column).
@@ -125,13 +128,15 @@ pub struct HwTracer {
     rows: String,
     /// LEFT: the traced NIC's pool records so far.
     left: Option<Vec<crate::hw::left_pool_trace::PoolRecord>>,
+    /// LEFT: the traced NIC's scheduler and FIFO records so far.
+    gather: Option<Vec<crate::hw::left_gather_trace::GatherRecord>>,
     /// Set once the trace can take no more: the run may stop.
     done: Arc<AtomicBool>,
 }
 
 impl HwTracer {
     pub fn new(kind: HwTraceKind, max_ops: usize, max_conns: u32) -> HwTracer {
-        HwTracer { kind, max_ops, max_conns: max_conns.max(1), host: None, conns: HashMap::new(), ops: 0, stopped: None, refused: None, last_use: Vec::new(), clock: 0, evicted: Default::default(), slots_opened: 0, header: String::new(), rows: String::new(), left: None, done: Arc::new(AtomicBool::new(false)) }
+        HwTracer { kind, max_ops, max_conns: max_conns.max(1), host: None, conns: HashMap::new(), ops: 0, stopped: None, refused: None, last_use: Vec::new(), clock: 0, evicted: Default::default(), slots_opened: 0, header: String::new(), rows: String::new(), left: None, gather: None, done: Arc::new(AtomicBool::new(false)) }
     }
 
     /// The trace text, or why the run cannot be traced (one line naming the field).
@@ -143,7 +148,7 @@ impl HwTracer {
             let what = match self.kind {
                 HwTraceKind::MeloRx => "no MELO receiver took a data packet (transport.recovery = \"melo\"?)",
                 HwTraceKind::StrideRate => "no STRIDE sender took an STT sample (transport.cc = \"stride\"?)",
-                HwTraceKind::LeftPool => "no LEFT receiver recorded a packet (transport.recovery = \"left\", and a path that reorders?)",
+                HwTraceKind::LeftPool | HwTraceKind::LeftGather => "no LEFT receiver recorded a packet (transport.recovery = \"left\", and a path that reorders?)",
             };
             return Err(("trace".into(), what.into()));
         }
@@ -153,6 +158,7 @@ impl HwTracer {
             HwTraceKind::MeloRx => self.conns.len(),
             HwTraceKind::StrideRate => self.last_use.len(),
             HwTraceKind::LeftPool => self.left.as_ref().map_or(0, |l| crate::hw::left_pool_trace::rows(l).1),
+            HwTraceKind::LeftGather => self.gather.as_ref().map_or(0, |l| crate::hw::left_gather_trace::rows(l).1),
         };
         let _ = writeln!(out, "# conns {slots}");
         if self.slots_opened > 0 {
@@ -163,6 +169,12 @@ impl HwTracer {
         }
         if let Some(records) = &self.left {
             for row in crate::hw::left_pool_trace::rows(records).0 {
+                let cells: Vec<String> = row.iter().map(|v| v.to_string()).collect();
+                let _ = writeln!(out, "{}", cells.join(" "));
+            }
+        }
+        if let Some(records) = &self.gather {
+            for row in crate::hw::left_gather_trace::rows(records).0 {
                 let cells: Vec<String> = row.iter().map(|v| v.to_string()).collect();
                 let _ = writeln!(out, "{}", cells.join(" "));
             }
@@ -189,6 +201,28 @@ impl HwTracer {
             let _ = writeln!(self.header, "# columns {}", crate::hw::left_pool_trace::COLUMNS.join(" "));
         }
         let records = self.left.get_or_insert_with(Vec::new);
+        let new = &log.records()[records.len().min(log.records().len())..];
+        let take = new.len().min(self.max_ops - self.ops);
+        records.extend_from_slice(&new[..take]);
+        self.ops += take;
+    }
+
+    /// LEFT's scheduler and FIFOs: as [`HwTracer::left_pool`], from the NIC's gather log.
+    fn left_gather(&mut self, host: usize, nic: &NicAgent) {
+        let Some(l) = nic.scheme.get::<LeftNic>() else { return };
+        let Some(log) = l.gather_log() else { return };
+        if log.records().is_empty() || self.host.is_some_and(|h| h != host) {
+            return;
+        }
+        if self.host.is_none() {
+            self.host = Some(host);
+            let _ = writeln!(self.header, "# retx hw trace left-gather");
+            for (name, v) in l.gather_params() {
+                let _ = writeln!(self.header, "# param {name} {v}");
+            }
+            let _ = writeln!(self.header, "# columns {}", crate::hw::left_gather_trace::COLUMNS.join(" "));
+        }
+        let records = self.gather.get_or_insert_with(Vec::new);
         let new = &log.records()[records.len().min(log.records().len())..];
         let take = new.len().min(self.max_ops - self.ops);
         records.extend_from_slice(&new[..take]);
@@ -383,6 +417,7 @@ impl Observer for HwTracer {
             (HwTraceKind::MeloRx, Some(b), _) => self.melo(host, flow, b, ep, nic),
             (HwTraceKind::StrideRate, _, Some(b)) => self.stride(flow, b, ep),
             (HwTraceKind::LeftPool, _, _) => self.left_pool(host, nic),
+            (HwTraceKind::LeftGather, _, _) => self.left_gather(host, nic),
             _ => {}
         }
         if self.full() {

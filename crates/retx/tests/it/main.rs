@@ -43,6 +43,7 @@ mod int_telemetry;
 mod irn_exchange;
 mod layers;
 mod left;
+mod left_gather_cosim;
 mod left_rtl_cosim;
 mod melo_exchange;
 mod ndp;

@@ -152,7 +152,7 @@ impl ReceiveRecovery for LeftReceiver {
         let conn = nic.caller();
         let left = left_of(nic);
         if index == front && !left.gathers_in_order() {
-            left.observe(conn, 0);
+            left.observe_at(conn, front, index);
             rx.deliver(now, index, seg.tag, seg.payload);
             let drained = self.drain(now, rx, nic);
             self.rearm_hole(now, rx, true);

@@ -27,6 +27,7 @@
 
 use crate::transport::common::agent::HostAgent;
 use super::params::{LeftParams, LeftVariant};
+use crate::hw::left_gather_trace::{GatherLog, GatherOp, GatherRecord};
 use crate::hw::left_pool::{DualPool, Update};
 use crate::sim::units::Time;
 
@@ -105,6 +106,9 @@ pub struct LeftNic {
     /// Per connection: its disorder degree, in 1/16 packets.
     degree: Vec<u32>,
     pub stats: LeftStats,
+    /// Every call on the scheduler and FIFOs with its outcome, when recording
+    /// ([`LeftParams::record_gather_ops`]).
+    glog: Option<Box<GatherLog>>,
 }
 
 impl LeftNic {
@@ -126,6 +130,7 @@ impl LeftNic {
             closed: Vec::new(),
             degree: Vec::new(),
             stats: LeftStats::default(),
+            glog: (p.record_gather_ops > 0).then(|| Box::new(GatherLog::new(p.record_gather_ops))),
         }
     }
 
@@ -143,6 +148,54 @@ impl LeftNic {
     /// past the FIFOs).
     pub fn gathers_in_order(&self) -> bool {
         self.variant == LeftVariant::LeftMinus
+    }
+
+    /// The unit's configuration, as the RTL takes it (`rtl/left_gather.v`'s parameters):
+    /// variant 0 LEFT, 1 LEFT−, 2 MELO+; the timeout in picoseconds; the thresholds in packets.
+    pub fn gather_params(&self) -> [(&'static str, u64); 6] {
+        let variant = match self.variant {
+            LeftVariant::Left => 0,
+            LeftVariant::LeftMinus => 1,
+            LeftVariant::MeloPlus => 2,
+        };
+        [
+            ("variant", variant),
+            ("fifos", self.fifos.len() as u64),
+            ("gather_packets", self.gather_packets as u64),
+            ("gather_timeout", self.gather_timeout.0),
+            ("disorder_threshold", self.threshold),
+            ("connection_threshold", (self.conn_threshold >> DEGREE_FRAC) as u64),
+        ]
+    }
+
+    /// The calls on the scheduler and FIFOs recorded so far (None when not recording).
+    pub fn gather_log(&self) -> Option<&GatherLog> {
+        self.glog.as_deref()
+    }
+
+    fn begin(&mut self) {
+        if let Some(l) = &mut self.glog {
+            l.begin();
+        }
+    }
+
+    /// Records the call that just ended, with the state it left (recording only).
+    fn note(&mut self, op: GatherOp, fast: bool, fifo: Option<usize>, evicted: Option<u32>) {
+        let deadline = self.poll_timeout();
+        let Some(l) = &mut self.glog else { return };
+        let degree = op.conn().map_or(0, |c| self.degree.get(c as usize).copied().unwrap_or(0));
+        let fill = fifo.map_or(0, |f| self.fifos[f].packets.len());
+        l.end(GatherRecord { op, fast, degree, fifo, fill, evicted, closed: 0, batch_count: 0, batch_hash: 0, deadline });
+    }
+
+    /// An in-order packet `index` of `conn` (RCV.NXT `front`, so 0 for an in-order one)
+    /// arrived: its connection's disorder degree moves 1/8 of the way to `index - front`.
+    pub fn observe_at(&mut self, conn: u32, front: u64, index: u64) {
+        self.begin();
+        self.observe(conn, index - front);
+        if self.glog.is_some() {
+            self.note(GatherOp::Observe { conn, front, index }, true, None, None);
+        }
     }
 
     /// A packet of `conn` arrived `disorder` packets above RCV.NXT (0: in order): its
@@ -166,6 +219,18 @@ impl LeftNic {
     /// under LEFT−, which gathers in-order packets too) arrived: its disorder feeds the
     /// connection's degree, and the scheduler records it now or gathers it.
     pub fn record(&mut self, now: Time, conn: u32, front: u64, index: u64) -> Recorded {
+        if self.glog.is_none() {
+            return self.record_packet(now, conn, front, index).0;
+        }
+        let cached = self.bitmaps.is_cached(conn);
+        self.begin();
+        let (out, fifo) = self.record_packet(now, conn, front, index);
+        self.note(GatherOp::Packet { conn, now, front, index, cached }, !out.gathered, fifo, out.evicted);
+        out
+    }
+
+    /// [`LeftNic::record`], and the FIFO the packet went into.
+    fn record_packet(&mut self, now: Time, conn: u32, front: u64, index: u64) -> (Recorded, Option<usize>) {
         // The connection's degree as its earlier packets left it decides; this one then counts.
         let fast = match self.variant {
             LeftVariant::MeloPlus => true,
@@ -187,7 +252,7 @@ impl LeftNic {
                 Update::Set(c) => (c, false),
                 Update::NoRoom => (0, true),
             };
-            return Recorded { cycles: self.spend(cycles + set), dropped, ..Recorded::default() };
+            return (Recorded { cycles: self.spend(cycles + set), dropped, ..Recorded::default() }, None);
         }
         self.stats.gathered += 1;
         let mut out = Recorded { gathered: true, ..Recorded::default() };
@@ -215,7 +280,7 @@ impl LeftNic {
             let (cycles, dropped) = self.apply(conn, front);
             (out.cycles, out.dropped, out.applied) = (cycles, dropped > 0, true);
         }
-        out
+        (out, Some(f))
     }
 
     /// Closes FIFO `f`: its packets wait to be recorded by their connection.
@@ -225,6 +290,9 @@ impl LeftNic {
             self.closed.resize_with(conn + 1, Vec::new);
         }
         let fifo = &mut self.fifos[f];
+        if let Some(l) = &mut self.glog {
+            l.closing(f, &fifo.packets);
+        }
         self.closed[conn].extend_from_slice(&fifo.packets);
         fifo.packets.clear();
         fifo.conn = NO_CONN;
@@ -238,9 +306,14 @@ impl LeftNic {
     /// `conn`'s hole timer fired: its open FIFO closes now, so that what it gathered is
     /// recorded before holes are reported.
     pub fn close_for(&mut self, conn: u32) {
-        if let Some(f) = self.fifos.iter().position(|f| f.conn == conn) {
+        self.begin();
+        let fifo = self.fifos.iter().position(|f| f.conn == conn);
+        if let Some(f) = fifo {
             self.stats.closed_by_hole += 1;
             self.close(f);
+        }
+        if self.glog.is_some() {
+            self.note(GatherOp::CloseFor { conn }, false, fifo, None);
         }
     }
 
@@ -276,9 +349,11 @@ impl LeftNic {
 
     /// `conn` finished: its FIFO, batches, register and blocks are free.
     pub fn release(&mut self, conn: u32) {
-        if let Some(f) = self.fifos.iter_mut().find(|f| f.conn == conn) {
-            f.packets.clear();
-            f.conn = NO_CONN;
+        self.begin();
+        let fifo = self.fifos.iter().position(|f| f.conn == conn);
+        if let Some(f) = fifo {
+            self.fifos[f].packets.clear();
+            self.fifos[f].conn = NO_CONN;
         }
         if let Some(c) = self.closed.get_mut(conn as usize) {
             *c = Vec::new();
@@ -287,6 +362,9 @@ impl LeftNic {
             *d = 0;
         }
         self.bitmaps.release(conn);
+        if self.glog.is_some() {
+            self.note(GatherOp::Release { conn }, false, fifo, None);
+        }
     }
 
     /// Figures over every NIC of a run: pool peak share, cache hits, swaps, gathering.
@@ -331,6 +409,7 @@ impl HostAgent for LeftNic {
 
     /// FIFOs past their timeout close; their connections are woken to record the batches.
     fn handle_timeout(&mut self, now: Time, wake: &mut Vec<u32>) {
+        self.begin();
         for f in 0..self.fifos.len() {
             let fifo = &self.fifos[f];
             if fifo.conn != NO_CONN && fifo.opened + self.gather_timeout <= now {
@@ -338,6 +417,9 @@ impl HostAgent for LeftNic {
                 self.stats.closed_by_timeout += 1;
                 self.close(f);
             }
+        }
+        if self.glog.is_some() {
+            self.note(GatherOp::Tick { now }, false, None, None);
         }
     }
 }

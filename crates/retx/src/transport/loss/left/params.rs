@@ -67,6 +67,11 @@ pub struct LeftParams {
     /// default, and what a scenario file always gives) records nothing.
     #[serde(skip)]
     pub record_pool_ops: usize,
+    /// Not a setting either: the first this many calls on every NIC's scheduler and gather
+    /// FIFOs are recorded ([`crate::hw::left_gather_trace`], for co-simulating
+    /// `rtl/left_gather.v`); 0, the default, records nothing.
+    #[serde(skip)]
+    pub record_gather_ops: usize,
 }
 
 impl Default for LeftParams {
@@ -88,6 +93,7 @@ impl Default for LeftParams {
             rto: Dur(Time::from_us(320)),
             window: 0,
             record_pool_ops: 0,
+            record_gather_ops: 0,
         }
     }
 }
