@@ -138,6 +138,8 @@ def run(
         print(_format_summary(results.summary, results.recovery))
         print()
         shown = [c for c in FLOW_COLUMNS_SHOWN if c in results.flows.columns]
+        if "jobs" in results.summary:
+            shown.append("job")
         print(format_table(results.flows.select(shown), max_rows=FLOW_ROWS_SHOWN))
         print()
     deadlock = results.summary.get("pfc_deadlock")
@@ -164,8 +166,10 @@ def _single_values(options: list[str]) -> dict[str, Any]:
 def _write_plots(results: Results, folder: Path, title: str) -> None:
     plot_throughput(results.timeseries, folder / "throughput.png", title=title)
     if results.fct_stats()["flows_finished"] > 0:
-        plot_fct_cdf(results.flows, folder / FCT_CDF_PLOT, title=title)
-        plot_slowdown_by_size(results.flows, folder / SLOWDOWN_BY_SIZE_PLOT, title=title)
+        # A line per job when the run has several (`[[workload]]`).
+        by = "job" if "jobs" in results.summary else None
+        plot_fct_cdf(results.flows, folder / FCT_CDF_PLOT, title=title, by=by)
+        plot_slowdown_by_size(results.flows, folder / SLOWDOWN_BY_SIZE_PLOT, title=title, by=by)
     watched = {QUEUES_PLOT: (plot_queues, results.queues), CC_PLOT: (plot_cc, results.cc),
                POOLS_PLOT: (plot_pools, results.pools)}
     for name, (draw, table) in watched.items():
@@ -417,7 +421,7 @@ def _format_summary(summary: dict[str, Any], recovery: str = "") -> str:
     those of the run's own loss recovery scheme (`melo_*` for MELO) even at zero. Warnings went
     to stderr before the run and a deadlock has a line of its own; storms are counted here (the
     ports, FCT statistics and provenance are in summary.json)."""
-    hidden = ("warnings", "pfc_deadlock", "fct", "provenance", "collectives")
+    hidden = ("warnings", "pfc_deadlock", "fct", "provenance", "collectives", "jobs")
     shown = {key: value for key, value in summary.items() if key not in hidden}
     if "pfc_storms" in shown:
         shown["pfc_storms"] = len(shown["pfc_storms"])
@@ -427,6 +431,8 @@ def _format_summary(summary: dict[str, Any], recovery: str = "") -> str:
         shown["drops_by_kind"] = ", ".join(f"{kind} {format_value(n)}" for kind, n in kinds.items()) if kinds else 0
     for group in summary.get("collectives") or []:
         shown[f"collective {group['group']}"] = _collective_line(group)
+    for job in summary.get("jobs") or []:
+        shown[f"job {job['job']}"] = _job_line(job)
 
     def worth_showing(key: str, value: Any) -> bool:
         if key in SUMMARY_ALWAYS or (recovery and key.startswith(f"{recovery}_")):
@@ -436,6 +442,19 @@ def _format_summary(summary: dict[str, Any], recovery: str = "") -> str:
     shown = {key: value for key, value in shown.items() if worth_showing(key, value)}
     width = max((len(key) for key in shown), default=0)
     return "\n".join(f"{key.ljust(width)}  {format_value(value)}" for key, value in shown.items())
+
+
+def _job_line(job: dict[str, Any]) -> str:
+    """One job of summary.json's "jobs": its flows finished, their mean and p99 FCT, and a
+    collective job's mean CCT."""
+    what = f"{format_value(job['flows_finished'])}/{format_value(job['flows'])} flows finished"
+    if job["flows_finished"]:
+        what += f", mean FCT {format_value(job['fct_us_mean'])} us, p99 {format_value(job['fct_us_p99'])} us"
+    if job.get("iterations"):
+        what += f"; {job['iterations_finished']}/{job['iterations']} collective iterations"
+        if job["iterations_finished"]:
+            what += f", mean CCT {format_value(job['cct_us_mean'])} us"
+    return what
 
 
 def _collective_line(group: dict[str, Any]) -> str:

@@ -115,6 +115,7 @@ def _run(folder: Path) -> tuple[str, str]:
     record = summary.pop("provenance", None) or read_parquet_provenance(folder / FLOWS_FILE)
     fct = summary.pop("fct", None)
     groups = summary.pop("collectives", None)
+    jobs = summary.pop("jobs", None)
     flows = pl.read_parquet(folder / FLOWS_FILE)
     parts = [_section("Provenance", _key_values(record or {}))]
     figures = [p for p in sorted(folder.glob("*.png")) if p.name != COLLECTIVE_TIMELINE_PLOT]
@@ -122,10 +123,15 @@ def _run(folder: Path) -> tuple[str, str]:
         parts.append(_section("Plots", "".join(_image_file(p) for p in figures)))
     if (folder / COLLECTIVES_FILE).exists():
         parts.append(_section("Collectives", _collectives(folder, groups or [])))
+    if jobs:
+        parts.append(_section("Jobs", "<p>Per job (summary.json's \"jobs\"; each flow's job is the "
+                                      "<code>job</code> column of flows.parquet): FCT over its finished "
+                                      "flows, a collective job's CCT over its finished iterations.</p>"
+                                      + _table(pl.DataFrame(jobs))))
     if fct is not None:
         parts.append(_section("FCT statistics", _fct_tables(fct)))
     parts.append(_section("Summary", _key_values(summary)))
-    shown = flows.select([c for c in FLOW_COLUMNS if c in flows.columns])
+    shown = flows.select([c for c in FLOW_COLUMNS if c in flows.columns] + (["job"] if jobs else []))
     more = f"<p>First {FLOW_ROWS} of {flows.height} flows; all are in {FLOWS_FILE}.</p>" if flows.height > FLOW_ROWS else ""
     parts.append(_section("Flows", _table(shown.head(FLOW_ROWS)) + more))
     scenario = folder / SCENARIO_FILE

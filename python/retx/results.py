@@ -139,6 +139,9 @@ class Results:
         derived: dict[str, Any] = {"fct": fct_stats(self.flows)}
         if self.collectives.height:
             derived["collectives"] = collective_stats(self.collectives)
+        names = job_names(self.flows, self.resolved)
+        if len(names) > 1:
+            derived["jobs"] = job_stats(self.flows, self.collectives, names)
         object.__setattr__(self, "summary", {**core, **derived, "provenance": self.provenance})
 
     @classmethod
@@ -280,7 +283,57 @@ class Results:
 
 # summary.json's entries Python builds from the tables (and "provenance", from the record);
 # the core's summary has none of them.
-_DERIVED = ("fct", "collectives")
+_DERIVED = ("fct", "collectives", "jobs")
+
+
+def job_names(flows: pl.DataFrame, resolved: str = "") -> list[str]:
+    """The run's jobs (`[[workload]]` tables) by position: their names as the resolved scenario
+    gives them (default "job0", "job1", ...), else as the flow table's `job` column first
+    names them; [] for a table without the column (written before jobs existed)."""
+    try:
+        workload = tomllib.loads(resolved).get("workload") if resolved else None
+    except tomllib.TOMLDecodeError:
+        workload = None
+    if isinstance(workload, list):
+        return [str(job.get("name", f"job{i}")) for i, job in enumerate(workload)]
+    if isinstance(workload, dict):
+        return [str(workload.get("name", "job0"))]
+    if "job" not in flows.columns:
+        return []
+    return [str(name) for name in flows["job"].unique(maintain_order=True).to_list()]
+
+
+def job_stats(flows: pl.DataFrame, collectives: Optional[pl.DataFrame] = None,
+              names: Optional[list[str]] = None) -> list[dict[str, Any]]:
+    """summary.json's "jobs" (a run of several `[[workload]]` jobs): one entry per job, in job
+    order: its `flows` and how many finished, the finished flows' mean and p99 FCT and p99
+    slowdown (None when none finished); a collective job adds its iterations, how many
+    finished and their mean CCT (collectives.parquet's rows of the job)."""
+    if names is None:
+        names = job_names(flows)
+    out = []
+    for name in names:
+        rows = flows.filter(pl.col("job") == name)
+        done = finished_flows(rows)
+        entry: dict[str, Any] = {
+            "job": name,
+            "flows": rows.height,
+            "flows_finished": done.height,
+            "fct_us_mean": _as_float(done["fct_us"].mean()),
+            "fct_us_p99": _as_float(done["fct_us"].quantile(0.99, "linear")),
+            "slowdown_p99": _as_float(done["slowdown"].quantile(0.99, "linear")),
+        }
+        if collectives is not None and collectives.height and "job" in collectives.columns:
+            iterations = collectives.filter(pl.col("job") == name)
+            if iterations.height:
+                finished = iterations.filter(pl.col("cct_us").is_not_nan())
+                entry.update({
+                    "iterations": iterations.height,
+                    "iterations_finished": finished.height,
+                    "cct_us_mean": _as_float(finished["cct_us"].mean()),
+                })
+        out.append(entry)
+    return out
 
 
 def collective_stats(collectives: pl.DataFrame) -> list[dict[str, Any]]:
@@ -327,6 +380,16 @@ def collective_flows(flows: Union[pl.DataFrame, "Results"],
         raise TypeError("collective_flows(flows, collective_steps): give the steps table too, "
                         "or pass the run's Results alone")
     steps = collective_steps.sort("group", "iteration", "step")
+    if "job" in steps.columns and "job" in flows.columns and steps.height:
+        # With several jobs, each collective job's flows in flow_id order are its steps'.
+        parts = [_cut(flows.filter(pl.col("job") == job), rows.drop("job"))
+                 for (job,), rows in steps.group_by("job", maintain_order=True)]
+        return pl.concat(parts)
+    return _cut(flows, steps)
+
+
+def _cut(flows: pl.DataFrame, steps: pl.DataFrame) -> pl.DataFrame:
+    """`flows` in flow_id order cut into `steps` (sorted) by their `flows` counts."""
     total = int(steps["flows"].sum()) if steps.height else 0
     ordered = flows.sort("flow_id")
     if ordered.height < total:

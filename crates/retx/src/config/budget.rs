@@ -132,12 +132,13 @@ pub fn estimate(s: &Scenario, topo: &Topology, flows: u64) -> Estimate {
     e
 }
 
-/// The field that sets a workload's flow count.
+/// The field that sets a workload's flow count (the first job's, with several).
 fn flows_field(s: &Scenario) -> &'static str {
     use super::WorkloadKind as K;
-    match s.workload.kind {
+    let w = &s.workload[0];
+    match w.kind {
         K::HtsimCm | K::HpccFlows => "workload.file",
-        K::Poisson if s.workload.flows.count().is_none() => "workload.until",
+        K::Poisson if w.flows.count().is_none() => "workload.until",
         K::Collective => "workload.collective.iterations",
         K::Incast => "workload.rounds",
         K::LongFlows => "workload.pairs",

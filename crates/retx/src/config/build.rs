@@ -66,7 +66,7 @@ pub fn build(s: Scenario) -> Result<Simulation, ScenarioError> {
 /// (see [`crate::observe`]); [`build`] is this with the observer that records nothing.
 pub fn build_with_observer<O: Observer>(mut s: Scenario, obs: O) -> Result<Simulation<O>, ScenarioError> {
     let topology = super::validate(&mut s)?;
-    let super::workload::Workload { mut flows, dependencies, collectives } = super::workload::flows(&s.workload, &topology, s.seed, &s.base_dir)?;
+    let super::workload::Workload { mut flows, dependencies, collectives } = super::jobs::flows(&s.workload, &topology, s.seed, &s.base_dir)?;
     if s.nic.whole_packets {
         // htsim sends whole packets: a flow takes as many full packets as its bytes need.
         let mtu = s.nic.mtu as u64;
@@ -146,6 +146,7 @@ pub fn build_with_observer<O: Observer>(mut s: Scenario, obs: O) -> Result<Simul
         transport: template,
         mtu: s.nic.mtu,
         flows,
+        jobs: s.workload.names(),
         dependencies,
         collectives,
         int: int_enabled(&s),

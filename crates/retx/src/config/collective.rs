@@ -3,7 +3,6 @@
 //! ([`crate::workload::collective`]).
 
 use super::{Dur, ScenarioError, Size};
-use crate::net::topology::Topology;
 use crate::sim::check::range_u32;
 use crate::sim::rng;
 use crate::sim::units::Time;
@@ -62,17 +61,14 @@ fn err(field: &str, msg: impl Into<String>) -> ScenarioError {
     ScenarioError::new(format!("workload.collective.{field}"), msg)
 }
 
-fn hosts(topo: &Topology) -> Vec<usize> {
-    topo.hosts().collect()
-}
-
 impl CollectiveCfg {
     pub fn algorithm(&self) -> Algorithm {
         self.algorithm.unwrap_or(if self.op == Op::AllToAll { Algorithm::Direct } else { Algorithm::Ring })
     }
 
-    /// How many flows it starts, and that it fits the topology, naming the field.
-    pub fn validate(&self, topo: &Topology) -> Result<u64, ScenarioError> {
+    /// How many flows it starts, and that it fits its hosts (the topology's, or the job's
+    /// `workload.hosts`: `whose` says which in errors), naming the field.
+    pub fn validate(&self, hosts: &[usize], whose: &str) -> Result<u64, ScenarioError> {
         let algorithm = self.algorithm();
         if !self.op.algorithms().contains(&algorithm) {
             let names: Vec<&str> = self.op.algorithms().iter().map(|a| a.name()).collect();
@@ -89,10 +85,10 @@ impl CollectiveCfg {
         range_u32("workload.collective.groups", groups, 1, MAX_RANKS)?;
         let iterations = self.iterations.unwrap_or(1);
         range_u32("workload.collective.iterations", iterations, 1, MAX_ITERATIONS)?;
-        let n = hosts(topo).len() as u64;
+        let n = hosts.len() as u64;
         let needed = self.ranks as u64 * groups as u64;
         if needed > n {
-            return Err(err("ranks", format!("{} groups of {} ranks need {needed} hosts; the topology has {n}", groups, self.ranks)));
+            return Err(err("ranks", format!("{} groups of {} ranks need {needed} hosts; {whose} {n}", groups, self.ranks)));
         }
         if self.stride.is_some() && self.placement != Some(Placement::Strided) {
             return Err(err("stride", "is used by placement = \"strided\" only"));
@@ -105,7 +101,7 @@ impl CollectiveCfg {
             }
             let last = (groups as u64 - 1) + (self.ranks as u64 - 1) * stride as u64;
             if last >= n {
-                return Err(err("stride", format!("{stride} puts the last rank on host {last}; the topology has {n} hosts")));
+                return Err(err("stride", format!("{stride} puts the last rank on host {last}; {whose} {n} hosts")));
             }
         }
         let per_iteration = collective::steps(self.op, algorithm, self.ranks) as u64
@@ -114,9 +110,10 @@ impl CollectiveCfg {
         Ok(per_iteration.saturating_mul(groups as u64).saturating_mul(iterations as u64))
     }
 
-    /// The collectives it describes, one per group, on hosts placed as it says.
-    pub fn collectives(&self, topo: &Topology, seed: u64) -> Vec<Collective> {
-        let mut hosts = hosts(topo);
+    /// The collectives it describes, one per group, on `hosts` (the topology's, or the job's)
+    /// placed as it says.
+    pub fn collectives(&self, hosts: &[usize], seed: u64) -> Vec<Collective> {
+        let mut hosts = hosts.to_vec();
         let n = hosts.len();
         let ranks = self.ranks as usize;
         if self.placement == Some(Placement::Random) {

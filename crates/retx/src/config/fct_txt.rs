@@ -80,8 +80,9 @@ fn standalone_fct_ns(p: PathTo, size: u64, payload: u64) -> u64 {
 /// The `fct.txt` text of a finished run of `s` on `topo`.
 pub fn fct_txt(s: &Scenario, topo: &Topology, out: &RunOutput) -> Result<String, ScenarioError> {
     let payload = s.nic.mtu as u64;
-    let dports: Vec<u32> = if s.workload.kind == WorkloadKind::HpccFlows {
-        let mut flows = workload::hpcc_flows(&s.workload, &s.base_dir)?;
+    // The file's ports, by flow, when its flows are the run's (one job).
+    let dports: Vec<u32> = if s.workload.len() == 1 && s.workload[0].kind == WorkloadKind::HpccFlows {
+        let mut flows = workload::hpcc_flows(&s.workload[0], &s.base_dir)?;
         flows.sort_by_key(|f| f.start); // stable, as the run's own order
         flows.iter().map(|f| f.dport).collect()
     } else {

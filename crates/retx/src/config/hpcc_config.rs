@@ -525,7 +525,7 @@ mod tests {
     fn a_dcqcn_config_maps_to_the_scenario() {
         let s = parse(GOOD, &dir("good"), "c").unwrap();
         assert_eq!(s.topology.file.as_deref(), Some("mix/topo.txt"));
-        assert_eq!(s.workload.file.as_deref(), Some("flows.txt"), "falls back to the file name beside the config");
+        assert_eq!(s.workload[0].file.as_deref(), Some("flows.txt"), "falls back to the file name beside the config");
         assert_eq!(s.duration.0, Time::from_ms(4000));
         assert_eq!(s.switch.buffer.0, 32 << 20);
         assert!(s.switch.ecn.enabled && s.switch.pfc.enabled && s.switch.pfc.mode == PfcMode::Dynamic);

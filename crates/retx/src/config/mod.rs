@@ -10,6 +10,7 @@ pub mod build;
 pub mod collective;
 pub mod fct_txt;
 pub mod hpcc_config;
+pub mod jobs;
 pub mod loss;
 pub mod lossless;
 pub mod nic;
@@ -78,7 +79,8 @@ pub struct Scenario {
     /// Unresponsive background traffic into switch egress queues (a traffic generator's).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub background: Vec<BackgroundCfg>,
-    pub workload: WorkloadCfg,
+    /// One `[workload]` table, or several jobs as `[[workload]]` tables (see [`jobs`]).
+    pub workload: jobs::Workloads,
     #[serde(default)]
     pub output: OutputCfg,
     /// Directory that relative paths in the scenario (e.g. `workload.cdf`) resolve against:

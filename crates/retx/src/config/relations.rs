@@ -83,11 +83,11 @@ fn data_queue_below_one_packet(s: &Scenario) -> Option<String> {
     })
 }
 
-/// The data classes flows are sent at: a flow list's `class` (default 1), else 1.
+/// The data classes flows are sent at: a flow list's `class` (default 1), else 1 (every job's).
 fn data_classes(s: &Scenario) -> Vec<u32> {
     let mut classes = vec![PRIORITY_DATA as u32];
-    if s.workload.kind == WorkloadKind::FlowList {
-        classes.extend(s.workload.flows.list().iter().filter_map(|f| f.class.map(u32::from)));
+    for w in s.workload.iter().filter(|w| w.kind == WorkloadKind::FlowList) {
+        classes.extend(w.flows.list().iter().filter_map(|f| f.class.map(u32::from)));
     }
     classes
 }

@@ -10,7 +10,7 @@ pub fn transport(s: &Scenario) -> Template {
     let recovery = s.recovery.params(s.transport.recovery);
     // A scheme that derives parameters from the workload's flow sizes (Homa's cutoffs) gets
     // 100,000 sizes at evenly spaced quantiles of its table (validation made sure it has one).
-    let recovery = match recovery.wants_sizes().then(|| super::workload::poisson_cdf(&s.workload, &s.base_dir)) {
+    let recovery = match recovery.wants_sizes().then(|| super::workload::poisson_cdf(s.workload.sized(), &s.base_dir)) {
         Some(Ok(cdf)) => {
             const N: u32 = 100_000;
             let sizes: Vec<u64> = (0..N).map(|i| cdf.quantile((i as f64 + 0.5) / N as f64)).collect();

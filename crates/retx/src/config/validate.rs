@@ -4,7 +4,7 @@
 //! network built in between for the checks that name its hosts, switches and links.
 
 use super::{Scenario, ScenarioError};
-use super::{topology, workload};
+use super::{jobs, topology, workload};
 use crate::net::topology::Topology;
 use crate::sim::units::{Time, MAX_TIME};
 use crate::transport::common::scheme::RunFacts;
@@ -60,10 +60,11 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
     // What the chosen scheme must agree with elsewhere (its payloads fit its frames, its
     // switch queues exist, the workload it derives parameters from has sizes).
     let params = s.recovery.params(s.transport.recovery);
-    let run = RunFacts { mtu: s.nic.mtu, shaped_queue: s.switch.shaped.as_ref().map(|x| x.queue), has_size_table: s.workload.cdf.is_some() };
+    let run = RunFacts { mtu: s.nic.mtu, shaped_queue: s.switch.shaped.as_ref().map(|x| x.queue), has_size_table: s.workload.iter().any(|w| w.cdf.is_some()) };
     params.check_run(&run)?;
     if params.wants_sizes() {
-        workload::poisson_cdf(&s.workload, &s.base_dir)?;
+        let i = s.workload.iter().position(|w| w.cdf.is_some()).unwrap_or(0);
+        workload::poisson_cdf(&s.workload[i], &s.base_dir).map_err(|e| s.workload.at(i, e))?;
     }
     s.routing.check().map_err(|e| e.within("routing"))?;
     s.routing.check_paths(&topo).map_err(|e| e.within("routing"))?;
@@ -73,13 +74,16 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
     for (i, b) in s.background.iter().enumerate() {
         background(&topo, b, i, s.duration.0, s.switch.queues)?;
     }
-    workload::check(&mut s.workload, &topo, s.duration.0, s.seed, &s.base_dir, s.switch.queues)?;
-    let flows = workload::known_flow_count(&s.workload, &s.base_dir)?;
+    jobs::check(&mut s.workload, &topo, s.duration.0, s.seed, &s.base_dir, s.switch.queues)?;
+    let flows = jobs::known_flow_count(&s.workload, &s.base_dir)?;
     s.output.check(&topo, flows)?;
     // What relates the sections (trimming against the packets sent, options that need others).
     super::relations::check(s)?;
     // Every configuration-sized allocation, in total, against the memory budget.
-    let expected = workload::flow_estimate(&s.workload, &topo, &s.base_dir, flows)?;
+    let expected = match flows {
+        Some(n) => n as u64,
+        None => jobs::flow_estimate(&s.workload, &topo, &s.base_dir)?,
+    };
     super::budget::check(&super::budget::estimate(s, &topo, expected), super::budget::budget()?)?;
     Ok(topo)
 }

@@ -52,6 +52,15 @@ pub enum Pairing {
 #[serde(deny_unknown_fields)]
 pub struct WorkloadCfg {
     pub kind: WorkloadKind,
+    /// The job's name in the flow and collective tables (`job`) and summary.json's `jobs`.
+    /// Default "job0", "job1", ... by position; names are unique.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The hosts the job's flows are placed on (its sources, destinations and ranks are chosen
+    /// among them): a list of host names, or a range of host positions in topology order,
+    /// "0..16" (h0..h15 on the built-in kinds). Default every host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hosts: Option<JobHosts>,
     /// hpcc-flows, htsim-cm: the flow file, relative to the scenario's directory.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
@@ -118,6 +127,91 @@ fn host_pairs<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<(String, Str
             Err(p) => Err(serde::de::Error::custom(format!("pair {i} has {} elements; a pair is two host names, [\"src\", \"dst\"]", p.len()))),
         })
         .collect()
+}
+
+/// `workload.hosts`: host names, or a range of host positions in topology order ("0..16",
+/// the first index included, the second not).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JobHosts {
+    Names(Vec<String>),
+    Range(String),
+}
+
+impl Serialize for JobHosts {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            JobHosts::Names(v) => v.serialize(s),
+            JobHosts::Range(r) => s.serialize_str(r),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for JobHosts {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{self, SeqAccess, Visitor};
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = JobHosts;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a list of host names ([\"h0\", \"h1\"]) or a range of host positions (\"0..16\")")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<JobHosts, E> {
+                Ok(JobHosts::Range(v.to_string()))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<JobHosts, A::Error> {
+                let mut v = Vec::new();
+                while let Some(h) = seq.next_element::<String>()? {
+                    v.push(h);
+                }
+                Ok(JobHosts::Names(v))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The hosts a job's flows are placed on (node ids, in the order given; every host in topology
+/// order without `hosts`), checked: known hosts, none twice, at least two.
+pub fn job_hosts(cfg: &WorkloadCfg, topo: &Topology) -> Result<Vec<usize>, ScenarioError> {
+    let all: Vec<usize> = topo.hosts().collect();
+    let out = match &cfg.hosts {
+        None => return Ok(all),
+        Some(JobHosts::Range(r)) => {
+            let bad = || err("workload.hosts", format!("{r:?} is not a range of host positions: write \"A..B\" (hosts A to B - 1 in topology order, 0 <= A < B <= {})", all.len()));
+            let (a, b) = r.split_once("..").ok_or_else(bad)?;
+            let (a, b): (usize, usize) = (a.trim().parse().map_err(|_| bad())?, b.trim().parse().map_err(|_| bad())?);
+            if a >= b || b > all.len() {
+                return Err(bad());
+            }
+            all[a..b].to_vec()
+        }
+        Some(JobHosts::Names(names)) => {
+            let mut seen = vec![false; topo.nodes.len()];
+            let mut out = Vec::with_capacity(names.len());
+            for (i, name) in names.iter().enumerate() {
+                let field = format!("workload.hosts[{i}]");
+                let h = match topo.find(name) {
+                    Some(n) if topo.nodes[n].kind == NodeKind::Host => n,
+                    Some(_) => return Err(err(field, format!("{name:?} is a switch, not a host"))),
+                    None => return Err(err(field, format!("unknown host {name:?} (hosts are h0..h{})", all.len() - 1))),
+                };
+                if std::mem::replace(&mut seen[h], true) {
+                    return Err(err(field, format!("{name:?} is listed twice")));
+                }
+                out.push(h);
+            }
+            out
+        }
+    };
+    if out.len() < 2 {
+        return Err(err("workload.hosts", format!("{} host(s): a job needs at least two", out.len())));
+    }
+    Ok(out)
+}
+
+/// Who gives a job its hosts, as errors about their number say it.
+fn whose(cfg: &WorkloadCfg) -> &'static str {
+    if cfg.hosts.is_some() { "workload.hosts gives" } else { "the topology has" }
 }
 
 /// `workload.flows`: the list of a flow-list workload, or the flow count of a poisson one.
@@ -255,8 +349,14 @@ fn err(field: impl Into<String>, msg: impl Into<String>) -> ScenarioError {
 /// Checks the section against the network and fills the defaults that depend on other fields
 /// (`duration`, `seed`, `base_dir`: the scenario's; `queues`: egress queues per switch port).
 pub fn check(w: &mut WorkloadCfg, topo: &Topology, duration: Time, seed: u64, base_dir: &Path, queues: u32) -> Result<(), ScenarioError> {
+    let placed = job_hosts(w, topo)?;
+    let mut member = vec![false; topo.nodes.len()];
+    for &h in &placed {
+        member[h] = true;
+    }
     let host = |name: &str, field: String| -> Result<usize, ScenarioError> {
         match topo.find(name) {
+            Some(n) if topo.nodes[n].kind == NodeKind::Host && !member[n] => Err(err(field, format!("{name:?} is not among the job's hosts (workload.hosts)"))),
             Some(n) if topo.nodes[n].kind == NodeKind::Host => Ok(n),
             Some(_) => Err(err(field, format!("{name:?} is a switch, not a host"))),
             None => {
@@ -320,6 +420,9 @@ pub fn check(w: &mut WorkloadCfg, topo: &Topology, duration: Time, seed: u64, ba
                 return Err(err("workload.start", format!("{start} is not before the run's duration ({}): no flow would start", duration)));
             }
             let sources = poisson_sources(w, topo)?;
+            if sources.is_empty() {
+                return Err(err("workload.pairing", "no sender and receiver pair of this pairing is among the job's hosts (workload.hosts)"));
+            }
             if let Some(until) = w.until {
                 let n = poisson::expected_flows(topo, &sources, cdf.mean(), load, until.0 - start);
                 if n > MAX_FLOWS as f64 && w.flows.count().is_none() {
@@ -355,11 +458,14 @@ pub fn check(w: &mut WorkloadCfg, topo: &Topology, duration: Time, seed: u64, ba
                 if !is_host(f.src) || !is_host(f.dst) || f.src == f.dst {
                     return Err(err(field(), "needs two different host ids of the topology"));
                 }
+                if !member[f.src] || !member[f.dst] {
+                    return Err(err(field(), "is not among the job's hosts (workload.hosts)"));
+                }
             }
         }
         WorkloadKind::HtsimCm => {
             let (m, fail) = htsim_cm(w, base_dir)?;
-            m.check(topo.hosts().count()).map_err(fail)?;
+            m.check(placed.len()).map_err(fail)?;
         }
         WorkloadKind::Incast => {
             let receiver = w.receiver.as_deref().ok_or_else(|| err("workload.receiver", "incast needs a receiver, e.g. receiver = \"h0\""))?;
@@ -398,7 +504,7 @@ pub fn check(w: &mut WorkloadCfg, topo: &Topology, duration: Time, seed: u64, ba
         }
         WorkloadKind::Collective => {
             let c = w.collective.as_ref().ok_or_else(|| err("workload.collective", "kind = \"collective\" needs [workload.collective] with op, ranks and size"))?;
-            let flows = c.validate(topo)?;
+            let flows = c.validate(&placed, whose(w))?;
             if flows > MAX_FLOWS {
                 return Err(err("workload.collective.iterations", format!("{flows} flows in all (at most {MAX_FLOWS})")));
             }
@@ -481,7 +587,7 @@ pub fn flow_estimate(w: &WorkloadCfg, topo: &Topology, base_dir: &Path, known: O
             w.flows.count().map_or(n, |c| c.min(n))
         }
         WorkloadKind::Collective => match &w.collective {
-            Some(c) => c.validate(topo)?,
+            Some(c) => c.validate(&job_hosts(w, topo)?, whose(w))?,
             None => 0,
         },
         _ => 0,
@@ -540,7 +646,7 @@ pub fn flows(cfg: &WorkloadCfg, topo: &Topology, seed: u64, base_dir: &Path) -> 
     let node = |name: &str| topo.find(name).expect("validated host name");
     let mut generated = match (cfg.kind, &cfg.collective) {
         (WorkloadKind::Collective, Some(c)) => {
-            let collectives = c.collectives(topo, seed);
+            let collectives = c.collectives(&job_hosts(cfg, topo)?, seed);
             Some((collective::generate(&collectives), collectives))
         }
         _ => None,
@@ -577,7 +683,7 @@ pub fn flows(cfg: &WorkloadCfg, topo: &Topology, seed: u64, base_dir: &Path) -> 
             .collect(),
         WorkloadKind::HtsimCm => {
             let (m, fail) = cm.as_ref().expect("read above");
-            m.flow_defs(&topo.hosts().collect::<Vec<_>>()).map_err(fail)?
+            m.flow_defs(&job_hosts(cfg, topo)?).map_err(fail)?
         }
         WorkloadKind::Incast => {
             let dst = node(cfg.receiver.as_deref().expect("validated receiver"));
@@ -660,8 +766,19 @@ pub fn poisson_sources(cfg: &WorkloadCfg, topo: &Topology) -> Result<Vec<Source>
     let node = |name: &str| topo.find(name).expect("validated host name");
     Ok(match cfg.pairing.unwrap_or(Pairing::Random) {
         Pairing::Pairs => poisson::sources_from_pairs(&cfg.pairs.iter().map(|(a, b)| (node(a), node(b))).collect::<Vec<_>>()),
-        Pairing::Random => poisson::sources_random(topo),
-        Pairing::CrossLeafHalves => poisson::sources_cross_leaf_halves(topo).map_err(|e| ScenarioError::new("workload.pairing", e))?,
+        Pairing::Random => poisson::sources_random(&job_hosts(cfg, topo)?),
+        Pairing::CrossLeafHalves => {
+            let mut sources = poisson::sources_cross_leaf_halves(topo).map_err(|e| ScenarioError::new("workload.pairing", e))?;
+            if cfg.hosts.is_some() {
+                // Only the pairs whose two ends are the job's.
+                let mut member = vec![false; topo.nodes.len()];
+                for h in job_hosts(cfg, topo)? {
+                    member[h] = true;
+                }
+                sources.retain(|s| member[s.src] && (0..s.dsts.len()).all(|k| member[s.dsts.get(k)]));
+            }
+            sources
+        }
     })
 }
 
@@ -674,7 +791,7 @@ pub fn incast_senders(cfg: &WorkloadCfg, topo: &Topology) -> Result<Vec<usize>, 
         return Ok(cfg.senders.iter().map(|s| node(s).expect("validated host name")).collect());
     }
     let n = cfg.fan_in.ok_or_else(|| ScenarioError::new("workload.senders", "incast needs senders = [\"h1\", ...] or fan_in = N"))?;
-    let others: Vec<usize> = topo.hosts().filter(|&h| h != receiver).collect();
+    let others: Vec<usize> = job_hosts(cfg, topo)?.into_iter().filter(|&h| h != receiver).collect();
     if n == 0 || n as usize > others.len() {
         return Err(ScenarioError::new("workload.fan_in", format!("{n} is out of range (allowed 1..={})", others.len())));
     }
@@ -698,7 +815,7 @@ mod tests {
         let mut s = scenario(topology, workload);
         s.base_dir = env!("CARGO_MANIFEST_DIR").into();
         let topo = validate(&mut s).map_err(|e| e.to_string())?;
-        let defs = flows(&s.workload, &topo, s.seed, &s.base_dir).map_err(|e| e.to_string())?.flows;
+        let defs = flows(&s.workload[0], &topo, s.seed, &s.base_dir).map_err(|e| e.to_string())?.flows;
         Ok((s, topo, defs))
     }
 
@@ -715,7 +832,7 @@ mod tests {
         // The resolved scenario parses back to the same flows.
         let mut again = Scenario::from_toml(&resolved).unwrap();
         let topo = validate(&mut again).unwrap();
-        assert_eq!(flows(&again.workload, &topo, again.seed, Path::new(".")).unwrap().flows, defs);
+        assert_eq!(flows(&again.workload[0], &topo, again.seed, Path::new(".")).unwrap().flows, defs);
     }
 
     #[test]
@@ -732,7 +849,7 @@ mod tests {
     fn poisson_pairs_and_cdf_path() {
         let w = "kind = \"poisson\"\ncdf = \"workloads/fb_hadoop_hpcc.txt\"\nload = 0.3\npairs = [[\"h0\", \"h1\"]]\nflows = 500";
         let (s, _, defs) = generate("kind = \"single-switch\"", w).unwrap();
-        assert_eq!(s.workload.pairing, Some(Pairing::Pairs), "pairs given: pairing defaults to pairs");
+        assert_eq!(s.workload[0].pairing, Some(Pairing::Pairs), "pairs given: pairing defaults to pairs");
         assert_eq!(defs.len(), 500);
         assert!(defs.iter().all(|f| f.src == defs[0].src && f.dst == defs[1].dst && f.size >= 1));
         let resolved = s.to_toml();
@@ -765,7 +882,7 @@ mod tests {
             let mut s = scenario("kind = \"single-switch\"\nhosts = 8", w);
             s.seed = seed;
             let topo = validate(&mut s).unwrap();
-            let mut v: Vec<u64> = flows(&s.workload, &topo, s.seed, Path::new(".")).unwrap().flows.iter().map(|f| f.start.0).collect();
+            let mut v: Vec<u64> = flows(&s.workload[0], &topo, s.seed, Path::new(".")).unwrap().flows.iter().map(|f| f.start.0).collect();
             v.sort_unstable();
             v
         };

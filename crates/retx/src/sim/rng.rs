@@ -32,6 +32,8 @@ pub enum Stream {
     SwitchTrim = 13,
     /// Per-flow start jitter of a workload (`workload.start_jitter`).
     StartJitter = 14,
+    /// A job's root seed (`[[workload]]` after the first: see `config::jobs`).
+    Job = 15,
 }
 
 /// SplitMix64 finaliser: a fast, well-mixed 64-bit hash.

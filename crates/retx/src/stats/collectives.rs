@@ -6,6 +6,9 @@ use crate::sim::units::Time;
 /// One step of one iteration of one group's collective.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StepRecord {
+    /// The job (workload) it belongs to.
+    pub job: String,
+    /// The collective's group, numbered across the run's jobs.
     pub group: u32,
     pub iteration: u32,
     pub step: u32,
@@ -25,6 +28,9 @@ pub struct StepRecord {
 /// One iteration of one group's collective.
 #[derive(Clone, Debug, PartialEq)]
 pub struct IterationRecord {
+    /// The job (workload) it belongs to.
+    pub job: String,
+    /// The collective's group, numbered across the run's jobs.
     pub group: u32,
     pub iteration: u32,
     pub op: &'static str,

@@ -328,6 +328,7 @@ static FLOW_COLUMNS: &[Column<(), FlowRecord>] = &[
         Get::F64(|_, r| nan_or(r.first_arrival.zip(r.received).map(|(a, b)| (b - a).as_us_f64()))),
     ),
     col("completed", "", "whether the flow finished before the run ended", Get::Bool(|_, r| r.finish.is_some())),
+    col("job", "", "the job (workload) it belongs to: its name, job0 by default", Get::Str(|_, r| r.job.as_str())),
 ];
 
 /// One row per sampled receiving host and sample time (`RunOutput::samples`); the context is
@@ -386,7 +387,7 @@ static POOL_COLUMNS: &[Column<[String], super::PoolSample>] = &[
 pub static COLLECTIVES: Table<(), super::IterationRecord> = Table { name: "collectives", columns: COLLECTIVE_COLUMNS };
 
 static COLLECTIVE_COLUMNS: &[Column<(), super::IterationRecord>] = &[
-    col("group", "", "the group of ranks (workload.collective.groups)", Get::I64(|_, r| r.group as i64)),
+    col("group", "", "the group of ranks (workload.collective.groups), numbered across the run's jobs", Get::I64(|_, r| r.group as i64)),
     col("iteration", "", "the iteration, from 0", Get::I64(|_, r| r.iteration as i64)),
     col("op", "", "all-reduce, all-gather, reduce-scatter or all-to-all", Get::Str(|_, r| r.op)),
     col("algorithm", "", "ring, halving-doubling, direct, rounds or htsim-ring", Get::Str(|_, r| r.algorithm)),
@@ -400,6 +401,7 @@ static COLLECTIVE_COLUMNS: &[Column<(), super::IterationRecord>] = &[
     col("algbw_gbps", "Gbps", "NCCL's algorithm bandwidth: size / cct; NaN if unfinished", Get::F64(|_, r| nan_or(r.algbw_bps().map(|b| b / 1e9)))),
     col("busbw_gbps", "Gbps", "NCCL's bus bandwidth: algbw x 2(n-1)/n (all-reduce) or (n-1)/n; NaN if unfinished", Get::F64(|_, r| nan_or(r.busbw_bps().map(|b| b / 1e9)))),
     col("slowest_step", "", "the step that took longest", Get::I64(|_, r| r.slowest_step as i64)),
+    col("job", "", "the job (workload) it belongs to", Get::Str(|_, r| r.job.as_str())),
 ];
 
 /// One row per step of each iteration of each group's collective (`RunOutput::collective_steps`).
@@ -416,6 +418,7 @@ static COLLECTIVE_STEP_COLUMNS: &[Column<(), super::StepRecord>] = &[
     col("duration_us", "us", "end - start; NaN if unfinished", Get::F64(|_, r| nan_or(r.end.map(|e| (e - r.start).as_us_f64())))),
     col("ideal_us", "us", "alone on an empty network: the longest of its ranks' sends", Get::F64(|_, r| r.ideal.as_us_f64())),
     col("slowest_flow", "", "the flow received last (its row in the flows table)", Get::I64(|_, r| r.slowest_flow as i64)),
+    col("job", "", "the job (workload) it belongs to", Get::Str(|_, r| r.job.as_str())),
 ];
 
 /// One row per selected port over the run (`LinkReport::links`, `[output] links`); the
@@ -610,7 +613,9 @@ mod tests {
         let flows = FLOWS.fill(&(), &out.flows);
         assert_eq!(flows.len(), FLOW_COLUMNS.len());
         assert!(flows.iter().all(|(_, d)| d.len() == 2));
-        assert!(matches!(&flows.last().unwrap().1, Data::Bool(v) if v == &[true, false]));
+        let completed = &flows.iter().find(|(c, _)| c.name == "completed").unwrap().1;
+        assert!(matches!(completed, Data::Bool(v) if v == &[true, false]));
+        assert!(matches!(&flows.last().unwrap().1, Data::Str(v) if v == &["job0", "job0"]), "the job, by its default name");
         let ts = TIMESERIES.fill(&out.host_names, &out.samples);
         assert!(!ts[0].1.is_empty());
         assert!(ts.iter().all(|(_, d)| d.len() == out.samples.len()));

@@ -44,6 +44,8 @@ pub struct FlowRecord {
     pub first_arrival: Option<Time>,
     /// Bytes per second delivered in order to the application over the flow's active time.
     pub goodput_bps: f64,
+    /// The job (workload) it belongs to: its name.
+    pub job: String,
 }
 
 impl FlowRecord {

@@ -113,6 +113,11 @@ pub struct Member {
     pub rank: u32,
 }
 
+impl Member {
+    /// The place of a flow that is in no collective (another job's, in a run of several).
+    pub const NONE: Member = Member { group: u32::MAX, iteration: 0, step: 0, rank: 0 };
+}
+
 /// The flows of some collectives and what starts them, in one index space.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Generated {
@@ -241,7 +246,7 @@ pub fn generate(collectives: &[Collective]) -> Generated {
 /// longest send; an iteration's is the sum of its steps' (steps do not overlap in the ideal).
 pub fn summarise(plan: &CollectivePlan, flows: &[FlowRecord], ideal: impl Fn(usize, u64) -> Time) -> (Vec<IterationRecord>, Vec<StepRecord>) {
     let mut by_step: BTreeMap<(u32, u32, u32), Vec<usize>> = BTreeMap::new();
-    for (f, m) in plan.members.iter().enumerate().filter(|&(f, _)| f < flows.len()) {
+    for (f, m) in plan.members.iter().enumerate().filter(|&(f, m)| f < flows.len() && m.group != Member::NONE.group) {
         by_step.entry((m.group, m.iteration, m.step)).or_default().push(f);
     }
     let mut records = Vec::with_capacity(by_step.len());
@@ -258,6 +263,7 @@ pub fn summarise(plan: &CollectivePlan, flows: &[FlowRecord], ideal: impl Fn(usi
         let received: Option<Vec<Time>> = members.iter().map(|&f| flows[f].received).collect();
         let slowest = members.iter().copied().max_by_key(|&f| (flows[f].received.is_none(), flows[f].received)).expect("a step has a flow");
         records.push(StepRecord {
+            job: flows[members[0]].job.clone(),
             group,
             iteration,
             step,
@@ -276,6 +282,7 @@ pub fn summarise(plan: &CollectivePlan, flows: &[FlowRecord], ideal: impl Fn(usi
         let ends: Option<Vec<Time>> = run.iter().map(|s| s.end).collect();
         let slowest = run.iter().max_by_key(|s| (s.end.is_none(), s.end.map(|e| e - s.start))).expect("an iteration has a step");
         iterations.push(IterationRecord {
+            job: run[0].job.clone(),
             group: run[0].group,
             iteration: run[0].iteration,
             op: c.op.name(),

@@ -250,6 +250,28 @@ impl Dependencies {
         Ok(d)
     }
 
+    /// Several workloads' dependencies in one index space of `flows` flows: each part with
+    /// the new index of each of its flows (its triggers follow the previous parts'). The
+    /// triggers, their targets and each flow's signals keep their order.
+    pub fn merge(flows: usize, parts: &[(&Dependencies, &[usize])]) -> Result<Dependencies, DependencyError> {
+        let (mut triggers, mut signals, mut delays) = (Vec::new(), Vec::new(), Vec::new());
+        for &(d, id) in parts {
+            let base = triggers.len();
+            for t in 0..d.kind.len() {
+                triggers.push(Trigger { kind: d.kind[t], targets: d.targets.of(t).iter().map(|&f| id[f as usize]).collect() });
+            }
+            for f in 0..d.started_by.len() {
+                for on in [Done::Sent, Done::Received] {
+                    signals.extend(d.signals.of(slot(f, on)).iter().map(|&t| Signal { flow: id[f], on, trigger: base + t as usize }));
+                }
+                if d.started_by[f] != NONE {
+                    delays.push(Delay { flow: id[f], gap: d.gap[f], not_before: d.not_before[f] });
+                }
+            }
+        }
+        Dependencies::with_triggers(flows, &triggers, &signals, &delays)
+    }
+
     /// A cycle of waits, if any, starting at its smallest flow index. The search runs over
     /// the graph whose nodes are the flows and the triggers (a flow's edges lead to the
     /// triggers its ends signal, a trigger's to the flows it starts), so a barrier between two
@@ -372,6 +394,28 @@ mod tests {
 
     fn finish(d: &mut Dependencies, f: usize, now_us: u64) -> Vec<(usize, u64)> {
         report(d, f, Done::Sent, now_us)
+    }
+
+    /// Two jobs' waits merged into one numbering behave as each did alone, renumbered: a
+    /// barrier (flow list) and a multi-shot trigger with gaps; a job without waits adds none.
+    #[test]
+    fn merged_jobs_wait_as_they_did_alone_renumbered() {
+        let a = Dependencies::new(3, &[Wait { not_before: Time::from_us(50), ..wait(2, &[0, 1], 5) }]).unwrap();
+        let trig = [Trigger { kind: TriggerKind::MultiShot, targets: vec![1, 2] }];
+        let b = Dependencies::with_triggers(3, &trig, &[Signal { flow: 0, on: Done::Received, trigger: 0 }], &[Delay { flow: 2, gap: Time::from_us(3), not_before: Time::ZERO }]).unwrap();
+        let none = Dependencies::none(2);
+        // a's flows at 0, 2, 4; b's at 1, 5, 6; none's at 3, 7.
+        let (ia, ib, inone) = ([0, 2, 4], [1, 5, 6], [3, 7]);
+        let mut m = Dependencies::merge(8, &[(&a, &ia), (&none, &inone), (&b, &ib)]).unwrap();
+        assert!(m.waits(4) && m.waits(5) && m.waits(6));
+        assert!(!(0..4).any(|f| m.waits(f)) && !m.waits(7));
+        assert_eq!(finish(&mut m, 0, 10), vec![]);
+        assert_eq!(finish(&mut m, 2, 20), vec![(4, 50)], "a's barrier, not before its start");
+        assert_eq!(report(&mut m, 1, Done::Received, 30), vec![(5, 30)], "b's first shot");
+        assert_eq!(report(&mut m, 1, Done::Received, 40), vec![], "each end counts once");
+        // Parts without waits merge to none.
+        let bad = Dependencies::merge(2, &[(&Dependencies::none(2), &[0, 1])]).unwrap();
+        assert_eq!(bad, Dependencies::none(2));
     }
 
     #[test]

@@ -28,11 +28,13 @@ pub struct FlowDef {
     pub priority: u8,
     /// The drop precedence of its data packets (0 green, 1 yellow, 2 red).
     pub colour: u8,
+    /// The job it belongs to (its `[[workload]]` position; 0 with one workload).
+    pub job: u32,
 }
 
 impl FlowDef {
     /// A flow at the default data priority, green.
     pub fn new(src: usize, dst: usize, size: u64, start: Time) -> FlowDef {
-        FlowDef { src, dst, size, start, priority: crate::net::packet::PRIORITY_DATA as u8, colour: 0 }
+        FlowDef { src, dst, size, start, priority: crate::net::packet::PRIORITY_DATA as u8, colour: 0, job: 0 }
     }
 }

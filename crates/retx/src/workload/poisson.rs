@@ -107,9 +107,10 @@ pub fn sources_from_pairs(pairs: &[(usize, usize)]) -> Vec<Source> {
     out
 }
 
-/// Sources for `pairing = "random"`: every host, to every other host.
-pub fn sources_random(topo: &Topology) -> Vec<Source> {
-    let hosts: std::sync::Arc<[usize]> = topo.hosts().collect();
+/// Sources for `pairing = "random"`: every host of `hosts` (all the topology's, or a job's), to
+/// every other one.
+pub fn sources_random(hosts: &[usize]) -> Vec<Source> {
+    let hosts: std::sync::Arc<[usize]> = hosts.into();
     hosts.iter().enumerate().map(|(me, &h)| Source { src: h, dsts: Dsts::AllBut { hosts: hosts.clone(), me } }).collect()
 }
 
@@ -275,7 +276,7 @@ mod tests {
     fn flow_cap_keeps_the_earliest() {
         let topo = leaf_spine(2, 4);
         let cdf = FlowSizeCdf::builtin("websearch_hpcc", Interpolation::Linear).unwrap();
-        let src = sources_random(&topo);
+        let src = sources_random(&topo.hosts().collect::<Vec<_>>());
         let all = generate(&topo, &src, &arrivals(&cdf, 0.5, Some(Time::from_ms(50)), None));
         let capped = generate(&topo, &src, &arrivals(&cdf, 0.5, Some(Time::from_ms(50)), Some(100)));
         assert_eq!(capped.len(), 100);
@@ -299,7 +300,7 @@ mod tests {
 
         // Random: every flow goes to another host, and over many flows to every other host.
         let cdf = FlowSizeCdf::builtin("homa_w1", Interpolation::Step).unwrap();
-        let src = sources_random(&topo);
+        let src = sources_random(&topo.hosts().collect::<Vec<_>>());
         assert_eq!(src.len(), 12);
         let flows = generate(&topo, &src, &arrivals(&cdf, 0.5, None, Some(20_000)));
         assert!(flows.iter().all(|f| f.src != f.dst));

@@ -89,6 +89,8 @@ pub struct Parts {
     pub transport: Template,
     pub mtu: u32,
     pub flows: Vec<FlowDef>,
+    /// The jobs' names, by position (`FlowDef::job` indexes it).
+    pub jobs: Vec<String>,
     /// Flows that start when others finish (the workload's; [`Dependencies::none`] if none).
     pub dependencies: Dependencies,
     /// The collectives the flows make up (reported per step and iteration), if any.
@@ -302,6 +304,8 @@ pub struct Simulation<O: Observer = Quiet> {
     /// The workload's flows that wait for others: told of every finished flow.
     dependencies: Dependencies,
     collectives: Option<CollectivePlan>,
+    /// The jobs' names, by position.
+    jobs: Vec<String>,
     finite_left: usize,
     endless: usize,
     /// Receiving NICs and their counters at the last sample: (nic, node, rx_bytes, rx_wire_bytes).
@@ -492,6 +496,7 @@ impl<O: Observer> Simulation<O> {
             conns: Vec::new(),
             dependencies: p.dependencies,
             collectives: p.collectives,
+            jobs: p.jobs,
             finite_left: 0,
             endless: 0,
             sampled: Vec::new(),
@@ -983,6 +988,7 @@ impl<O: Observer> Simulation<O> {
                 drops_by_kind: f.drops_by_kind,
                 first_arrival: f.first_arrival,
                 goodput_bps,
+                job: self.jobs.get(f.def.job as usize).cloned().unwrap_or_default(),
             });
         }
         let (pfc_deadlock, pfc_storms) = match &self.pfc_watch {

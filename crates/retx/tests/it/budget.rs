@@ -29,8 +29,8 @@ fn estimate_and_peak(text: &str) -> (u64, usize) {
     let _one = MEASURING.lock().unwrap_or_else(|e| e.into_inner());
     let mut s = Scenario::from_toml(text).unwrap();
     let topo = validate(&mut s).unwrap();
-    let known = workload::known_flow_count(&s.workload, &s.base_dir).unwrap();
-    let flows = workload::flow_estimate(&s.workload, &topo, &s.base_dir, known).unwrap();
+    let known = workload::known_flow_count(&s.workload[0], &s.base_dir).unwrap();
+    let flows = workload::flow_estimate(&s.workload[0], &topo, &s.base_dir, known).unwrap();
     let e = estimate(&s, &topo, flows);
     let (peak, ()) = measure(|| {
         let sim = retx::config::build(Scenario::from_toml(text).unwrap()).unwrap();

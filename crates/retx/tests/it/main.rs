@@ -41,6 +41,7 @@ mod hw_trace;
 mod input_fuzz;
 mod int_telemetry;
 mod irn_exchange;
+mod jobs;
 mod layers;
 mod left;
 mod left_gather_cosim;

@@ -94,7 +94,7 @@ fn a_collective_of_a_million_flows_over_iterations_builds_its_waits_in_seconds()
     let mut s = Scenario::from_toml(text).unwrap();
     let topo = validate(&mut s).unwrap();
     let started = Instant::now();
-    let w = retx::config::workload::flows(&s.workload, &topo, s.seed, &s.base_dir).unwrap();
+    let w = retx::config::workload::flows(&s.workload[0], &topo, s.seed, &s.base_dir).unwrap();
     assert_eq!(w.flows.len(), 2 * 1024 * 1023);
     assert!(started.elapsed() < bound(20), "took {:?}", started.elapsed());
 }
