@@ -126,3 +126,26 @@ def test_a_second_workload_error_names_its_job(tmp_path: Path) -> None:
     done = run_cli("run", str(path), "--out", str(tmp_path / "out"))
     assert done.returncode == 2
     assert done.stderr.startswith('retx: error: workload[1].hosts: "0..9" is not a range of host positions'), done.stderr
+
+
+def test_links_show_where_two_jobs_meet() -> None:
+    """The issue's done-when: a ring all-reduce and a Poisson tenant on one fat-tree, with
+    `[output] links` showing where they met. The all-reduce is the first job, so alone it runs
+    the same flows (the seed's own streams); the tenant's hosts h8..h15 carry nothing then, and
+    the links the ring uses carry more in the joint run wherever the tenant crossed them."""
+    text = (EXAMPLES / "two-jobs.toml").read_text() + '\n[output]\nlinks = "all"\n'
+    ring_only = text[: text.index('[[workload]]\nname = "tenant"')] + '\n[output]\nlinks = "all"\n'
+
+    def link_bytes(scenario: str) -> dict[str, int]:
+        links = retx.run(retx.Scenario.from_str(scenario)).links
+        return {r["link"]: r["tx_bytes"] for r in links.iter_rows(named=True)}
+
+    joint, ring = link_bytes(text), link_bytes(ring_only)
+    assert set(joint) == set(ring) and len(joint) > 0
+    tenant_hosts = [f"h{i}" for i in range(8, 16)]
+    for k in joint:
+        if k.split("->")[0] in tenant_hosts:
+            assert ring[k] == 0 < joint[k], k
+    met = [k for k in joint if 0 < ring[k] < joint[k]]
+    fabric = [k for k in met if not any(end.startswith("h") for end in k.split("->"))]
+    assert fabric, "the two jobs meet inside the fabric"
