@@ -92,6 +92,13 @@ pub fn estimate(s: &Scenario, topo: &Topology, flows: u64) -> Estimate {
     let samples = s.duration.0 .0 / interval.0.max(1);
     let receivers = hosts.min(flows.max(1));
     e.charge("output.sample_interval", format!("{samples} samples x {receivers} receivers x {BYTES_PER_SAMPLE_ROW} B"), samples.saturating_mul(receivers), BYTES_PER_SAMPLE_ROW);
+    // The watched ports, senders and NICs: a row each per sample.
+    for (field, watched) in [("output.queues", s.output.queues.len()), ("output.cc_flows", s.output.cc_flows.len()), ("output.pools", s.output.pools.len())] {
+        let n = watched as u64;
+        if n > 0 {
+            e.charge(field, format!("{samples} samples x {n} watched x {BYTES_PER_SAMPLE_ROW} B"), samples.saturating_mul(n), BYTES_PER_SAMPLE_ROW);
+        }
+    }
     if let Ok(Some(selected)) = super::output::selected_links(topo, &s.output) {
         let ports = topo.port_count() as u64;
         e.charge("output.links", format!("{ports} ports x {BYTES_PER_PORT_COUNTS} B"), ports, BYTES_PER_PORT_COUNTS);

@@ -104,3 +104,22 @@ fn pools_per_nic_are_charged_on_every_nic() {
     let pools = e.charges.iter().find(|c| c.field == "recovery.melo.pool_bits").unwrap();
     assert_eq!(pools.bytes, 1000 * 2 * 60_000 * 12);
 }
+
+#[test]
+fn watched_queues_senders_and_pools_are_charged_a_row_per_sample() {
+    // 1 s at 1 us: 10^6 samples for each watched port, sender and NIC.
+    let text = "name = \"b\"\nduration = \"1s\"\n[topology]\nkind = \"single-switch\"\nhosts = 4\n[transport]\nrecovery = \"melo\"\n\
+                [output]\nsample_interval = \"1us\"\nqueues = [\"sw0->h1\", \"sw0->h2\"]\ncc_flows = [0]\npools = [\"h1\"]\n\
+                [workload]\nkind = \"flow-list\"\nflows = [{ src = \"h0\", dst = \"h1\", size = \"1KB\" }]\n";
+    let mut s = Scenario::from_toml(text).unwrap();
+    let topo = validate(&mut s).unwrap();
+    let e = estimate(&s, &topo, 1);
+    let charged = |field: &str| e.charges.iter().find(|c| c.field == field).map(|c| c.bytes);
+    let row = budget::BYTES_PER_SAMPLE_ROW;
+    assert_eq!((charged("output.queues"), charged("output.cc_flows"), charged("output.pools")), (Some(2 * 1_000_000 * row), Some(1_000_000 * row), Some(1_000_000 * row)));
+    // Without them, no such charge.
+    let plain = text.replace("queues = [\"sw0->h1\", \"sw0->h2\"]\ncc_flows = [0]\npools = [\"h1\"]\n", "");
+    let mut p = Scenario::from_toml(&plain).unwrap();
+    let topo = validate(&mut p).unwrap();
+    assert!(estimate(&p, &topo, 1).charges.iter().all(|c| !c.field.starts_with("output.queues") && c.field != "output.cc_flows" && c.field != "output.pools"));
+}
