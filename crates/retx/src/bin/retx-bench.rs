@@ -362,8 +362,37 @@ fn queue() {
     println!("        (at 10 M packet-hops/s a hop has 100 ns for everything: the queue alone takes {per_hop:.0} of them)");
 }
 
+/// Validation alone (issue 41: checks must stay near-linear on inputs of a few megabytes): an
+/// htsim `.cm` of 10^6 flows in two steps with a barrier between them, on a k = 16 fat-tree,
+/// parsed and validated `repeats()` times; the median with the range.
+fn validate() -> Option<f64> {
+    let file = std::env::temp_dir().join(format!("retx-bench-validate-{}.cm", std::process::id()));
+    std::fs::write(&file, retx::workload::htsim_cm::two_steps_with_barrier(1024, 1_000_000, 1000)).expect("a temporary file");
+    let text = format!(
+        "name = \"validate\"\nduration = \"1ms\"\n[topology]\nkind = \"fat-tree\"\nk = 16\n[workload]\nkind = \"htsim-cm\"\nfile = \"{}\"\n",
+        file.display()
+    );
+    let mut walls = Vec::new();
+    let mut peak = None;
+    for pass in 0..repeats() {
+        let wall = Instant::now();
+        let mut s = retx::config::Scenario::from_toml(&text).expect("the bench's own scenario");
+        retx::config::validate(&mut s).expect("a valid matrix");
+        walls.push(wall.elapsed().as_secs_f64());
+        drop(s);
+        if pass == 0 {
+            peak = peak_rss_mib();
+        }
+    }
+    let _ = std::fs::remove_file(&file);
+    let (secs, fastest, slowest) = median_and_range(&mut walls);
+    println!("validate: a 10^6-flow .cm with a barrier on a k = 16 fat-tree: {secs:.2} s (range {fastest:.2}-{slowest:.2})");
+    peak
+}
+
 fn main() {
     let peak = match std::env::args().nth(1).as_deref() {
+        Some("validate") => validate(),
         Some("fabric") => fabric(),
         Some("hpcc") => hpcc(),
         Some("ndp") => ndp(),
@@ -388,7 +417,7 @@ fn main() {
             run(&[("file", text)], repeats())
         }
         _ => {
-            eprintln!("usage: retx-bench fabric|hpcc|ndp|dragonfly|fabric-quick|queue|file SCENARIO.toml");
+            eprintln!("usage: retx-bench fabric|hpcc|ndp|dragonfly|validate|fabric-quick|queue|file SCENARIO.toml");
             std::process::exit(2);
         }
     };
