@@ -72,6 +72,13 @@ impl NetworkScale {
     pub fn bdp_bytes(&self) -> u64 {
         self.bdp_packets as u64 * self.mtu as u64
     }
+
+    /// `value` over `bdp` (both in one unit), when it is below half or above twice it: a
+    /// setting that far from the network's BDP is warned.
+    pub fn far_from_bdp(value: u64, bdp: u64) -> Option<f64> {
+        let ratio = value as f64 / bdp.max(1) as f64;
+        (!(0.5..=2.0).contains(&ratio)).then_some(ratio)
+    }
 }
 
 /// What the rest of the scenario says that a scheme's parameters must agree with.

@@ -65,14 +65,7 @@ impl UnscheduledPackets {
 
     /// Marks lost every unscheduled packet below `end` sent once and unacknowledged: how many.
     pub fn detect(&mut self, end: u64, acked: impl Fn(u64) -> bool) -> u64 {
-        let mut found = 0;
-        for i in 0..end.min(self.states.len() as u64) {
-            if self.states[i as usize] == Unscheduled::Sent && !acked(i) {
-                self.states[i as usize] = Unscheduled::Lost;
-                found += 1;
-            }
-        }
-        found
+        self.detect_range(0, end, acked, |_| {})
     }
 
     /// Marks lost every unscheduled packet in `from..end` sent once and unacknowledged, handing

@@ -197,8 +197,7 @@ impl Scheme for HomaParams {
         let mut out = Vec::new();
         let bdp = net.bdp_bytes().max(1);
         if let BdpOr::Value(bytes) = self.rtt_bytes {
-            let ratio = bytes.0 as f64 / bdp as f64;
-            if !(0.5..=2.0).contains(&ratio) {
+            if let Some(ratio) = NetworkScale::far_from_bdp(bytes.0, bdp) {
                 out.push(format!(
                     "rtt_bytes: {} B is {ratio:.2}x this network's BDP ({bdp} B: {} packets of {} B); grants keep a message that far ahead, so the receiver's link {}; set it near the BDP, or \"bdp\"",
                     bytes.0, net.bdp_packets, net.mtu, if ratio < 1.0 { "idles between grants" } else { "queues what it granted" }

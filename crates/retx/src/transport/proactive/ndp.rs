@@ -132,10 +132,7 @@ impl Scheme for NdpParams {
     fn network_warnings(&self, net: &NetworkScale) -> Vec<String> {
         let BdpOr::Value(w) = self.initial_window else { return Vec::new() };
         let bdp = net.bdp_packets.max(1);
-        let ratio = w as f64 / bdp as f64;
-        if (0.5..=2.0).contains(&ratio) {
-            return Vec::new();
-        }
+        let Some(ratio) = NetworkScale::far_from_bdp(w as u64, bdp as u64) else { return Vec::new() };
         vec![format!("initial_window: {w} packets is {ratio:.2}x this network's BDP ({bdp} packets of {} B); set it near the BDP, or \"bdp\"", net.mtu)]
     }
 
