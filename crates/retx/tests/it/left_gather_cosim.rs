@@ -15,8 +15,8 @@ use retx::hw::left_gather_trace::{COLUMNS, INPUTS};
 use retx::observe::hw_trace::HwTraceKind;
 use retx::{run_hw_trace, Scenario};
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
+use crate::util::iverilog::{have_iverilog, run_testbench};
 
 const OPS: usize = 5_000;
 
@@ -66,20 +66,10 @@ fn record(tag: &str, left: &str, flows: usize, size: &str, extra: &str) -> Trace
     t
 }
 
-fn have_iverilog() -> bool {
-    Command::new("iverilog").arg("-V").output().is_ok_and(|o| o.status.success())
-}
-
 /// Runs the testbench on the trace's inputs (with `defines` planted) and returns its rows: the
 /// model's columns, then clocks.
 fn simulate(tag: &str, t: &Trace, defines: &[&str]) -> Vec<Vec<i64>> {
-    let dir = std::env::temp_dir().join(format!("retx-left-gather-sim-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     let ops: String = t.rows.iter().map(|r| r[..INPUTS].iter().map(|x| x.to_string()).collect::<Vec<_>>().join(" ") + "\n").collect();
-    std::fs::write(dir.join("ops.txt"), ops).unwrap();
-    let rtl = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../rtl");
-    let mut cmd = Command::new("iverilog");
-    cmd.args(["-g2005", "-o"]).arg(dir.join("tb.vvp"));
     let p = |k: &str| t.params[k];
     let params = [
         ("FIFOS", p("fifos")),
@@ -91,20 +81,7 @@ fn simulate(tag: &str, t: &Trace, defines: &[&str]) -> Vec<Vec<i64>> {
         ("CONNS", t.conns.max(2).next_power_of_two() as i64),
         ("MAX_OPS", t.rows.len() as i64),
     ];
-    for (name, v) in params {
-        cmd.arg(format!("-Pleft_gather_tb.{name}={v}"));
-    }
-    for d in defines {
-        cmd.arg(format!("-D{d}"));
-    }
-    cmd.arg(rtl.join("tb/left_gather_tb.v")).arg(rtl.join("left_gather.v"));
-    let out = cmd.output().unwrap();
-    assert!(out.status.success(), "iverilog: {}", String::from_utf8_lossy(&out.stderr));
-    let out = Command::new("vvp").arg("-n").arg(dir.join("tb.vvp")).arg(format!("+ops={}", dir.join("ops.txt").display())).arg(format!("+out={}", dir.join("out.txt").display())).output().unwrap();
-    assert!(out.status.success(), "vvp: {}", String::from_utf8_lossy(&out.stderr));
-    let text = std::fs::read_to_string(dir.join("out.txt")).unwrap_or_else(|e| panic!("no testbench output ({e}): {}", String::from_utf8_lossy(&out.stdout)));
-    std::fs::remove_dir_all(&dir).unwrap();
-    text.lines().map(|l| l.split_whitespace().map(|x| x.parse().unwrap()).collect()).collect()
+    run_testbench(tag, "left_gather_tb", "left_gather", &params, defines, &ops)
 }
 
 /// The first call whose RTL outputs differ from the model's: (op, column, model, RTL).

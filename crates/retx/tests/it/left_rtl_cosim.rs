@@ -17,8 +17,8 @@ use retx::transport::SchemeAgent;
 use retx::transport::Endpoint;
 use retx::transport::NicAgent;
 use retx::Scenario;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
+use crate::util::iverilog::{have_iverilog, run_testbench};
 
 const OPS: usize = 5_000;
 
@@ -81,14 +81,6 @@ fn record(tag: &str, left: &str, flows: usize, size: &str) -> (Vec<[i64; 12]>, u
     rows(&busy[0].1)
 }
 
-fn rtl_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../rtl")
-}
-
-fn have_iverilog() -> bool {
-    Command::new("iverilog").arg("-V").output().is_ok_and(|o| o.status.success())
-}
-
 /// Pool geometry for the testbench's parameters.
 #[derive(Clone, Copy)]
 struct Geometry {
@@ -100,27 +92,9 @@ struct Geometry {
 /// Runs the testbench on `rows`' inputs (with `defines` planted) and returns its rows: the
 /// model's columns, then clocks.
 fn simulate(tag: &str, g: Geometry, rows: &[[i64; 12]], defines: &[&str]) -> Vec<Vec<i64>> {
-    let dir = std::env::temp_dir().join(format!("retx-left-rtl-sim-{tag}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     let ops: String = rows.iter().map(|r| format!("{} {} {} {}\n", r[0], r[1], r[2], r[3])).collect();
-    std::fs::write(dir.join("ops.txt"), ops).unwrap();
-    let rtl = rtl_dir();
-    let mut cmd = Command::new("iverilog");
-    cmd.args(["-g2005", "-o"]).arg(dir.join("tb.vvp"));
-    for (name, v) in [("POOL_BLOCKS", g.pool_blocks), ("REGS", g.regs), ("REG_BLOCKS", g.reg_blocks), ("CONNS", 16), ("MAX_OPS", rows.len() as u32)] {
-        cmd.arg(format!("-Pleft_pool_tb.{name}={v}"));
-    }
-    for d in defines {
-        cmd.arg(format!("-D{d}"));
-    }
-    cmd.arg(rtl.join("tb/left_pool_tb.v")).arg(rtl.join("left_pool.v"));
-    let out = cmd.output().unwrap();
-    assert!(out.status.success(), "iverilog: {}", String::from_utf8_lossy(&out.stderr));
-    let out = Command::new("vvp").arg("-n").arg(dir.join("tb.vvp")).arg(format!("+ops={}", dir.join("ops.txt").display())).arg(format!("+out={}", dir.join("out.txt").display())).output().unwrap();
-    assert!(out.status.success(), "vvp: {}", String::from_utf8_lossy(&out.stderr));
-    let text = std::fs::read_to_string(dir.join("out.txt")).unwrap_or_else(|e| panic!("no testbench output ({e}): {}", String::from_utf8_lossy(&out.stdout)));
-    std::fs::remove_dir_all(&dir).unwrap();
-    text.lines().map(|l| l.split_whitespace().map(|x| x.parse().unwrap()).collect()).collect()
+    let params = [("POOL_BLOCKS", g.pool_blocks as i64), ("REGS", g.regs as i64), ("REG_BLOCKS", g.reg_blocks as i64), ("CONNS", 16), ("MAX_OPS", rows.len() as i64)];
+    run_testbench(tag, "left_pool_tb", "left_pool", &params, defines, &ops)
 }
 
 /// The first operation whose RTL outputs differ from the model's: (op, column, model, RTL).

@@ -22,6 +22,7 @@
 
 pub mod alloc;
 pub mod exact;
+pub mod iverilog;
 pub mod nets;
 pub mod props;
 
