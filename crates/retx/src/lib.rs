@@ -39,10 +39,11 @@ pub use config::{Scenario, ScenarioError};
 pub use world::{Aborted, RunOutput, Simulation};
 
 /// Parses, validates and runs a scenario given as TOML text.
+/// On the threads its `[run] threads` asks for (the output is the same on any number).
 pub fn run_toml(text: &str) -> Result<RunOutput, ScenarioError> {
     let scenario = Scenario::from_toml(text)?;
-    let sim = config::build(scenario)?;
-    Ok(sim.run(&mut |_, _| true).expect("no abort without a callback"))
+    let (out, _) = config::build::run(scenario, &mut |_, _| true)?;
+    Ok(out.expect("no abort without a callback"))
 }
 
 /// [`run_toml`], also returning the pcap file `[output] pcap` asks for (None without it).

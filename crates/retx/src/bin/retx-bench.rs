@@ -161,6 +161,28 @@ fn context(runs: usize) {
     println!("commit {commit}{}; cpu {cpu}; load average {load}; {} runs per row", if dirty { " (with uncommitted changes)" } else { "" }, runs);
 }
 
+/// Threads per run: `$RETX_BENCH_THREADS`, 1 by default (the serial engine).
+fn threads() -> u32 {
+    match std::env::var("RETX_BENCH_THREADS") {
+        Err(_) => 1,
+        Ok(v) => match v.parse::<u32>() {
+            Ok(n) if (1..=retx::config::run::MAX_THREADS).contains(&n) => n,
+            _ => {
+                eprintln!("RETX_BENCH_THREADS: {v:?} is not a thread count (allowed 1..={})", retx::config::run::MAX_THREADS);
+                std::process::exit(2)
+            }
+        },
+    }
+}
+
+/// Runs a scenario on `threads` threads.
+fn run_threads(text: &str, threads: u32) -> Result<(retx::RunOutput, retx::world::ParallelReport), retx::ScenarioError> {
+    let mut s = retx::Scenario::from_toml(text)?;
+    s.run.threads = threads;
+    let (out, engine) = retx::config::build::run(s, &mut |_, _| true)?;
+    Ok((out.expect("no abort without a callback"), engine))
+}
+
 /// Runs per row: `$RETX_BENCH_REPEAT`, 3 by default.
 fn repeats() -> usize {
     match std::env::var("RETX_BENCH_REPEAT") {
@@ -198,15 +220,19 @@ fn run(rows: &[(&str, String)], n: usize) -> Option<f64> {
     // the peak memory of the rows after it).
     let mut firsts: Vec<(u64, u64, f64, f64)> = Vec::new();
     let mut peak = None;
+    let mut engines = Vec::new();
     for pass in 0..n {
         for (i, (label, text)) in rows.iter().enumerate() {
             let wall = Instant::now();
-            let out = retx::run_toml(text).unwrap_or_else(|e| {
+            let (out, engine) = run_threads(text, threads()).unwrap_or_else(|e| {
                 // A scenario of one's own (`file`) may be wrong: one line, exit 2.
                 eprintln!("bench {label}: {e}");
                 std::process::exit(2)
             });
             walls[i].push(wall.elapsed().as_secs_f64());
+            if pass == 0 {
+                engines.push(engine);
+            }
             assert_eq!(out.counters.bad_deliveries, 0);
             let goodput_gbps = out.flows.iter().map(|f| f.goodput_bps).sum::<f64>() / 1e9;
             let summary = (out.counters.events, out.counters.packet_hops, out.end.as_us_f64(), goodput_gbps);
@@ -219,6 +245,18 @@ fn run(rows: &[(&str, String)], n: usize) -> Option<f64> {
         }
         if pass == 0 {
             peak = peak_rss_mib();
+        }
+    }
+    for ((label, _), e) in rows.iter().zip(&engines) {
+        if e.threads > 1 {
+            let busy: Vec<String> = e.busy_s.iter().map(|b| format!("{b:.2}")).collect();
+            let wait: Vec<String> = e.wait_s.iter().map(|w| format!("{w:.2}")).collect();
+            println!(
+                "{label}: {} threads, lookahead {}, {} windows; per partition: link ends {:?}, events {:?}, busy s [{}], waiting s [{}]",
+                e.threads, e.lookahead, e.windows, e.weight, e.events, busy.join(", "), wait.join(", ")
+            );
+        } else if let Some(why) = &e.serial_because {
+            println!("{label}: serial: {why}");
         }
     }
     for (((label, _), &(events, hops, end_us, goodput)), walls) in rows.iter().zip(&firsts).zip(&mut walls) {

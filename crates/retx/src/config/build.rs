@@ -13,7 +13,8 @@ use crate::observe::pcap::PcapWriter;
 use crate::observe::{Observer, Quiet};
 use super::template::{int_enabled, transport};
 use crate::world::{Parts, SourceEntropy};
-use crate::world::Simulation;
+use crate::world::{Aborted, ParallelReport, RunOutput, Simulation};
+use crate::sim::units::Time;
 
 /// `[nic] clock_drift_spread_ppm`, defaulting for STRIDE to what its paper measured between two
 /// FPGAs (§IV.B: "Δt < 1 nanoseconds for every 1 millisecond interval", Δt = STT(t + 1) −
@@ -64,7 +65,54 @@ pub fn build(s: Scenario) -> Result<Simulation, ScenarioError> {
 
 /// Validates a scenario and builds its simulation with the engine's events going to `obs`
 /// (see [`crate::observe`]); [`build`] is this with the observer that records nothing.
-pub fn build_with_observer<O: Observer>(mut s: Scenario, obs: O) -> Result<Simulation<O>, ScenarioError> {
+pub fn build_with_observer<O: Observer>(s: Scenario, obs: O) -> Result<Simulation<O>, ScenarioError> {
+    let (s, parts) = parts(s)?;
+    let mut sim = Simulation::with_observer(parts, obs);
+    sim.set_memory_report(memory_report(&s, &sim));
+    Ok(sim)
+}
+
+/// Validates a scenario and runs it on the threads `[run] threads` allows, split into that
+/// many partitions (output identical to the serial run's); serially when the network or the
+/// scenario cannot be split, the report saying why.
+pub fn run(s: Scenario, progress: &mut dyn FnMut(Time, Time) -> bool) -> Result<(Result<RunOutput, Aborted>, ParallelReport), ScenarioError> {
+    let threads = s.run.threads as usize;
+    let (s, parts) = parts(s)?;
+    let split = if threads < 2 {
+        Err(None)
+    } else {
+        match crate::world::obstacle(&parts) {
+            Some(why) => Err(Some(why)),
+            None => crate::world::partition::plan(&parts.topology, threads).map_err(Some),
+        }
+    };
+    match split {
+        Ok(plan) => Ok(Simulation::run_parallel(parts, &plan, &|sim| memory_report(&s, sim), progress)),
+        Err(why) => {
+            let mut sim = Simulation::with_observer(parts, Quiet);
+            sim.set_memory_report(memory_report(&s, &sim));
+            Ok((sim.run(progress), ParallelReport { threads: 1, serial_because: why, ..Default::default() }))
+        }
+    }
+}
+
+/// The on-chip memory table for a NIC sized like the run's hosts: the first host's link, the
+/// longest base RTT, one connection per flow, MELO's pool as configured.
+fn memory_report<O: Observer>(s: &Scenario, sim: &Simulation<O>) -> MemoryReport {
+    let melo = &s.recovery.melo;
+    let sizing = Sizing {
+        bandwidth: sim.first_host_rate(),
+        rtt: sim.longest_base_rtt(),
+        mtu: s.nic.mtu,
+        connections: sim.flow_count().max(1) as u32,
+        pool_bits: melo.pool_bits,
+        block_bits: melo.block_bits,
+    };
+    MemoryReport::new(sizing, transport(s).memory_scheme())
+}
+
+/// Validates a scenario and resolves what its simulation is built from.
+fn parts(mut s: Scenario) -> Result<(Scenario, Parts), ScenarioError> {
     let topology = super::validate(&mut s)?;
     let super::workload::Workload { mut flows, dependencies, collectives } = super::jobs::flows(&s.workload, &topology, s.seed, &s.base_dir)?;
     if s.nic.whole_packets {
@@ -83,7 +131,6 @@ pub fn build_with_observer<O: Observer>(mut s: Scenario, obs: O) -> Result<Simul
         RoutingKind::SprayPermutation => Policy::SprayPermutation { entries: s.routing.flowlet_entries },
     };
     let template = transport(&s);
-    let scheme = template.memory_scheme();
     let degraded = s
         .switch
         .degraded
@@ -164,20 +211,7 @@ pub fn build_with_observer<O: Observer>(mut s: Scenario, obs: O) -> Result<Simul
             drift_spread_ppb: (clock_drift_spread_ppm(&s) * 1000.0).round() as u64,
         },
     };
-    let mut sim = Simulation::with_observer(parts, obs);
-    // The memory table sizes a NIC like the run's hosts: the first host's link, the longest
-    // base RTT, one connection per flow, MELO's pool as configured.
-    let melo = &s.recovery.melo;
-    let sizing = Sizing {
-        bandwidth: sim.first_host_rate(),
-        rtt: sim.longest_base_rtt(),
-        mtu: s.nic.mtu,
-        connections: sim.flow_count().max(1) as u32,
-        pool_bits: melo.pool_bits,
-        block_bits: melo.block_bits,
-    };
-    sim.set_memory_report(MemoryReport::new(sizing, scheme));
-    Ok(sim)
+    Ok((s, parts))
 }
 
 /// The pcap writer `[output] pcap` asks for (None without it), for the scenario's validated

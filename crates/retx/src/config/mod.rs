@@ -17,6 +17,7 @@ pub mod nic;
 pub mod output;
 pub mod relations;
 pub mod routing;
+pub mod run;
 pub mod switch;
 pub mod template;
 pub mod topology;
@@ -83,6 +84,9 @@ pub struct Scenario {
     pub workload: jobs::Workloads,
     #[serde(default)]
     pub output: OutputCfg,
+    /// How the run uses the machine (threads): never what it simulates.
+    #[serde(default, skip_serializing_if = "run::RunCfg::is_default")]
+    pub run: run::RunCfg,
     /// Directory that relative paths in the scenario (e.g. `workload.cdf`) resolve against:
     /// the scenario file's directory. Not part of the file; empty means the current directory.
     #[serde(skip)]

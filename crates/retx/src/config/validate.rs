@@ -51,6 +51,7 @@ pub fn validate(s: &mut Scenario) -> Result<Topology, ScenarioError> {
 
     super::SwitchCfg::check(s, &topo)?;
     s.nic.check().map_err(|e| e.within("nic"))?;
+    s.run.check().map_err(|e| e.within("run"))?;
     if s.nic.rx_queue > 0 && s.switch.queues < 2 {
         return Err(ScenarioError::new("nic.rx_queue", "pauses the data classes of the NIC's switch port: needs switch.queues >= 2 (with one queue data shares it with control)"));
     }

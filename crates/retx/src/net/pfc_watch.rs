@@ -83,6 +83,11 @@ impl PfcWatch {
         }
     }
 
+    /// How often it ticks while some port is paused.
+    pub fn window(&self) -> Time {
+        self.p.storm_window
+    }
+
     /// Port `port`'s data queues became paused (some) or unpaused (none) at `now`. Returns
     /// when to tick, if a tick must now be scheduled.
     pub fn on_change(&mut self, now: Time, port: usize, paused: bool) -> Option<Time> {

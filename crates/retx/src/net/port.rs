@@ -108,6 +108,9 @@ pub struct Port {
     drr_turn: bool,
     /// Packets on the wire: (arrival time at the peer, packet), in order.
     pub pipe: VecDeque<(Time, Packet)>,
+    /// The wire leads into another partition of a parallel run: what is put on it is sent
+    /// there, and its packets are that partition's `pipe`.
+    pub remote: bool,
     /// PFC frames waiting for the transmitter (sent ahead of any queued packet).
     pub pfc_pending: VecDeque<Frame>,
     pub loss: PortLoss,
@@ -183,6 +186,7 @@ impl Port {
             paused: 0,
             pfc_pending: VecDeque::new(),
             pipe: VecDeque::new(),
+            remote: false,
             loss,
             ingress_bytes: [0; MAX_QUEUES],
             hdrm_bytes: [0; MAX_QUEUES],

@@ -52,6 +52,12 @@ const SUMMARY: usize = WORDS / 64;
 /// The end of a list.
 const NIL: u32 = u32::MAX;
 
+/// The smallest key an event of `origin` can have at a time: every key below it at that time
+/// belongs to a lower origin.
+pub const fn first_key(origin: u32) -> u64 {
+    (origin as u64) << SEQ_BITS
+}
+
 pub struct EventQueue<E> {
     /// Every bucket before `cur` is empty; calendar entries lie in `cur .. cur + BUCKETS`.
     cur: u64,
@@ -290,6 +296,19 @@ impl<E> EventQueue<E> {
     #[inline]
     pub fn pop_until(&mut self, until: Time) -> Option<(Time, E)> {
         record(Op::PopUntil { until });
+        self.pop_if(|time, _| time <= until).map(|(time, _, event)| (time, event))
+    }
+
+    /// Pops the next event if its key (time, then origin and sequence) is no later than
+    /// `(until, key)`, returning its key too: a partition of a parallel run stops at the key
+    /// of the serial run's last event ([`crate::world`]'s partitioned engine).
+    #[inline]
+    pub fn pop_through(&mut self, until: Time, key: u64) -> Option<(Time, u64, E)> {
+        self.pop_if(|time, seq| (time, seq) <= (until, key))
+    }
+
+    #[inline(always)]
+    fn pop_if(&mut self, due: impl Fn(Time, u64) -> bool) -> Option<(Time, u64, E)> {
         let first = self.first();
         let from_far = match (first, self.far.peek()) {
             (Some(i), Some(f)) => f.key() < self.key(i),
@@ -297,20 +316,21 @@ impl<E> EventQueue<E> {
             (Some(_), None) => false,
             (None, None) => return None,
         };
-        let (time, event) = if from_far {
-            if self.far.peek().expect("peeked").time > until {
+        let (time, seq, event) = if from_far {
+            let top = self.far.peek().expect("peeked");
+            if !due(top.time, top.seq) {
                 return None;
             }
             let e = self.far.pop().expect("peeked");
-            (e.time, e.event)
+            (e.time, e.seq, e.event)
         } else {
             let i = first.expect("a calendar entry");
             let slot = (self.cur & MASK) as usize;
             let node = &mut self.slab[i as usize];
-            if node.time > until {
+            if !due(node.time, node.seq) {
                 return None;
             }
-            let (time, next, event) = (node.time, node.next, node.event.take().expect("a live entry"));
+            let (time, seq, next, event) = (node.time, node.seq, node.next, node.event.take().expect("a live entry"));
             node.next = self.free;
             self.free = i;
             self.heads[slot] = next;
@@ -322,10 +342,10 @@ impl<E> EventQueue<E> {
                 }
             }
             self.in_wheel -= 1;
-            (time, event)
+            (time, seq, event)
         };
         self.last_popped = time;
-        Some((time, event))
+        Some((time, seq, event))
     }
 
     pub fn peek_time(&mut self) -> Option<Time> {

@@ -120,6 +120,15 @@ pub struct DropKinds {
 }
 
 impl DropKinds {
+    /// Adds another count (a parallel run's partitions' counts of one flow).
+    pub fn add(&mut self, o: &DropKinds) {
+        let DropKinds { scheduled_data, unscheduled_data, grants, control } = *o;
+        self.scheduled_data += scheduled_data;
+        self.unscheduled_data += unscheduled_data;
+        self.grants += grants;
+        self.control += control;
+    }
+
     /// Counts a dropped transport segment.
     #[inline]
     pub fn count(&mut self, seg: &crate::transport::common::segment::Segment) {
@@ -171,4 +180,49 @@ pub struct Counters {
     pub background_sent: u64,
     pub background_dropped: u64,
     pub background_delivered: u64,
+}
+
+impl Counters {
+    /// Adds another partition's counts (every counter is a sum; naming each field makes a new
+    /// one decide how it merges).
+    pub fn add(&mut self, o: &Counters) {
+        let Counters {
+            events,
+            packet_hops,
+            packets_created,
+            packets_consumed,
+            drops_loss,
+            drops_buffer,
+            drops_unroutable,
+            drops_by_kind,
+            pfc_pauses,
+            ecn_marks,
+            packets_trimmed,
+            packets_returned,
+            qp_swaps,
+            bad_deliveries,
+            int_hops_echoed,
+            background_sent,
+            background_dropped,
+            background_delivered,
+        } = o;
+        self.events += events;
+        self.packet_hops += packet_hops;
+        self.packets_created += packets_created;
+        self.packets_consumed += packets_consumed;
+        self.drops_loss += drops_loss;
+        self.drops_buffer += drops_buffer;
+        self.drops_unroutable += drops_unroutable;
+        self.drops_by_kind.add(drops_by_kind);
+        self.pfc_pauses += pfc_pauses;
+        self.ecn_marks += ecn_marks;
+        self.packets_trimmed += packets_trimmed;
+        self.packets_returned += packets_returned;
+        self.qp_swaps += qp_swaps;
+        self.bad_deliveries += bad_deliveries;
+        self.int_hops_echoed += int_hops_echoed;
+        self.background_sent += background_sent;
+        self.background_dropped += background_dropped;
+        self.background_delivered += background_delivered;
+    }
 }

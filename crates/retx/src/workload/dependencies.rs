@@ -159,6 +159,11 @@ fn slot(flow: usize, on: Done) -> usize {
 }
 
 impl Dependencies {
+    /// Whether no flow waits for another.
+    pub fn is_empty(&self) -> bool {
+        self.state.is_empty()
+    }
+
     /// `flows` flows, none waiting: every flow starts at its own time.
     pub fn none(flows: usize) -> Dependencies {
         Dependencies { started_by: vec![NONE; flows], reported: vec![false; 2 * flows], ..Default::default() }

@@ -155,6 +155,9 @@ impl<O: Observer> Simulation<O> {
             return self.drop_packet(p, &pkt, DropCause::Loss);
         }
         let arrival = now + ser + port.delay;
+        if port.remote {
+            return self.cross(p, arrival, pkt);
+        }
         // Arrivals off one wire are strictly increasing in time: one key per (time, wire).
         debug_assert!(port.pipe.back().is_none_or(|&(t, _)| t < arrival));
         crate::net::port::push_tight(&mut port.pipe, (arrival, pkt));

@@ -9,6 +9,10 @@
 
 mod forward;
 mod host;
+mod parallel;
+pub mod partition;
+
+pub use parallel::{obstacle, ParallelReport};
 
 use crate::hw::memory::MemoryReport;
 use crate::net::background::{self, Source};
@@ -37,10 +41,15 @@ use crate::workload::{Dependencies, Done, FlowDef};
 
 const PFC_FRAME_BYTES: u32 = 64;
 
-/// The origin of events the run itself schedules (flow starts, samples). Node `n` is origin
-/// `1 + n` and the wire of port `p` is origin `1 + nodes + p`: see [`crate::sim::queue`] for
-/// why events are keyed by origin.
-const RUN_ORIGIN: u32 = 0;
+/// The origins of the events the run itself schedules, one per kind so that each kind's own
+/// sequence numbers them (flow starts, samples, the PFC watchdog's ticks: at one time, in this
+/// order, before any node's). Node `n` is origin `RUN_ORIGINS + n` and the wire of port `p` is
+/// origin `RUN_ORIGINS + nodes + p`: see [`crate::sim::queue`] for why events are keyed by
+/// origin, and [`parallel`] for why the run's own are keyed by kind.
+const FLOW_STARTS: u32 = 0;
+const SAMPLES: u32 = 1;
+const PFC_TICKS: u32 = 2;
+const RUN_ORIGINS: u32 = 3;
 
 /// Where a data packet's path entropy comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,6 +66,7 @@ pub enum SourceEntropy {
 }
 
 /// Everything a simulation is built from, resolved and validated by [`crate::config`].
+#[derive(Clone)]
 pub struct Parts {
     pub topology: Topology,
     pub seed: u64,
@@ -339,6 +349,8 @@ pub struct Simulation<O: Observer = Quiet> {
     pfc_watch: Option<PfcWatch>,
     /// The run must end now (a PFC deadlock was found).
     halted: bool,
+    /// The part of a parallel run this simulation plays (None: the whole run, serially).
+    shard: Option<Box<parallel::Shard>>,
     obs: O,
 }
 
@@ -352,6 +364,11 @@ impl Simulation<Quiet> {
 impl<O: Observer> Simulation<O> {
     /// Assembles a simulation whose engine events go to `obs`.
     pub fn with_observer(p: Parts, obs: O) -> Simulation<O> {
+        Simulation::with_observer_in(p, obs, None)
+    }
+
+    /// A simulation of the whole run, or of one partition of a parallel run (`shard`).
+    fn with_observer_in(p: Parts, obs: O, shard: Option<Box<parallel::Shard>>) -> Simulation<O> {
         let topo = p.topology;
         let n = topo.nodes.len();
         let is_host: Vec<bool> = topo.nodes.iter().map(|x| x.kind == NodeKind::Host).collect();
@@ -478,8 +495,8 @@ impl<O: Observer> Simulation<O> {
             stop_when_done: p.stop_when_done,
             sample_interval: p.sample_interval,
             last_sample: Time::ZERO,
-            events: EventQueue::new(1 + n + ports.len()),
-            wire_origins: 1 + n as u32,
+            events: EventQueue::new(RUN_ORIGINS as usize + n + ports.len()),
+            wire_origins: RUN_ORIGINS + n as u32,
             live: 0,
             live_high_water: 0,
             int_enabled: p.int,
@@ -520,8 +537,15 @@ impl<O: Observer> Simulation<O> {
             background: Vec::with_capacity(p.background.len()),
             pfc_watch,
             halted: false,
+            shard,
             obs,
         };
+        if let Some(shard) = sim.shard.as_ref() {
+            // A wire into another partition: what is put on it is sent there.
+            for port in sim.ports.iter_mut() {
+                port.remote = shard.owner[port.node] != shard.owner[port.peer_node];
+            }
+        }
         for &host in &p.watched_pools {
             sim.watched_pools.push((sim.nic_of[host] as usize, host));
         }
@@ -552,11 +576,11 @@ impl<O: Observer> Simulation<O> {
         if let Some(l) = sim.links.as_mut() {
             l.start_at(sim.last_sample);
         }
-        sim.events.push(sim.last_sample + sim.sample_interval, RUN_ORIGIN, Event::Sample);
+        sim.events.push(sim.last_sample + sim.sample_interval, SAMPLES, Event::Sample);
         for (i, spec) in p.background.into_iter().enumerate() {
             let source = Source::new(spec, port_toward(&sim.ports, spec.from, spec.to), rng::stream(p.seed, Stream::Background, i as u64));
             // A source's ticks are its switch's events, as the port's own are.
-            if let Some(t) = source.first_tick() {
+            if let Some(t) = source.first_tick().filter(|_| sim.owns(spec.from)) {
                 sim.events.push(t, Self::node_origin(spec.from), Event::Background(i as u32));
             }
             sim.background.push(source);
@@ -568,9 +592,14 @@ impl<O: Observer> Simulation<O> {
         (0..self.is_host.len()).filter(|&n| self.is_host[n])
     }
 
+    /// Whether this simulation runs node `node` (every node, unless it is a partition).
+    fn owns(&self, node: usize) -> bool {
+        self.shard.as_ref().is_none_or(|s| s.owns(node))
+    }
+
     /// The event origin of node `node`.
     fn node_origin(node: usize) -> u32 {
-        1 + node as u32
+        RUN_ORIGINS + node as u32
     }
 
     /// The host node of NIC `nic`.
@@ -745,10 +774,15 @@ impl<O: Observer> Simulation<O> {
                 first_arrival: None,
                 received: None,
             });
-            if def.size == FlowSpec::ENDLESS { self.endless += 1 } else { self.finite_left += 1 }
+            // A partition counts the finite flows whose senders it runs (they finish there).
+            if def.size == FlowSpec::ENDLESS {
+                self.endless += 1
+            } else if self.owns(def.src) {
+                self.finite_left += 1
+            }
             receivers.insert(def.dst);
             if !self.dependencies.waits(i) {
-                self.events.push(def.start, RUN_ORIGIN, Event::FlowStart(i as u32));
+                self.events.push(def.start, FLOW_STARTS, Event::FlowStart(i as u32));
             }
         }
         self.sampled = receivers.into_iter().map(|h| (self.nic_of[h] as usize, h, 0, 0)).collect();
@@ -826,8 +860,15 @@ impl<O: Observer> Simulation<O> {
         if let Some(l) = self.links.as_mut() {
             l.pause_changed(port, self.now, paused);
         }
+        if let Some(shard) = self.shard.as_mut() {
+            // A partition's watchdog hears the whole run's changes when its window ends.
+            if self.pfc_watch.is_some() {
+                shard.pauses.push((self.now, port as u32, paused));
+            }
+            return;
+        }
         if let Some(t) = self.pfc_watch.as_mut().and_then(|w| w.on_change(self.now, port, paused)) {
-            self.events.push(t, RUN_ORIGIN, Event::PfcWatch);
+            self.events.push(t, PFC_TICKS, Event::PfcWatch);
         }
     }
 
@@ -835,9 +876,8 @@ impl<O: Observer> Simulation<O> {
     fn pfc_watch_tick(&mut self) {
         let Some(w) = self.pfc_watch.as_mut() else { return };
         let ports = &self.ports;
-        let holds_paused_data = |p: usize| (1..ports[p].queue_count()).any(|q| ports[p].paused >> q & 1 == 1 && ports[p].queued_bytes[q] > 0);
-        match w.tick(self.now, holds_paused_data) {
-            Some(t) => self.events.push(t, RUN_ORIGIN, Event::PfcWatch),
+        match w.tick(self.now, |p| holds_paused_data(&ports[p])) {
+            Some(t) => self.events.push(t, PFC_TICKS, Event::PfcWatch),
             None => self.halted = w.deadlock.is_some(),
         }
     }
@@ -853,15 +893,20 @@ impl<O: Observer> Simulation<O> {
         let (src, dst) = (self.conns[f].src_nic as usize, self.conns[f].dst_nic as usize);
         let line = self.ports[self.nics[src].port].rate;
         let (tx, rx) = self.template.endpoints(self.conns[f].spec, line, self.bdp_packets, self.net);
-        let mut place = |nic: usize, endpoint: Endpoint| {
+        // A partition places the ends on its own hosts only.
+        let owned = [self.owns(self.nic_node(src)), self.owns(self.nic_node(dst))];
+        let mut place = |nic: usize, endpoint: Endpoint, owned: bool| {
+            if !owned {
+                return UNSET;
+            }
             let qps = &mut self.nics[nic].qps;
             qps.push(Qp { conn: f as u32, endpoint, active: false, timer_armed: None, on_chip: false, band: 0, held: None });
             End { nic: nic as u32, qp: (qps.len() - 1) as u32 }
         };
-        let ends = [place(src, Endpoint::Requester(tx)), place(dst, Endpoint::Responder(rx))];
+        let ends = [place(src, Endpoint::Requester(tx), owned[0]), place(dst, Endpoint::Responder(rx), owned[1])];
         self.conns[f].ends = ends;
         self.obs.flow_start(self.now, f as u32, &self.conns[f].spec);
-        for end in ends {
+        for end in ends.into_iter().filter(|&e| e != UNSET) {
             self.start_end(end.nic as usize, end.qp as usize);
         }
     }
@@ -883,7 +928,7 @@ impl<O: Observer> Simulation<O> {
         let (conns, events) = (&mut self.conns, &mut self.events);
         self.dependencies.done(f, on, self.now, |g, at| {
             conns[g].def.start = at;
-            events.push(at, RUN_ORIGIN, Event::FlowStart(g as u32));
+            events.push(at, FLOW_STARTS, Event::FlowStart(g as u32));
         });
     }
 
@@ -895,7 +940,7 @@ impl<O: Observer> Simulation<O> {
         self.record_sample();
         let next = self.now + self.sample_interval;
         if next <= self.end {
-            self.events.push(next, RUN_ORIGIN, Event::Sample);
+            self.events.push(next, SAMPLES, Event::Sample);
         }
     }
 
@@ -905,7 +950,9 @@ impl<O: Observer> Simulation<O> {
         let dt = self.now - self.last_sample;
         self.last_sample = self.now;
         let rate = |now: u64, before: u64| (now - before) as f64 * 8.0 / dt.as_secs_f64();
-        for (nic, h, last, last_wire) in self.sampled.iter_mut() {
+        let shard = self.shard.as_deref();
+        let owns = |node: usize| shard.is_none_or(|s| s.owns(node));
+        for (nic, h, last, last_wire) in self.sampled.iter_mut().filter(|s| owns(s.1)) {
             let (cur, wire) = (self.nics[*nic].rx_bytes, self.nics[*nic].rx_wire_bytes);
             let sample = Sample { time: self.now, host: *h as u32, bps: rate(cur, *last), wire_bps: rate(wire, *last_wire) };
             (*last, *last_wire) = (cur, wire);
@@ -915,6 +962,9 @@ impl<O: Observer> Simulation<O> {
             l.sample(self.now, dt, &mut self.ports);
         }
         for (i, &p) in self.watched.iter().enumerate() {
+            if !owns(self.ports[p].node) {
+                continue;
+            }
             let port = &mut self.ports[p];
             let last = &mut self.watched_last[i];
             // A port the fabric statistics sample too had its peak taken there.
@@ -1036,6 +1086,11 @@ impl<O: Observer> Simulation<O> {
             pool_high_water: self.live_high_water,
         }
     }
+}
+
+/// Whether some paused data queue of `port` holds a packet (what the PFC watchdog asks).
+fn holds_paused_data(port: &Port) -> bool {
+    (1..port.queue_count()).any(|q| port.paused >> q & 1 == 1 && port.queued_bytes[q] > 0)
 }
 
 /// The progress callback asked to stop.

@@ -16,7 +16,7 @@ use proptest::prelude::*;
 use retx::transport::RecoveryKind;
 
 /// The network and settings `kind` runs with, its options chosen by `knob`.
-fn setup(kind: RecoveryKind, knob: u32) -> Net {
+pub fn setup(kind: RecoveryKind, knob: u32) -> Net {
     let net = Net::fat_tree(4, "10Gbps").named("every-scheme", "2s").nic("mtu", 1000).switch("buffer", s("100KB")).transport(kind.name(), "none");
     let aeolus = knob % 2 == 1;
     let wred = "[[switch.wred]]\ncolour = 2\nthreshold = \"4KB\"";

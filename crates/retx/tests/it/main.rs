@@ -51,6 +51,7 @@ mod ndp;
 mod network_features;
 mod nic_pipeline;
 mod pair_harness;
+mod parallel;
 mod pcap;
 mod pfc_lossless;
 mod pool_samples;

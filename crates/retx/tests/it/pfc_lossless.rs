@@ -98,7 +98,7 @@ fn headroom_below_what_a_link_needs_is_warned_about_and_drops() {
 /// clockwise. Two hops clockwise is the unique shortest path (three the other way), so every
 /// ring link carries two flows (2:1 overloaded) and each switch's egress waits on the next:
 /// a cyclic buffer dependency.
-fn ring(hops: usize, dir: &std::path::Path) -> String {
+pub fn ring(hops: usize, dir: &std::path::Path) -> String {
     let mut topo = String::from("10 5 10\n5 6 7 8 9\n");
     for i in 0..5 {
         topo += &format!("{i} {} 40Gbps 1000ns 0\n", 5 + i);

@@ -1,0 +1,34 @@
+//! The `[run]` section: how a run uses the machine. Nothing here changes what is simulated: a
+//! run gives the same bytes whatever these say.
+
+use crate::sim::check::{range_u32, Checked};
+use serde::{Deserialize, Serialize};
+
+/// The most threads a run may ask for.
+pub const MAX_THREADS: u32 = 1024;
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunCfg {
+    /// Threads the run may use: the network is split into this many partitions (pods,
+    /// leaves, dragonfly groups) run side by side, with output identical to one thread's.
+    /// Default 1 (the serial engine). A network or scenario that cannot be split runs
+    /// serially and says why (`RunOutput` has no trace of it: the output is the same).
+    pub threads: u32,
+}
+
+impl Default for RunCfg {
+    fn default() -> Self {
+        RunCfg { threads: 1 }
+    }
+}
+
+impl RunCfg {
+    pub fn is_default(&self) -> bool {
+        *self == RunCfg::default()
+    }
+
+    pub fn check(&self) -> Checked {
+        range_u32("threads", self.threads, 1, MAX_THREADS)
+    }
+}
