@@ -8,10 +8,10 @@ use pyo3::create_exception;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString};
-use retx::observe::Observer;
+use retx::world::ParallelReport;
 use retx::sim::units::Time;
 use retx::stats::columns::{Data, Table, CC, COLLECTIVES, COLLECTIVE_STEPS, FLOWS, LINKS, LINK_SAMPLES, MEMORY, POOLS, QUEUES, TIER_SAMPLES, TIMESERIES};
-use retx::{RunOutput, Scenario, ScenarioError as CoreError, Simulation};
+use retx::{RunOutput, Scenario, ScenarioError as CoreError};
 
 create_exception!(_native, ScenarioError, PyValueError, "A scenario failed validation; str() is one line naming the field.");
 
@@ -82,9 +82,31 @@ fn run(py: Python<'_>, toml_text: &str, base_dir: &str, progress: Option<PyObjec
     let fct_context = wants_fct_txt.then(|| (scenario.clone(), topology));
     let wall = std::time::Instant::now();
     // Without [output] pcap the simulation records nothing (its observer compiles away).
-    let out = match pcap.as_mut() {
-        Some(writer) => simulate(py, retx::config::build_with_observer(scenario, writer).map_err(scenario_error)?, progress.as_ref())?,
-        None => simulate(py, Simulation::new(scenario).map_err(scenario_error)?, progress.as_ref())?,
+    let threads = scenario.run.threads;
+    let (out, engine) = match pcap.as_mut() {
+        Some(writer) => {
+            let sim = retx::config::build_with_observer(scenario, writer).map_err(scenario_error)?;
+            let serial = (threads > 1).then(|| "[output] pcap records every packet in the one order of the serial run".to_string());
+            (simulate(py, progress.as_ref(), |report| sim.run(report))?, ParallelReport { threads: 1, serial_because: serial, ..Default::default() })
+        }
+        None => {
+            let mut engine = None;
+            let mut failed = None;
+            let out = simulate(py, progress.as_ref(), |report| match retx::config::build::run(scenario, report) {
+                Ok((out, e)) => {
+                    engine = Some(e);
+                    out
+                }
+                Err(e) => {
+                    failed = Some(e);
+                    Err(retx::Aborted)
+                }
+            });
+            if let Some(e) = failed {
+                return Err(scenario_error(e));
+            }
+            (out?, engine.expect("ran"))
+        }
     };
     let wall_s = wall.elapsed().as_secs_f64();
     let fct_txt = match fct_context {
@@ -101,7 +123,24 @@ fn run(py: Python<'_>, toml_text: &str, base_dir: &str, progress: Option<PyObjec
     result.bind(py).set_item("pcap", pcap.map(|w| PyBytes::new_bound(py, w.bytes()).unbind()))?;
     result.bind(py).set_item("pcap_file", pcap_file)?;
     result.bind(py).set_item("fct_txt_file", fct_txt_file)?;
+    result.bind(py).set_item("engine", engine_dict(py, &engine)?)?;
     Ok(result)
+}
+
+/// How the run used the machine: threads, why serially, and per partition its balance and
+/// where its thread's time went (`retx run` prints it; it is not part of the results, which
+/// are the same on any number of threads).
+fn engine_dict<'py>(py: Python<'py>, e: &ParallelReport) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new_bound(py);
+    d.set_item("threads", e.threads)?;
+    d.set_item("serial_because", e.serial_because.clone())?;
+    d.set_item("lookahead_us", e.lookahead.as_us_f64())?;
+    d.set_item("windows", e.windows)?;
+    d.set_item("link_ends", e.weight.clone())?;
+    d.set_item("events", e.events.clone())?;
+    d.set_item("busy_s", e.busy_s.clone())?;
+    d.set_item("wait_s", e.wait_s.clone())?;
+    Ok(d)
 }
 
 /// Simulates a scenario while tracing the operations on one hardware structure
@@ -123,8 +162,9 @@ fn hw_trace(py: Python<'_>, toml_text: &str, kind: &str, max_ops: usize, max_con
     py.allow_threads(|| retx::run_hw_trace(scenario, kind, max_ops, max_conns)).map(|(_, text)| text).map_err(scenario_error)
 }
 
-/// Runs a built simulation with the GIL released, reporting progress to `progress`.
-fn simulate<O: Observer + Send>(py: Python<'_>, sim: Simulation<O>, progress: Option<&PyObject>) -> PyResult<RunOutput> {
+/// Runs a simulation (`go`, given the progress report) with the GIL released, reporting
+/// progress to `progress`.
+fn simulate(py: Python<'_>, progress: Option<&PyObject>, go: impl FnOnce(&mut dyn FnMut(Time, Time) -> bool) -> Result<RunOutput, retx::Aborted> + Send) -> PyResult<RunOutput> {
     let mut callback_error: Option<PyErr> = None;
     let result = py.allow_threads(|| {
         let mut report = |now: Time, end: Time| -> bool {
@@ -137,7 +177,7 @@ fn simulate<O: Observer + Send>(py: Python<'_>, sim: Simulation<O>, progress: Op
                 }
             })
         };
-        sim.run(&mut report)
+        go(&mut report)
     });
     result.map_err(|_| callback_error.unwrap_or_else(|| PyValueError::new_err("run aborted")))
 }
