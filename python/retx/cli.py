@@ -99,13 +99,16 @@ def run(
              "`retx sweep --set` reads it). Repeat for more keys."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar and no tables."),
     force: bool = typer.Option(False, "--force", help="Overwrite the results already in --out."),
+    no_plots: bool = typer.Option(False, "--no-plots",
+                                  help="Write the tables and summary.json but no .png plots (no matplotlib start-up "
+                                       "and drawing: most of what a short run spends outside the simulator)."),
 ) -> None:
     """Run one scenario and write its results.
 
     Writes flows, time series, summary.json (with FCT statistics and provenance), the resolved
-    scenario and plots: throughput, and the slowdown CDF and slowdown by size when flows
-    finished. A collective workload also writes collectives.parquet, collective_steps.parquet
-    and collective_timeline.png."""
+    scenario and plots (unless --no-plots): throughput, and the slowdown CDF and slowdown by
+    size when flows finished. A collective workload also writes collectives.parquet,
+    collective_steps.parquet and collective_timeline.png."""
     if file.suffix == ".cm":
         scenario = Scenario.from_htsim_cm(file, topology)
     elif topology is not None:
@@ -130,7 +133,8 @@ def run(
     # it at the end: a failure part-way leaves the old results or none.
     with staged(out_dir) as folder:
         results.write(folder)
-        _write_plots(results, folder, scenario.name)
+        if not no_plots:
+            _write_plots(results, folder, scenario.name)
     if results.fct_txt is not None:
         print(f"wrote {results.fct_txt_target(out_dir)}")
     if results.pcap is not None:

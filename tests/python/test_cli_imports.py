@@ -1,13 +1,14 @@
 """The command line imports only what a command uses (issue 45 item 6): polars, matplotlib and
 the reproductions, sweep, calibration and report machinery are imported by the commands that
-need them, so `retx --help` and `retx validate` start in a fraction of the time. Each check is
-a fresh interpreter's `sys.modules`, never a timing."""
+need them, so `retx --help`, `retx validate` and `retx run --no-plots` start in a fraction of
+the time. Each check is a fresh interpreter's `sys.modules`, never a timing."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from conftest import EXAMPLES, REPO
 
@@ -38,6 +39,16 @@ def test_help_and_validate_import_no_heavy_library() -> None:
     assert heavy(loaded_after(help_code)) == []
     validate = f"from retx.cli import app\ntry:\n    app(['validate', {str(EXAMPLES / 'demo.toml')!r}])\nexcept SystemExit:\n    pass"
     assert heavy(loaded_after(validate)) == []
+
+
+def test_a_run_without_plots_imports_no_matplotlib(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    code = (f"from retx.cli import app\ntry:\n    app(['run', {str(EXAMPLES / 'demo.toml')!r}, '--out', {str(out)!r}, "
+            "'--quiet', '--no-plots'])\nexcept SystemExit:\n    pass")
+    modules = loaded_after(code)
+    assert "matplotlib" not in modules and "retx.plots" not in modules
+    assert (out / "summary.json").exists() and (out / "flows.parquet").exists()
+    assert not list(out.glob("*.png"))
 
 
 def test_the_package_names_resolve_when_used() -> None:
