@@ -125,6 +125,8 @@ def run(
     printed = _print_warnings(scenario)
     from retx.runner import run as run_scenario
 
+    if not no_plots:
+        _import_plots_beside()
     results = run_scenario(scenario, progress=not quiet)
     # What only the built network shows (a setting far from its BDP, too few switch queues).
     for line in results.summary.get("warnings", [])[len(printed):]:
@@ -169,6 +171,22 @@ def _single_values(options: list[str]) -> dict[str, Any]:
             raise UserError(f"--set {key}: given twice")
         overrides[key] = values[0]
     return overrides
+
+
+def _import_plots_beside() -> None:
+    """Import retx.plots (matplotlib: a few tenths of a second) in a thread of its own while
+    the simulator runs: the core releases the GIL, so on a second core the import is done by
+    the time the plots are drawn. `_write_plots`' own import waits for it (the import lock);
+    an import that fails here fails again there, with its message."""
+    import threading
+
+    def load() -> None:
+        try:
+            import retx.plots  # noqa: F401
+        except Exception:  # noqa: BLE001 - raised again by _write_plots' import
+            pass
+
+    threading.Thread(target=load, name="retx-import-plots").start()
 
 
 def _write_plots(results: "Results", folder: Path, title: str) -> None:
