@@ -123,8 +123,6 @@ def run(
     out_dir = out or Path("results") / scenario.name
     check_target(out_dir, force or out is None)
     printed = _print_warnings(scenario)
-    from retx.runner import run as run_scenario
-
     if not no_plots:
         _import_plots_beside()
     results = run_scenario(scenario, progress=not quiet)
@@ -189,29 +187,34 @@ def _import_plots_beside() -> None:
     threading.Thread(target=load, name="retx-import-plots").start()
 
 
-def _write_plots(results: "Results", folder: Path, title: str) -> None:
-    from retx.plots import (COLLECTIVE_TIMELINE_PLOT, LINK_HEATMAP_PLOT, TIER_UTILISATION_PLOT, plot_cc,
-                            plot_collective_timeline, plot_fct_cdf, plot_link_heatmap, plot_pools, plot_queues,
-                            plot_slowdown_by_size, plot_throughput, plot_tier_utilisation)
+def run_scenario(scenario: Scenario, progress: bool) -> "Results":
+    """`retx.runner.run`, imported when a run starts (with polars and rich)."""
+    from retx.runner import run as run_one
 
-    plot_throughput(results.timeseries, folder / "throughput.png", title=title)
+    return run_one(scenario, progress=progress)
+
+
+def _write_plots(results: "Results", folder: Path, title: str) -> None:
+    from retx import plots
+
+    plots.plot_throughput(results.timeseries, folder / "throughput.png", title=title)
     if results.fct_stats()["flows_finished"] > 0:
         # A line per job when the run has several (`[[workload]]`).
         by = "job" if "jobs" in results.summary else None
-        plot_fct_cdf(results.flows, folder / FCT_CDF_PLOT, title=title, by=by)
-        plot_slowdown_by_size(results.flows, folder / SLOWDOWN_BY_SIZE_PLOT, title=title, by=by)
-    watched = {QUEUES_PLOT: (plot_queues, results.queues), CC_PLOT: (plot_cc, results.cc),
-               POOLS_PLOT: (plot_pools, results.pools)}
+        plots.plot_fct_cdf(results.flows, folder / FCT_CDF_PLOT, title=title, by=by)
+        plots.plot_slowdown_by_size(results.flows, folder / SLOWDOWN_BY_SIZE_PLOT, title=title, by=by)
+    watched = {QUEUES_PLOT: (plots.plot_queues, results.queues), CC_PLOT: (plots.plot_cc, results.cc),
+               POOLS_PLOT: (plots.plot_pools, results.pools)}
     for name, (draw, table) in watched.items():
         if table is not None and table.height:
             draw(table, folder / name, title=title)
     if results.collectives.height:
-        plot_collective_timeline(results.flows, results.collective_steps, folder / COLLECTIVE_TIMELINE_PLOT,
-                                 title=title)
+        plots.plot_collective_timeline(results.flows, results.collective_steps,
+                                       folder / plots.COLLECTIVE_TIMELINE_PLOT, title=title)
     if results.tier_samples.height:
-        plot_tier_utilisation(results.tier_samples, folder / TIER_UTILISATION_PLOT, title=title)
+        plots.plot_tier_utilisation(results.tier_samples, folder / plots.TIER_UTILISATION_PLOT, title=title)
     if results.link_samples.height:
-        plot_link_heatmap(results.link_samples, results.links, folder / LINK_HEATMAP_PLOT, title=title)
+        plots.plot_link_heatmap(results.link_samples, results.links, folder / plots.LINK_HEATMAP_PLOT, title=title)
 
 
 def _warn_unfinished(summary: dict[str, Any]) -> None:
