@@ -24,6 +24,8 @@ MAX_SEEDS = 10_000
 MAX_POINTS = 100_000
 # Processes at once: beyond this, a pool would exhaust the machine's process table first.
 MAX_WORKERS = 1024
+# Where a sweep's points and a calibration's runs go (`--executor`).
+EXECUTORS = ("local", "ray")
 
 
 def integer(value: Any, where: str, low: int, high: int) -> int:

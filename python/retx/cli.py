@@ -7,29 +7,28 @@ import re
 import sys
 import traceback
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import typer
 
+# Only what every command, the help and the argument declarations need is imported here;
+# polars, matplotlib, the sweep, calibration and report machinery are imported by the
+# commands that use them, so `retx --help`, `retx validate` and a `retx run` without plots
+# do not pay for them (issue 45 item 6; tests/python/test_cli_imports.py holds it).
 from retx import checked, hw_trace, reproduce
-from retx.calibrate import calibrate as run_calibration
 from retx._native import PanicException, ScenarioError, last_panic
-from retx.memory import memory_table
-from retx.report import MIN_SEEDS_FOR_INTERVALS, ReportError, write_report
-from retx.plots import (COLLECTIVE_TIMELINE_PLOT, LINK_HEATMAP_PLOT, TIER_UTILISATION_PLOT, plot_cc,
-                        plot_collective_timeline, plot_fct_cdf, plot_link_heatmap, plot_pools, plot_queues,
-                        plot_slowdown_by_size, plot_throughput, plot_tier_utilisation)
-from retx.provenance import version
+from retx.checked import EXECUTORS
 from retx.output import OutputError, check_folder, check_target, staged
-from retx.results import Results
-from retx.runner import run as run_scenario
-from retx.scenario import Scenario
-from retx.sweep import EXECUTORS, SWEEP_TABLE, parse_set_option, t_975
-from retx.sweep import sweep as run_sweep
+from retx.provenance import version
+from retx.scenario import SWEEP_TABLE, Scenario
 from retx.table import format_table, format_value
+
+if TYPE_CHECKING:
+    from retx.results import Results
 
 USER_ERROR_STATUS = 2
 INTERNAL_ERROR_STATUS = 3
+# What `retx run` names its plots (retx.plots names the collective and fabric ones).
 FCT_CDF_PLOT = "fct_cdf.png"
 SLOWDOWN_BY_SIZE_PLOT = "slowdown_by_size.png"
 QUEUES_PLOT = "queues.png"
@@ -100,13 +99,16 @@ def run(
              "`retx sweep --set` reads it). Repeat for more keys."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar and no tables."),
     force: bool = typer.Option(False, "--force", help="Overwrite the results already in --out."),
+    no_plots: bool = typer.Option(False, "--no-plots",
+                                  help="Write the tables and summary.json but no .png plots (no matplotlib start-up "
+                                       "and drawing: most of what a short run spends outside the simulator)."),
 ) -> None:
     """Run one scenario and write its results.
 
     Writes flows, time series, summary.json (with FCT statistics and provenance), the resolved
-    scenario and plots: throughput, and the slowdown CDF and slowdown by size when flows
-    finished. A collective workload also writes collectives.parquet, collective_steps.parquet
-    and collective_timeline.png."""
+    scenario and plots (unless --no-plots): throughput, and the slowdown CDF and slowdown by
+    size when flows finished. A collective workload also writes collectives.parquet,
+    collective_steps.parquet and collective_timeline.png."""
     if file.suffix == ".cm":
         scenario = Scenario.from_htsim_cm(file, topology)
     elif topology is not None:
@@ -121,6 +123,8 @@ def run(
     out_dir = out or Path("results") / scenario.name
     check_target(out_dir, force or out is None)
     printed = _print_warnings(scenario)
+    if not no_plots:
+        _import_plots_beside()
     results = run_scenario(scenario, progress=not quiet)
     # What only the built network shows (a setting far from its BDP, too few switch queues).
     for line in results.summary.get("warnings", [])[len(printed):]:
@@ -129,7 +133,8 @@ def run(
     # it at the end: a failure part-way leaves the old results or none.
     with staged(out_dir) as folder:
         results.write(folder)
-        _write_plots(results, folder, scenario.name)
+        if not no_plots:
+            _write_plots(results, folder, scenario.name)
     if results.fct_txt is not None:
         print(f"wrote {results.fct_txt_target(out_dir)}")
     if results.pcap is not None:
@@ -154,6 +159,9 @@ def _single_values(options: list[str]) -> dict[str, Any]:
     """`--set key=value` of `retx run`: parsed as `retx sweep --set` parses its values, one each."""
     overrides: dict[str, Any] = {}
     for option in options:
+        from retx.sweep import parse_set_option
+
+
         key, values = parse_set_option(option)
         if len(values) != 1:
             raise UserError(f"--set {option}: `retx run` takes one value per key; sweep several with `retx sweep`")
@@ -163,25 +171,50 @@ def _single_values(options: list[str]) -> dict[str, Any]:
     return overrides
 
 
-def _write_plots(results: Results, folder: Path, title: str) -> None:
-    plot_throughput(results.timeseries, folder / "throughput.png", title=title)
+def _import_plots_beside() -> None:
+    """Import retx.plots (matplotlib: a few tenths of a second) in a thread of its own while
+    the simulator runs: the core releases the GIL, so on a second core the import is done by
+    the time the plots are drawn. `_write_plots`' own import waits for it (the import lock);
+    an import that fails here fails again there, with its message."""
+    import threading
+
+    def load() -> None:
+        try:
+            import retx.plots  # noqa: F401
+        except Exception:  # noqa: BLE001 - raised again by _write_plots' import
+            pass
+
+    threading.Thread(target=load, name="retx-import-plots").start()
+
+
+def run_scenario(scenario: Scenario, progress: bool) -> "Results":
+    """`retx.runner.run`, imported when a run starts (with polars and rich)."""
+    from retx.runner import run as run_one
+
+    return run_one(scenario, progress=progress)
+
+
+def _write_plots(results: "Results", folder: Path, title: str) -> None:
+    from retx import plots
+
+    plots.plot_throughput(results.timeseries, folder / "throughput.png", title=title)
     if results.fct_stats()["flows_finished"] > 0:
         # A line per job when the run has several (`[[workload]]`).
         by = "job" if "jobs" in results.summary else None
-        plot_fct_cdf(results.flows, folder / FCT_CDF_PLOT, title=title, by=by)
-        plot_slowdown_by_size(results.flows, folder / SLOWDOWN_BY_SIZE_PLOT, title=title, by=by)
-    watched = {QUEUES_PLOT: (plot_queues, results.queues), CC_PLOT: (plot_cc, results.cc),
-               POOLS_PLOT: (plot_pools, results.pools)}
+        plots.plot_fct_cdf(results.flows, folder / FCT_CDF_PLOT, title=title, by=by)
+        plots.plot_slowdown_by_size(results.flows, folder / SLOWDOWN_BY_SIZE_PLOT, title=title, by=by)
+    watched = {QUEUES_PLOT: (plots.plot_queues, results.queues), CC_PLOT: (plots.plot_cc, results.cc),
+               POOLS_PLOT: (plots.plot_pools, results.pools)}
     for name, (draw, table) in watched.items():
         if table is not None and table.height:
             draw(table, folder / name, title=title)
     if results.collectives.height:
-        plot_collective_timeline(results.flows, results.collective_steps, folder / COLLECTIVE_TIMELINE_PLOT,
-                                 title=title)
+        plots.plot_collective_timeline(results.flows, results.collective_steps,
+                                       folder / plots.COLLECTIVE_TIMELINE_PLOT, title=title)
     if results.tier_samples.height:
-        plot_tier_utilisation(results.tier_samples, folder / TIER_UTILISATION_PLOT, title=title)
+        plots.plot_tier_utilisation(results.tier_samples, folder / plots.TIER_UTILISATION_PLOT, title=title)
     if results.link_samples.height:
-        plot_link_heatmap(results.link_samples, results.links, folder / LINK_HEATMAP_PLOT, title=title)
+        plots.plot_link_heatmap(results.link_samples, results.links, folder / plots.LINK_HEATMAP_PLOT, title=title)
 
 
 def _warn_unfinished(summary: dict[str, Any]) -> None:
@@ -227,6 +260,10 @@ def sweep(
     OUT/summary.parquet the mean and 95 % confidence interval across seeds. Finished points
     are skipped when the same sweep runs again; a failed point is recorded and the rest go on.
     Exit status 1 when some point failed."""
+    from retx.report import MIN_SEEDS_FOR_INTERVALS
+    from retx.sweep import parse_set_option, t_975
+    from retx.sweep import sweep as run_sweep
+
     grid = dict(parse_set_option(option) for option in set_ or [])
     result = run_sweep(file, grid, seeds, out, workers, executor, progress=not quiet)
     failed = result.failed
@@ -266,6 +303,8 @@ def calibrate(
     and study.db, from which a killed calibration resumes without repeating a finished trial.
     `retx report OUT` renders it. Exit status 1 when no trial finished. Example:
     retx calibrate examples/calibrate/calibrate-demo.toml (about a minute on 2 cores)."""
+    from retx.calibrate import calibrate as run_calibration
+
     result = run_calibration(spec, out, trials, workers, executor, progress=not quiet)
     for name, entry in result.verdict["targets"].items():
         print(f"{name}: {entry['statement']}")
@@ -285,6 +324,8 @@ def report(
 ) -> None:
     """Write FOLDER/report.html (or --out): one self-contained page with provenance, the
     scenario, the summary tables and the plots, for sharing a result."""
+    from retx.report import write_report
+
     checked.input_folder(folder, "report")
     print(f"wrote {write_report(folder, out)}")
 
@@ -364,6 +405,8 @@ def memory(
     block_bits: int = typer.Option(8, help="MELO block size in bits."),
 ) -> None:
     """On-chip bytes per connection and in total for every loss recovery scheme."""
+    from retx.memory import memory_table
+
     table = memory_table(bandwidth, rtt, mtu, connections, pool_bits, block_bits)
     print(f"NIC sized for {bandwidth} x {rtt}, MTU {mtu} B, {connections} connections; "
           f"a CX-3 Pro QPC is 248 B")
@@ -376,12 +419,21 @@ def memory(
 def main() -> None:
     try:
         app()
-    except (ScenarioError, UserError, ReportError, OutputError, reproduce.UnknownReproduction) as error:
-        print(f"retx: error: {_one_line(str(error))}", file=sys.stderr)
-        sys.exit(USER_ERROR_STATUS)
     except (Exception, PanicException) as error:  # noqa: BLE001 - a bug: one line, never a traceback
+        if isinstance(error, _user_errors()):
+            print(f"retx: error: {_one_line(str(error))}", file=sys.stderr)
+            sys.exit(USER_ERROR_STATUS)
         print(f"retx: internal error: {_one_line(_describe_bug(error))} (a bug in retx; please report it)", file=sys.stderr)
         sys.exit(INTERNAL_ERROR_STATUS)
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    """The exceptions that are the user's mistake (one line, exit status 2). A report's
+    ReportError counts when `retx.report` was imported: it cannot have been raised otherwise,
+    and importing it here would cost every command its plotting libraries."""
+    errors: tuple[type[BaseException], ...] = (ScenarioError, UserError, OutputError, reproduce.UnknownReproduction)
+    report = sys.modules.get("retx.report")
+    return errors + (report.ReportError,) if report is not None else errors
 
 
 def _one_line(text: str) -> str:

@@ -8,16 +8,16 @@ missing git commit is left out). `read_parquet_provenance` reads it back.
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata
 import re
 import socket
 import subprocess
 from datetime import datetime, timezone
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-import polars as pl
+if TYPE_CHECKING:
+    import polars as pl
 
 # Hex digits of the scenario hash that names a run: 48 bits, so a grid of a million points
 # has a ~2e-3 chance of one collision.
@@ -33,7 +33,11 @@ def scenario_hash(resolved: str) -> str:
     return hashlib.sha256(resolved.encode("utf-8")).hexdigest()[:HASH_CHARS]
 
 
+@lru_cache(maxsize=1)
 def version() -> str:
+    """The installed retx's version (read once: every run's record holds it)."""
+    import importlib.metadata
+
     try:
         return importlib.metadata.version("retx")
     except importlib.metadata.PackageNotFoundError:
@@ -93,6 +97,8 @@ def write_parquet(frame: pl.DataFrame, path: str | Path, record: Optional[dict[s
 
 def read_parquet_provenance(path: str | Path) -> dict[str, str]:
     """The "retx." metadata of a Parquet file, prefix removed ({} if it has none)."""
+    import polars as pl
+
     metadata = pl.read_parquet_metadata(path)
     return {key[len(PARQUET_PREFIX):]: value for key, value in metadata.items()
             if key.startswith(PARQUET_PREFIX)}

@@ -20,6 +20,9 @@ if sys.version_info >= (3, 11):
 else:
     import tomli as tomllib
 
+# The table of a scenario file that declares a grid for `retx sweep` (`retx run` refuses it).
+SWEEP_TABLE = "sweep"
+
 
 class Scenario:
     """A scenario as TOML text plus the folder its relative paths are resolved against.

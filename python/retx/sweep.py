@@ -52,6 +52,7 @@ from retx._native import ScenarioError
 from retx.metrics import run_metrics
 from retx.provenance import provenance, scenario_hash, utc_now, write_parquet
 from retx.output import FLOWS_FILE, OutputError, inside
+from retx.scenario import SWEEP_TABLE as SWEEP_TABLE
 from retx.scenario import Scenario
 from retx.progress import Reporter
 
@@ -65,7 +66,6 @@ try:
 except ImportError:  # Windows: no lock
     fcntl = None  # type: ignore[assignment]
 
-SWEEP_TABLE = "sweep"
 POINTS_DIR = "points"
 RUNS_FILE = "runs.parquet"
 SUMMARY_FILE = "summary.parquet"
@@ -73,7 +73,7 @@ SWEEP_FILE = "sweep.toml"
 POINT_FILE = "point.json"
 TEMP_PREFIX = ".tmp-"
 LOCK_FILE = ".lock"
-EXECUTORS = ("local", "ray")
+EXECUTORS = checked.EXECUTORS
 METRICS = ("mean_fct_us", "slowdown_p50", "slowdown_p99", "goodput_gbps")
 
 # Two-sided 95 % Student t quantiles t(0.975, df), to 4 decimals, from the standard table

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import retx.cli
+import retx.plots
 from conftest import SMALL_SCENARIO, run_cli
 from retx.output import RUN_OUTPUTS
 
@@ -102,7 +103,7 @@ def test_a_failure_while_writing_leaves_the_old_results(tmp_path: Path, capsys: 
     def fails(*_args: object, **_kwargs: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(retx.cli, "plot_fct_cdf", fails)
+    monkeypatch.setattr(retx.plots, "plot_fct_cdf", fails)
     scenario.write_text(SMALL_SCENARIO.replace("seed = 7", "seed = 8"))
     status, _, err = cli(capsys, "run", str(scenario), "--out", str(out), "--quiet", "--force")
     assert status == 3 and err.startswith("retx: internal error: OSError"), err

@@ -10,7 +10,10 @@ tests that run a quick grid hold the announcement to the time they measure
 (`stale_wall_time`), so it cannot drift far from the truth unnoticed.
 """
 
+from __future__ import annotations
+
 import hashlib
+import importlib
 import inspect
 import json
 import sys
@@ -18,27 +21,27 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING, Any, Iterator, Mapping
 
-import polars as pl
-
-from retx.progress import labelled, quiet
-from retx.provenance import PROVENANCE_FILE, provenance_without_scenario, utc_now, write_parquet
-
-from retx.reproduce import (aeolus_incast, aeolus_threshold, aeolus_workloads, cc_compare, collective_compare, gbone_fct, gbone_goodput, hpcc_micro,
-                            htsim_crosscheck, left_fct, left_fpga, left_memory, left_rtt_ratio, left_sensitivity, melo_fig5a, melo_fig5b, melo_fig6a, melo_fig6b, ns3_crosscheck,
-                            stride_fattree, stride_segment, stride_testbed, uet_htsim_crosscheck)
+if TYPE_CHECKING:
+    import polars as pl
 
 
 @dataclass(frozen=True)
 class Reproduction:
-    """A registered reproduction: its module, one line on what it reproduces, and its typical
-    wall time in seconds on 2 cores (what `reproduce.run` records as `wall_seconds`), full grid
-    and `--quick`."""
+    """A registered reproduction: its module's name (in this package), one line on what it
+    reproduces, and its typical wall time in seconds on 2 cores (what `reproduce.run` records
+    as `wall_seconds`), full grid and `--quick`. The module is imported when first asked for
+    (`module`), so the listing `retx reproduce --help` prints imports none of them."""
 
-    module: ModuleType
+    module_name: str
     about: str
     full_seconds: float
     quick_seconds: float
+
+    @property
+    def module(self) -> ModuleType:
+        return importlib.import_module(f"{__name__}.{self.module_name}")
 
 
 # The wall times were measured with `retx reproduce NAME [--quick]` on the 2-core development
@@ -52,33 +55,46 @@ class Reproduction:
 # 120 s (its module's run) and 178 s (`retx reproduce`), quick 11.4 and 12.5 s (5 s at load 1.2).
 # aeolus-incast was measured at the testbed rewrite (issue 43, load ~3): full 3.1 s, quick 1.2 s.
 CATALOGUE: dict[str, Reproduction] = {
-    "melo-fig5a": Reproduction(melo_fig5a, "MELO Fig. 5a: one flow's goodput vs. loss rate", 12, 1),
-    "melo-fig5b": Reproduction(melo_fig5b, "MELO Fig. 5b: p99 FCT under load, lossy spine", 30, 2),
-    "melo-fig6a": Reproduction(melo_fig6a, "MELO Fig. 6a: CPU cost of reorder copying", 1, 1),
-    "melo-fig6b": Reproduction(melo_fig6b, "MELO Fig. 6b: bits pool usage vs. connections", 2, 1),
-    "gbone-fct": Reproduction(gbone_fct, "Go-Back-ONE Figs. 9-10: FCT slowdown over a lossy WAN", 10, 2),
-    "gbone-goodput": Reproduction(gbone_goodput, "Go-Back-ONE Fig. 10: goodput over time, 10 % loss", 2, 1),
-    "ns3-crosscheck": Reproduction(ns3_crosscheck, "retx beside HPCC's ns-3 on its own input", 20, 20),
-    "htsim-crosscheck": Reproduction(htsim_crosscheck, "NDP: retx beside htsim_ndp on its own inputs", 10, 10),
-    "hpcc-micro": Reproduction(hpcc_micro, "HPCC §5.2 micro-benchmarks: DCQCN vs. HPCC", 1, 1),
-    "cc-compare": Reproduction(cc_compare, "HPCC §5.3: HPCC, DCQCN, TIMELY, DCTCP on hpcc-320", 600, 10),
-    "stride-fattree": Reproduction(stride_fattree, "STRIDE Fig. 9: FCT per size on a 256-host fat-tree", 90, 2),
-    "stride-segment": Reproduction(stride_segment, "STRIDE Fig. 5: time per byte vs. ACK segment size", 20, 2),
-    "stride-testbed": Reproduction(stride_testbed, "STRIDE Figs. 6-8: the two-switch testbed", 1, 1),
-    "collective-compare": Reproduction(collective_compare, "Ring all-reduce, all-to-all: recovery x ECMP/spray, loss",
+    "melo-fig5a": Reproduction("melo_fig5a", "MELO Fig. 5a: one flow's goodput vs. loss rate", 12, 1),
+    "melo-fig5b": Reproduction("melo_fig5b", "MELO Fig. 5b: p99 FCT under load, lossy spine", 30, 2),
+    "melo-fig6a": Reproduction("melo_fig6a", "MELO Fig. 6a: CPU cost of reorder copying", 1, 1),
+    "melo-fig6b": Reproduction("melo_fig6b", "MELO Fig. 6b: bits pool usage vs. connections", 2, 1),
+    "gbone-fct": Reproduction("gbone_fct", "Go-Back-ONE Figs. 9-10: FCT slowdown over a lossy WAN", 10, 2),
+    "gbone-goodput": Reproduction("gbone_goodput", "Go-Back-ONE Fig. 10: goodput over time, 10 % loss", 2, 1),
+    "ns3-crosscheck": Reproduction("ns3_crosscheck", "retx beside HPCC's ns-3 on its own input", 20, 20),
+    "htsim-crosscheck": Reproduction("htsim_crosscheck", "NDP: retx beside htsim_ndp on its own inputs", 10, 10),
+    "hpcc-micro": Reproduction("hpcc_micro", "HPCC §5.2 micro-benchmarks: DCQCN vs. HPCC", 1, 1),
+    "cc-compare": Reproduction("cc_compare", "HPCC §5.3: HPCC, DCQCN, TIMELY, DCTCP on hpcc-320", 600, 10),
+    "stride-fattree": Reproduction("stride_fattree", "STRIDE Fig. 9: FCT per size on a 256-host fat-tree", 90, 2),
+    "stride-segment": Reproduction("stride_segment", "STRIDE Fig. 5: time per byte vs. ACK segment size", 20, 2),
+    "stride-testbed": Reproduction("stride_testbed", "STRIDE Figs. 6-8: the two-switch testbed", 1, 1),
+    "collective-compare": Reproduction("collective_compare", "Ring all-reduce, all-to-all: recovery x ECMP/spray, loss",
                                        150, 8),
-    "aeolus-incast": Reproduction(aeolus_incast, "Aeolus §5 testbed: the authors' 70-message incast, their Homa ± Aeolus, ExpressPass", 4, 2),
-    "aeolus-threshold": Reproduction(aeolus_threshold, "Aeolus: the selective-drop threshold, WRED vs. ECN codepoint", 22, 1),
-    "aeolus-workloads": Reproduction(aeolus_workloads, "Aeolus §5: four workloads, Homa ± Aeolus (one queue too), NDP ± Aeolus, ExpressPass ± Aeolus", 180, 30),
-    "left-fct": Reproduction(left_fct, "LEFT: FCT on a 72-host dragonfly, per-flow/packet/flowlet ± LEFT", 75, 3),
-    "left-fpga": Reproduction(left_fpga, "LEFT's FPGA setup: throughput vs. out-of-order share, processing rate", 1, 1),
-    "left-memory": Reproduction(left_memory, "LEFT: on-chip bytes beside IRN's bitmaps (retx memory)", 1, 1),
-    "left-rtt-ratio": Reproduction(left_rtt_ratio, "LEFT: throughput over two paths 1x-32x apart, LEFT/LEFT-/MELO+", 5, 1),
-    "left-sensitivity": Reproduction(left_sensitivity, "LEFT: its headlines against block, registers, FIFOs, threshold", 83, 2),
-    "uet-htsim-crosscheck": Reproduction(uet_htsim_crosscheck, "UET: retx beside uet-htsim on its validation experiments", 150, 2),
+    "aeolus-incast": Reproduction("aeolus_incast", "Aeolus §5 testbed: the authors' 70-message incast, their Homa ± Aeolus, ExpressPass", 4, 2),
+    "aeolus-threshold": Reproduction("aeolus_threshold", "Aeolus: the selective-drop threshold, WRED vs. ECN codepoint", 22, 1),
+    "aeolus-workloads": Reproduction("aeolus_workloads", "Aeolus §5: four workloads, Homa ± Aeolus (one queue too), NDP ± Aeolus, ExpressPass ± Aeolus", 180, 30),
+    "left-fct": Reproduction("left_fct", "LEFT: FCT on a 72-host dragonfly, per-flow/packet/flowlet ± LEFT", 75, 3),
+    "left-fpga": Reproduction("left_fpga", "LEFT's FPGA setup: throughput vs. out-of-order share, processing rate", 1, 1),
+    "left-memory": Reproduction("left_memory", "LEFT: on-chip bytes beside IRN's bitmaps (retx memory)", 1, 1),
+    "left-rtt-ratio": Reproduction("left_rtt_ratio", "LEFT: throughput over two paths 1x-32x apart, LEFT/LEFT-/MELO+", 5, 1),
+    "left-sensitivity": Reproduction("left_sensitivity", "LEFT: its headlines against block, registers, FIFOs, threshold", 83, 2),
+    "uet-htsim-crosscheck": Reproduction("uet_htsim_crosscheck", "UET: retx beside uet-htsim on its validation experiments", 150, 2),
 }
 
-REPRODUCTIONS: dict[str, ModuleType] = {name: entry.module for name, entry in CATALOGUE.items()}
+class _Modules(Mapping[str, ModuleType]):
+    """{name: module} of every reproduction, each module imported when it is looked up."""
+
+    def __getitem__(self, name: str) -> ModuleType:
+        return CATALOGUE[name].module
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(CATALOGUE)
+
+    def __len__(self) -> int:
+        return len(CATALOGUE)
+
+
+REPRODUCTIONS: Mapping[str, ModuleType] = _Modules()
 
 
 def _duration(seconds: float) -> str:
@@ -158,6 +174,11 @@ def run(name: str, out_dir: Path, quick: bool, progress: bool = True) -> pl.Data
     With `progress`, stderr says what runs and its announced wall time, then its runs' progress
     (`retx.progress`, each bar named after the reproduction) and the time it took; without, the
     runs show nothing (the table is still printed)."""
+    import polars as pl
+
+    from retx.progress import labelled, quiet
+    from retx.provenance import PROVENANCE_FILE, provenance_without_scenario, utc_now, write_parquet
+
     module = lookup(name)
     started = utc_now()
     clock = time.monotonic()
