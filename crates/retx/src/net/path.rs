@@ -24,12 +24,57 @@ pub struct PathClass {
 /// Walks the shortest-path DAG from `src`'s port to host `dst`, adding `hop(port)` per hop.
 /// Returns one entry per distinct bottleneck rate.
 pub fn classes(ports: &[Port], routes: &Routes, src_port: usize, dst: usize, hop: &dyn Fn(&Port) -> Time) -> Vec<PathClass> {
-    let mut memo: HashMap<usize, Vec<PathClass>> = HashMap::new();
-    from_port(ports, routes, src_port, dst, hop, &mut memo)
+    // One walk per flow when a run is built (a million flows, a million walks): the memo is
+    // an array by port reused across walks (a stamp per walk marks its entries), not a hash
+    // map built and dropped per walk (a 1,024-host all-to-all spent ~10 s hashing ports).
+    SCRATCH.with(|cell| {
+        let mut memo = cell.take();
+        memo.begin(ports.len());
+        let out = from_port(ports, routes, src_port, dst, hop, &mut memo);
+        cell.set(memo);
+        out
+    })
 }
 
-fn from_port(ports: &[Port], routes: &Routes, p: usize, dst: usize, hop: &dyn Fn(&Port) -> Time, memo: &mut HashMap<usize, Vec<PathClass>>) -> Vec<PathClass> {
-    if let Some(v) = memo.get(&p) {
+thread_local! {
+    static SCRATCH: std::cell::Cell<Memo> = std::cell::Cell::new(Memo::default());
+}
+
+/// The path classes found from each port in the current walk.
+#[derive(Default)]
+struct Memo {
+    walk: u32,
+    /// Per port: the walk that filled its entry.
+    stamp: Vec<u32>,
+    classes: Vec<Vec<PathClass>>,
+}
+
+impl Memo {
+    fn begin(&mut self, ports: usize) {
+        if self.stamp.len() < ports {
+            self.stamp.resize(ports, 0);
+            self.classes.resize(ports, Vec::new());
+        }
+        self.walk = self.walk.wrapping_add(1);
+        if self.walk == 0 {
+            self.stamp.iter_mut().for_each(|s| *s = 0);
+            self.walk = 1;
+        }
+    }
+
+    fn get(&self, p: usize) -> Option<&Vec<PathClass>> {
+        (self.stamp[p] == self.walk).then(|| &self.classes[p])
+    }
+
+    fn insert(&mut self, p: usize, v: &[PathClass]) {
+        self.stamp[p] = self.walk;
+        self.classes[p].clear();
+        self.classes[p].extend_from_slice(v);
+    }
+}
+
+fn from_port(ports: &[Port], routes: &Routes, p: usize, dst: usize, hop: &dyn Fn(&Port) -> Time, memo: &mut Memo) -> Vec<PathClass> {
+    if let Some(v) = memo.get(p) {
         return v.clone();
     }
     let port = &ports[p];
@@ -42,7 +87,7 @@ fn from_port(ports: &[Port], routes: &Routes, p: usize, dst: usize, hop: &dyn Fn
             add_hop(&mut out, from_port(ports, routes, next as usize, dst, hop, memo), port.rate, cost);
         }
     }
-    memo.insert(p, out.clone());
+    memo.insert(p, &out);
     out
 }
 
@@ -91,7 +136,8 @@ pub fn longest_round_trip(ports: &[Port], routes: &Routes, src_port: usize, dst:
     let mut all = classes(ports, routes, src_port, dst, &cost);
     let detours = routes.detours(ports[src_port].peer_node, dst);
     if !detours.is_empty() {
-        let mut minimal: HashMap<usize, Vec<PathClass>> = HashMap::new();
+        let mut minimal = Memo::default();
+        minimal.begin(ports.len());
         for via in detours {
             let mut memo: HashMap<usize, Vec<PathClass>> = HashMap::new();
             all.extend(detour_from_port(ports, routes, src_port, dst, via, &cost, &mut memo, &mut minimal));
@@ -111,7 +157,7 @@ fn detour_from_port(
     via: u32,
     hop: &dyn Fn(&Port) -> Time,
     memo: &mut HashMap<usize, Vec<PathClass>>,
-    minimal: &mut HashMap<usize, Vec<PathClass>>,
+    minimal: &mut Memo,
 ) -> Vec<PathClass> {
     if let Some(v) = memo.get(&p) {
         return v.clone();
