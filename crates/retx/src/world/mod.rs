@@ -755,7 +755,9 @@ impl<O: Observer> Simulation<O> {
                 key: rng::mix64(seed ^ (i as u64) << 20),
                 marking,
             };
-            let ideal_fct = if def.size == FlowSpec::ENDLESS { Time::ZERO } else { self.ideal_fct(def.src, def.dst, &spec) };
+            // Only the results read it: a partition finds it for the flows it sends (the
+            // merged run takes each from there).
+            let ideal_fct = if def.size == FlowSpec::ENDLESS || !self.owns(def.src) { Time::ZERO } else { self.ideal_fct(def.src, def.dst, &spec) };
             // RoCEv2 5-tuple: addresses, UDP source port (per QP), destination port 4791.
             let sport = 10_000 + i as u64;
             let tuple = |s: usize, d: usize, sp: u64, dp: u64| rng::mix64((s as u64) << 40 ^ (d as u64) << 16 ^ sp << 48 ^ dp);
@@ -891,10 +893,13 @@ impl<O: Observer> Simulation<O> {
     /// served as after an input (its first packets, its timers).
     fn start_flow(&mut self, f: usize) {
         let (src, dst) = (self.conns[f].src_nic as usize, self.conns[f].dst_nic as usize);
-        let line = self.ports[self.nics[src].port].rate;
-        let (tx, rx) = self.template.endpoints(self.conns[f].spec, line, self.bdp_packets, self.net);
         // A partition places the ends on its own hosts only.
         let owned = [self.owns(self.nic_node(src)), self.owns(self.nic_node(dst))];
+        if owned == [false, false] {
+            return;
+        }
+        let line = self.ports[self.nics[src].port].rate;
+        let (tx, rx) = self.template.endpoints(self.conns[f].spec, line, self.bdp_packets, self.net);
         let mut place = |nic: usize, endpoint: Endpoint, owned: bool| {
             if !owned {
                 return UNSET;

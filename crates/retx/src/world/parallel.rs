@@ -95,8 +95,6 @@ pub fn obstacle(p: &Parts) -> Option<String> {
         "[output] links is asked for"
     } else if !p.watched_flows.is_empty() || !p.watched_pools.is_empty() {
         "[output] cc_flows or pools is asked for"
-    } else if p.stop_when_done && !p.flows.is_empty() && p.flows.iter().all(|f| f.size != crate::transport::FlowSpec::ENDLESS) && p.flows.len() < 2 {
-        "it has one flow"
     } else if p.flows.is_empty() {
         "it has no flows"
     } else {
@@ -576,6 +574,9 @@ impl Simulation<Quiet> {
                     if owner[node] == q {
                         mine.ends[side] = theirs.ends[side];
                     }
+                }
+                if owner[mine.def.src] == q {
+                    mine.ideal_fct = theirs.ideal_fct;
                 }
                 if owner[mine.def.dst] == q {
                     mine.first_arrival = theirs.first_arrival;
