@@ -52,6 +52,17 @@ class _RunResult(TypedDict):
     pcap: Optional[bytes]  # the libpcap file, when [output] pcap asks for one
     pcap_file: Optional[str]  # its file name, relative to the output folder ([output] pcap.file)
     fct_txt_file: Optional[str]  # fct.txt's path relative to the output folder ([output] fct_txt)
+    engine: _Engine  # how the run used the machine (not a result: the same on any thread count)
+
+class _Engine(TypedDict):
+    threads: int  # threads (partitions) that ran it; 1: the serial engine
+    serial_because: Optional[str]  # why one thread when more were asked for
+    lookahead_us: float  # the window between barriers: the shortest delay of a link between partitions
+    windows: int
+    link_ends: list[int]  # per partition: its link ends (what it was balanced by)
+    events: list[int]  # per partition: events handled
+    busy_s: list[float]  # per partition: wall seconds handling them
+    wait_s: list[float]  # per partition: wall seconds waiting at barriers
 
 class ScenarioError(ValueError):
     """A scenario failed validation; str() is one line naming the field."""

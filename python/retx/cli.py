@@ -62,6 +62,21 @@ def _print_version(value: bool) -> None:
 
 
 MEMORY_BUDGET_ENV = "RETX_MEMORY_BUDGET"  # read by the core (crates/retx/src/config/budget.rs)
+THREADS_ENV = "RETX_THREADS"  # read by the core (crates/retx/src/config/run.rs), over [run] threads
+MAX_THREADS = 1024
+
+
+def _threads_option() -> Any:
+    return typer.Option(None, "--threads", min=1, max=MAX_THREADS, show_default=False, metavar="N",
+                        help="Split each run's network over N threads (docs/SCENARIO.md, \"Parallel runs\"): "
+                             "the same results, sooner on several cores [default: [run] threads, else 1].")
+
+
+def _use_threads(threads: Optional[int]) -> None:
+    """`--threads N`: every run of this process (and of a sweep's workers, which inherit the
+    environment) uses N threads, whatever its scenario says."""
+    if threads is not None:
+        os.environ[THREADS_ENV] = str(threads)
 _SIZE = re.compile(r"^\s*\d+(\.\d+)?\s*(B|KB|kB|MB|GB|KiB|MiB|GiB)?\s*$")
 
 
@@ -102,6 +117,7 @@ def run(
     no_plots: bool = typer.Option(False, "--no-plots",
                                   help="Write the tables and summary.json but no .png plots (no matplotlib start-up "
                                        "and drawing: most of what a short run spends outside the simulator)."),
+    threads: Optional[int] = _threads_option(),
 ) -> None:
     """Run one scenario and write its results.
 
@@ -125,7 +141,16 @@ def run(
     printed = _print_warnings(scenario)
     if not no_plots:
         _import_plots_beside()
-    results = run_scenario(scenario, progress=not quiet)
+    _use_threads(threads)
+    if threads and threads > 1:
+        from retx.progress import labelled
+
+        # The progress line says how many threads run it.
+        with labelled(f"{scenario.name} on {threads} threads"):
+            results = run_scenario(scenario, progress=not quiet)
+    else:
+        results = run_scenario(scenario, progress=not quiet)
+    _print_engine(results.engine)
     # What only the built network shows (a setting far from its BDP, too few switch queues).
     for line in results.summary.get("warnings", [])[len(printed):]:
         print(f"retx: warning: {line}", file=sys.stderr)
@@ -153,6 +178,21 @@ def run(
         print(f"PFC deadlock at {deadlock['detected_at_us']:.3f} us, the run ended there: {links}")
     _warn_unfinished(results.summary)
     print(f"wrote {out_dir}/")
+
+
+def _print_engine(engine: Optional[dict[str, Any]]) -> None:
+    """How the run used the machine, on stderr: why one thread when more were asked for, or
+    the partitions and the share of their time spent waiting for one another."""
+    if not engine:
+        return
+    if engine.get("serial_because"):
+        print(f"retx: ran on one thread: {engine['serial_because']}", file=sys.stderr)
+    elif engine.get("threads", 1) > 1:
+        busy, wait = sum(engine["busy_s"]), sum(engine["wait_s"])
+        share = wait / (busy + wait) if busy + wait > 0 else 0.0
+        print(f"retx: ran on {engine['threads']} threads: {engine['threads']} partitions, lookahead "
+              f"{engine['lookahead_us']:g} us, {engine['windows']:,} windows, {share:.0%} of the threads' time "
+              "waiting at barriers", file=sys.stderr)
 
 
 def _single_values(options: list[str]) -> dict[str, Any]:
@@ -252,6 +292,7 @@ def sweep(
                                           help="Points run at once [default: one per core]."),
     executor: str = typer.Option("local", "--executor", help=f"Where points run: {' or '.join(EXECUTORS)}."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar and no table."),
+    threads: Optional[int] = _threads_option(),
 ) -> None:
     """Run a grid of scenario variants x seeds in parallel; rerun to resume.
 
@@ -265,6 +306,10 @@ def sweep(
     from retx.sweep import sweep as run_sweep
 
     grid = dict(parse_set_option(option) for option in set_ or [])
+    _use_threads(threads)
+    if threads and workers is None:
+        # Points at once x threads each: about one thread per core.
+        workers = max(1, (os.cpu_count() or 1) // threads)
     result = run_sweep(file, grid, seeds, out, workers, executor, progress=not quiet)
     failed = result.failed
     if not quiet and result.summary.height:
@@ -359,6 +404,7 @@ def reproduce_command(
                                help="A coarser, shorter grid: faster, by as much as the list above says."),
     force: bool = typer.Option(False, "--force", help="Write over the files already in --out."),
     quiet: bool = typer.Option(False, "--quiet", help="No progress (the table is still printed)."),
+    threads: Optional[int] = _threads_option(),
 ) -> None:
     if name is None:
         print("Typical wall time on 2 cores, full grid and --quick:\n")
@@ -370,6 +416,7 @@ def reproduce_command(
     # As `run`: a folder named with --out is refused when it holds anything, unless --force; the
     # default folder is the reproduction's own and is written over. A path below a file too.
     check_folder(checked.output_folder(out or default_dir), force or out is None)
+    _use_threads(threads)
     reproduce.run(name, out or default_dir, quick, progress=not quiet)
 
 

@@ -133,6 +133,10 @@ class Results:
     links: pl.DataFrame = field(default_factory=lambda: empty("links"))
     tier_samples: pl.DataFrame = field(default_factory=lambda: empty("tier_samples"))
     link_samples: pl.DataFrame = field(default_factory=lambda: empty("link_samples"))
+    # How the run used the machine (not a result: the same run on any number of threads gives
+    # the same tables): threads, why one thread when more were asked for, the partitions'
+    # lookahead, windows, link ends, events, busy and waiting seconds. None when not run here.
+    engine: Optional[dict[str, Any]] = None
 
     def __post_init__(self) -> None:
         core = {key: value for key, value in self.summary.items() if key not in (*_DERIVED, "provenance")}
@@ -165,6 +169,7 @@ class Results:
             links=frame(raw["links"], "links"),
             tier_samples=frame(raw["tier_samples"], "tier_samples"),
             link_samples=frame(raw["link_samples"], "link_samples"),
+            engine=raw.get("engine"),
         )
 
     def fct_txt_target(self, out_dir: str | Path) -> Path:

@@ -1,0 +1,52 @@
+"""`retx run --threads N` and `[run] threads` (issue 45): the run is split over N threads and its
+results are the serial run's, file for file; a network that cannot be split runs on one thread
+and says why once; the option is checked like every other."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+from polars.testing import assert_frame_equal
+
+from conftest import REPO, run_cli
+
+FAT_TREE = REPO / "examples" / "fat-tree.toml"
+
+
+def _summary(folder: Path) -> dict:
+    summary = json.loads((folder / "summary.json").read_text())
+    # What differs between any two runs of the same scenario: when and how fast it ran.
+    for key in ("wall_seconds", "events_per_sec", "provenance"):
+        summary.pop(key, None)
+    return summary
+
+
+def test_two_threads_write_the_serial_runs_tables_and_summary(tmp_path: Path) -> None:
+    one = run_cli("run", str(FAT_TREE), "--out", str(tmp_path / "one"), "--quiet", "--no-plots")
+    two = run_cli("run", str(FAT_TREE), "--out", str(tmp_path / "two"), "--quiet", "--no-plots", "--threads", "2")
+    assert one.returncode == 0 and two.returncode == 0, (one.stderr, two.stderr)
+    assert "ran on 2 threads: 2 partitions, lookahead 1 us" in two.stderr, two.stderr
+    assert "ran on" not in one.stderr
+    for table in ("flows.parquet", "timeseries.parquet"):
+        assert_frame_equal(pl.read_parquet(tmp_path / "one" / table), pl.read_parquet(tmp_path / "two" / table))
+    assert _summary(tmp_path / "one") == _summary(tmp_path / "two")
+
+
+def test_a_network_of_one_switch_runs_on_one_thread_and_says_why(small_scenario_file: Path, tmp_path: Path) -> None:
+    done = run_cli("run", str(small_scenario_file), "--out", str(tmp_path / "a"), "--quiet", "--no-plots", "--threads", "4")
+    assert done.returncode == 0, done.stderr
+    said = [line for line in done.stderr.splitlines() if "ran on one thread" in line]
+    assert said == ["retx: ran on one thread: the network has one switch"], done.stderr
+
+
+def test_a_thread_count_out_of_range_is_refused_naming_the_option(small_scenario_file: Path, tmp_path: Path) -> None:
+    for bad in ("0", "1025", "two"):
+        done = run_cli("run", str(small_scenario_file), "--out", str(tmp_path / "x"), "--threads", bad)
+        assert done.returncode == 2 and "--threads" in done.stderr and "Traceback" not in done.stderr, (bad, done.stderr)
+    in_file = small_scenario_file.read_text() + "\n[run]\nthreads = 0\n"
+    path = tmp_path / "zero.toml"
+    path.write_text(in_file)
+    done = run_cli("run", str(path), "--out", str(tmp_path / "y"))
+    assert done.returncode == 2 and "run.threads" in done.stderr, done.stderr
