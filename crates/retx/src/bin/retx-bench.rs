@@ -23,6 +23,13 @@
 //!   LEFT again with the fabric bench's link rates (40 Gbps hosts, 80 Gbps fabric), so that a
 //!   hop's cost compares with the fabric's at the same number of packets in flight per link.
 //!
+//! - `parallel [ROW]`: rows at 1 and 2 threads (`[run] threads`), in pairs, checked identical:
+//!   `ndp-ws` (the `ndp` bench), `a2a-1024` (a 1,024-host k = 16 fat-tree, every host sending
+//!   16 KB to every other under NDP: 1,047,552 flows, its `.cm` written to `target/`),
+//!   `dragonfly` (the dragonfly bench's IRN row), `hpcc-ws` (the `hpcc` bench); with the
+//!   partitions' balance and their threads' time at barriers. `make bench` runs `ndp-ws`.
+//!   `RETX_BENCH_THREADS=N` runs every other bench on N threads.
+//!
 //! - `file SCENARIO.toml`: a scenario of one's own, timed the same way (used to see how the
 //!   cost per hop grows with the size of the network: docs/BENCHMARKS.md).
 //! - `queue`: the event queue alone. Runs the fabric's go-back-N 1 ms row once while recording
@@ -369,6 +376,91 @@ fn hpcc() -> Option<f64> {
     run(&[("gbn", hpcc_scenario(&dir))], runs)
 }
 
+/// A 1,024-host all-to-all: htsim's connection-matrix format, every host sending `size` bytes
+/// to every other at time 0 (1,047,552 flows), written beside the build.
+fn all_to_all_cm(size: u64) -> PathBuf {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("../../target/bench-a2a-1024-{size}.cm"));
+    if !path.is_file() {
+        let n = 1024u32;
+        let mut text = format!("Nodes {n}\nConnections {}\n", n * (n - 1));
+        let mut id = 1;
+        // Each host's destinations in a rotation (i + 1, i + 2, ...), so that at any moment the
+        // hosts send to different receivers, as an all-to-all collective schedules them.
+        for k in 1..n {
+            for i in 0..n {
+                let _ = writeln!(text, "{i}->{} id {id} start 0 size {size}", (i + k) % n);
+                id += 1;
+            }
+        }
+        std::fs::write(&path, text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    }
+    path
+}
+
+fn all_to_all_scenario(cm: &std::path::Path) -> String {
+    ndp_scenario(cm).replace("k = 12", "k = 16").replace("name = \"bench-ndp\"", "name = \"bench-a2a\"")
+}
+
+/// `parallel`: the serial engine and 2 threads on the same runs, in A/B pairs (one of each
+/// per repeat, the order alternating), results checked identical; the median of each and
+/// their ratio, with the partitions' balance and the time their threads waited at barriers.
+fn parallel() -> Option<f64> {
+    let runs = repeats();
+    context(runs);
+    println!("bench parallel: each row at 1 and 2 threads (RETX_BENCH_THREADS is ignored)");
+    let htsim = std::env::var_os("RETX_HTSIM_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/peers/htsim"));
+    let hpcc = std::env::var_os("RETX_HPCC_DIR").map(PathBuf::from).unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/peers/hpcc-ns3"));
+    let only = std::env::args().nth(2);
+    let mut rows: Vec<(&str, String)> = Vec::new();
+    if htsim.join("ws_432_l30_5ms.cm").is_file() {
+        rows.push(("ndp-ws", ndp_scenario(&htsim.join("ws_432_l30_5ms.cm"))));
+    }
+    rows.push(("a2a-1024", all_to_all_scenario(&all_to_all_cm(16_000))));
+    rows.push(("dragonfly", dragonfly_scenario(500, "irn", "200Gbps", "400Gbps")));
+    if hpcc.join("fat.txt").is_file() {
+        rows.push(("hpcc-ws", hpcc_scenario(&hpcc)));
+    }
+    rows.retain(|(label, _)| only.as_deref().is_none_or(|o| o == *label));
+    println!("{:<10} {:>10} {:>10} {:>8}  partitions", "row", "1 thread s", "2 threads s", "speedup");
+    for (label, text) in &rows {
+        let (mut one, mut two) = (Vec::new(), Vec::new());
+        let mut shape = None;
+        let mut engine = None;
+        for pass in 0..runs {
+            for threads in if pass % 2 == 0 { [1, 2] } else { [2, 1] } {
+                let wall = Instant::now();
+                let (out, e) = run_threads(text, threads).unwrap_or_else(|e| panic!("bench {label}: {e}"));
+                let secs = wall.elapsed().as_secs_f64();
+                let got = (out.counters.events, out.counters.packet_hops, out.end, out.flows.iter().map(|f| f.finish).collect::<Vec<_>>());
+                match &shape {
+                    None => shape = Some(got),
+                    Some(s) => assert!(*s == got, "bench {label}: {threads} threads gave another run"),
+                }
+                if threads == 1 {
+                    one.push(secs);
+                } else {
+                    two.push(secs);
+                    engine = Some(e);
+                }
+            }
+        }
+        let walls = |v: &[f64]| v.iter().map(|x| format!("{x:.2}")).collect::<Vec<_>>().join(" ");
+        println!("{label}: 1 thread {} s; 2 threads {} s", walls(&one), walls(&two));
+        let (a, _, _) = median_and_range(&mut one);
+        let (b, _, _) = median_and_range(&mut two);
+        let e = engine.expect("ran at 2 threads");
+        let detail = match &e.serial_because {
+            Some(why) => format!("serial: {why}"),
+            None => {
+                let f = |v: &[f64]| v.iter().map(|x| format!("{x:.2}")).collect::<Vec<_>>().join("/");
+                format!("{} partitions, lookahead {}, {} windows, link ends {:?}, events {:?}, busy s {}, waiting s {}", e.threads, e.lookahead, e.windows, e.weight, e.events, f(&e.busy_s), f(&e.wait_s))
+            }
+        };
+        println!("{label:<10} {a:>10.2} {b:>10.2} {:>8.2}  {detail}", a / b);
+    }
+    peak_rss_mib()
+}
+
 /// The event queue alone on the fabric bench's own stream of events (see the module's text).
 fn queue() {
     use retx::sim::queue_trace;
@@ -435,6 +527,7 @@ fn main() {
         Some("hpcc") => hpcc(),
         Some("ndp") => ndp(),
         Some("dragonfly") => dragonfly(),
+        Some("parallel") => parallel(),
         Some("queue") => return queue(),
         // One short run of the fabric, for profilers (cachegrind runs ~50x slower).
         Some("fabric-quick") => {
@@ -455,7 +548,7 @@ fn main() {
             run(&[("file", text)], repeats())
         }
         _ => {
-            eprintln!("usage: retx-bench fabric|hpcc|ndp|dragonfly|validate|fabric-quick|queue|file SCENARIO.toml");
+            eprintln!("usage: retx-bench fabric|hpcc|ndp|dragonfly|parallel [ROW]|validate|fabric-quick|queue|file SCENARIO.toml");
             std::process::exit(2);
         }
     };

@@ -76,7 +76,7 @@ pub fn build_with_observer<O: Observer>(s: Scenario, obs: O) -> Result<Simulatio
 /// many partitions (output identical to the serial run's); serially when the network or the
 /// scenario cannot be split, the report saying why.
 pub fn run(s: Scenario, progress: &mut dyn FnMut(Time, Time) -> bool) -> Result<(Result<RunOutput, Aborted>, ParallelReport), ScenarioError> {
-    let threads = s.run.threads as usize;
+    let threads = super::run::threads(&s)? as usize;
     let (s, parts) = parts(s)?;
     let split = if threads < 2 {
         Err(None)

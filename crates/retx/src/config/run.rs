@@ -6,6 +6,10 @@ use serde::{Deserialize, Serialize};
 
 /// The most threads a run may ask for.
 pub const MAX_THREADS: u32 = 1024;
+/// The environment variable that sets the threads of every run of a process, over what its
+/// scenario says (`retx run|sweep|reproduce --threads N` set it, so a sweep's workers inherit
+/// it as they do the memory budget).
+pub const THREADS_ENV: &str = "RETX_THREADS";
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -30,5 +34,15 @@ impl RunCfg {
 
     pub fn check(&self) -> Checked {
         range_u32("threads", self.threads, 1, MAX_THREADS)
+    }
+}
+
+/// The threads a run uses: [`THREADS_ENV`] when set, else `[run] threads`.
+pub fn threads(s: &super::Scenario) -> Result<u32, super::ScenarioError> {
+    match std::env::var(THREADS_ENV) {
+        Err(_) => Ok(s.run.threads),
+        Ok(v) => v.trim().parse::<u32>().ok().filter(|n| (1..=MAX_THREADS).contains(n)).ok_or_else(|| {
+            super::ScenarioError::new(THREADS_ENV, format!("{v:?} is not a thread count (allowed 1..={MAX_THREADS})"))
+        }),
     }
 }
