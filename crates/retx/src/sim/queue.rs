@@ -262,7 +262,9 @@ impl<E> EventQueue<E> {
     }
 
     /// Moves `cur` to the first non-empty bucket (bringing far entries into the span it now
-    /// covers) and returns that bucket's first entry.
+    /// covers) and returns that bucket's first entry. Inlined into every pop (as it was when
+    /// the run loop's pop was the only caller: a call per event costs 4 % of the hop).
+    #[inline(always)]
     fn first(&mut self) -> Option<u32> {
         let head = self.heads[(self.cur & MASK) as usize];
         if head != NIL {

@@ -826,6 +826,7 @@ impl<O: Observer> Simulation<O> {
         Ok(self.finish(stopped_at))
     }
 
+    #[inline(always)]
     fn handle(&mut self, ev: Event) {
         match ev {
             Event::TxDone(p) => {
