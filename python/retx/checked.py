@@ -26,6 +26,22 @@ MAX_POINTS = 100_000
 MAX_WORKERS = 1024
 # Where a sweep's points and a calibration's runs go (`--executor`).
 EXECUTORS = ("local", "ray")
+# Threads every run of this process takes (`--threads N`; read by the core too, over a
+# scenario's [run] threads).
+THREADS_ENV = "RETX_THREADS"
+
+
+def default_workers() -> int:
+    """Runs at once when none is asked for: one per core, divided by the threads each run takes
+    (`RETX_THREADS`), so runs x threads stay about one per core: more would leave the runs'
+    partitions waiting for one another at every window."""
+    import os
+
+    try:
+        threads = max(1, int(os.environ.get(THREADS_ENV, "1")))
+    except ValueError:
+        threads = 1  # the core refuses it, naming the variable
+    return max(1, (os.cpu_count() or 1) // threads)
 
 
 def integer(value: Any, where: str, low: int, high: int) -> int:

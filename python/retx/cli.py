@@ -62,7 +62,7 @@ def _print_version(value: bool) -> None:
 
 
 MEMORY_BUDGET_ENV = "RETX_MEMORY_BUDGET"  # read by the core (crates/retx/src/config/budget.rs)
-THREADS_ENV = "RETX_THREADS"  # read by the core (crates/retx/src/config/run.rs), over [run] threads
+THREADS_ENV = checked.THREADS_ENV  # read by the core (crates/retx/src/config/run.rs), over [run] threads
 MAX_THREADS = 1024
 
 
@@ -306,10 +306,7 @@ def sweep(
     from retx.sweep import sweep as run_sweep
 
     grid = dict(parse_set_option(option) for option in set_ or [])
-    _use_threads(threads)
-    if threads and workers is None:
-        # Points at once x threads each: about one thread per core.
-        workers = max(1, (os.cpu_count() or 1) // threads)
+    _use_threads(threads)  # points at once then default to cores / threads (checked.default_workers)
     result = run_sweep(file, grid, seeds, out, workers, executor, progress=not quiet)
     failed = result.failed
     if not quiet and result.summary.height:

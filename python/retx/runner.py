@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Iterator, Optional, Union
 
 from retx import _native
+from retx.checked import default_workers
 from retx.progress import Reporter, ambient_label, shows_live_progress, simulated_time, wanted
 from retx.provenance import provenance, utc_now
 from retx.results import Results
@@ -62,7 +63,7 @@ def run_many(scenarios: Iterable[ScenarioLike], workers: Optional[int] = None,
 
     reporter = Reporter(ambient_label("runs"), len(loaded), "runs", enabled=wanted(progress) and len(loaded) > 0,
                         amount_format=",.1f")
-    executor = ThreadPoolExecutor(max_workers=workers or os.cpu_count() or 1)
+    executor = ThreadPoolExecutor(max_workers=workers or default_workers())
     try:
         with reporter:
             futures = [executor.submit(simulate, s, watcher(i)) for i, s in enumerate(loaded)]

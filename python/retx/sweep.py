@@ -421,7 +421,7 @@ def run_local(points: list[Point], workers: Optional[int], task: Task = run_poin
         return
     owned = pool is None
     if pool is None:
-        pool = local_pool(min(workers or os.cpu_count() or 1, len(points)))
+        pool = local_pool(min(workers or checked.default_workers(), len(points)))
     try:
         futures: dict[Future[Outcome], Point] = {
             pool.submit(task, p.scenario.text, str(p.scenario.base_dir)): p for p in points}

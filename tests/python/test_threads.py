@@ -34,11 +34,17 @@ def test_two_threads_write_the_serial_runs_tables_and_summary(tmp_path: Path) ->
     assert _summary(tmp_path / "one") == _summary(tmp_path / "two")
 
 
-def test_a_network_of_one_switch_runs_on_one_thread_and_says_why(small_scenario_file: Path, tmp_path: Path) -> None:
+def test_a_network_too_small_to_gain_runs_on_one_thread_and_says_why(small_scenario_file: Path, tmp_path: Path) -> None:
     done = run_cli("run", str(small_scenario_file), "--out", str(tmp_path / "a"), "--quiet", "--no-plots", "--threads", "4")
     assert done.returncode == 0, done.stderr
     said = [line for line in done.stderr.splitlines() if "ran on one thread" in line]
-    assert said == ["retx: ran on one thread: the network has one switch"], done.stderr
+    assert said == ["retx: ran on one thread: the network is too small to gain: 2 hosts, fewer than 8 per thread "
+                    "(run.min_hosts_per_thread)"], done.stderr
+    # Asked to split it anyway, its one switch cannot be.
+    path = tmp_path / "any.toml"
+    path.write_text(small_scenario_file.read_text() + "\n[run]\nmin_hosts_per_thread = 1\n")
+    done = run_cli("run", str(path), "--out", str(tmp_path / "b"), "--quiet", "--no-plots", "--threads", "4")
+    assert "retx: ran on one thread: the network has one switch" in done.stderr, done.stderr
 
 
 def test_a_thread_count_out_of_range_is_refused_naming_the_option(small_scenario_file: Path, tmp_path: Path) -> None:

@@ -274,7 +274,7 @@ class _Calibration:
         finished = sum(1 for t in study.get_trials(deepcopy=False)
                        if t.state.is_finished() and t.number not in interrupted)
         seeds = len(self.spec.seeds)
-        workers = workers or (1 if self.spec.kind == "reproduction" else os.cpu_count() or 1)
+        workers = workers or (1 if self.spec.kind == "reproduction" else limits.default_workers())
         batch = self.spec.batch or max(1, math.ceil(workers / seeds))
         (self.out_dir / SPEC_FILE).write_text(self.spec.text)
         todo = max(0, budget - finished)

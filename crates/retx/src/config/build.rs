@@ -83,7 +83,7 @@ pub fn run(s: Scenario, progress: &mut dyn FnMut(Time, Time) -> bool) -> Result<
     } else {
         match crate::world::obstacle(&parts) {
             Some(why) => Err(Some(why)),
-            None => crate::world::partition::plan(&parts.topology, threads).map_err(Some),
+            None => crate::world::partition::plan(&parts.topology, threads, s.run.min_hosts_per_thread as usize).map_err(Some),
         }
     };
     match split {

@@ -28,10 +28,16 @@ pub struct Plan {
     pub weight: Vec<u64>,
 }
 
-/// Splits `topo` into at most `parts` partitions; why not, when it cannot be split in two.
-pub fn plan(topo: &Topology, parts: usize) -> Result<Plan, String> {
+/// Splits `topo` into at most `parts` partitions of at least `min_hosts` hosts each; why not,
+/// when it cannot be split in two.
+pub fn plan(topo: &Topology, parts: usize, min_hosts: usize) -> Result<Plan, String> {
     let n = topo.nodes.len();
     let is_host = |i: usize| topo.nodes[i].kind == NodeKind::Host;
+    let hosts = (0..n).filter(|&i| is_host(i)).count();
+    let parts = parts.min(hosts / min_hosts.max(1));
+    if parts < 2 {
+        return Err(format!("the network is too small to gain: {hosts} hosts, fewer than {min_hosts} per thread (run.min_hosts_per_thread)"));
+    }
     let mut adj = vec![Vec::new(); n];
     for l in &topo.links {
         adj[l.a].push(l.b);
@@ -155,7 +161,7 @@ mod tests {
     #[test]
     fn a_fat_tree_splits_by_pod_and_cuts_only_core_links() {
         let t = fat_tree(4);
-        let p = plan(&t, 2).unwrap();
+        let p = plan(&t, 2, 1).unwrap();
         assert_eq!(p.parts, 2);
         assert_eq!(p.lookahead, Time::from_ns(1000));
         // Every host sits with its edge switch, every edge with its aggregation switches.
@@ -173,12 +179,15 @@ mod tests {
     #[test]
     fn one_switch_cannot_split() {
         let t = Topology::single_switch(8, Rate::gbps(100), Time::from_ns(1000));
-        assert!(plan(&t, 2).is_err());
+        assert!(plan(&t, 2, 1).is_err());
+        // Too few hosts per thread: serial, saying so.
+        assert!(plan(&fat_tree(4), 2, 9).unwrap_err().contains("too small"));
+        assert_eq!(plan(&fat_tree(4), 4, 8).unwrap().parts, 2);
     }
 
     #[test]
     fn more_partitions_than_blocks_take_the_blocks() {
-        let p = plan(&fat_tree(4), 16).unwrap();
+        let p = plan(&fat_tree(4), 16, 1).unwrap();
         assert_eq!(p.parts, 4);
         assert!(p.owner.iter().all(|&o| (o as usize) < 4));
     }
