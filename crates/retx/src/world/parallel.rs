@@ -189,7 +189,6 @@ impl Simulation<Quiet> {
     pub fn run_parallel(parts: Parts, plan: &Plan, memory: &dyn Fn(&Simulation<Quiet>) -> crate::hw::memory::MemoryReport, progress: &mut dyn FnMut(Time, Time) -> bool) -> (Result<RunOutput, Aborted>, ParallelReport) {
         let owner = Arc::new(plan.owner.clone());
         let n = plan.parts;
-        let wall = std::time::Instant::now();
         let mut sims: Vec<Simulation<Quiet>> = std::thread::scope(|s| {
             let handles: Vec<_> = (1..n)
                 .map(|me| {
@@ -200,7 +199,6 @@ impl Simulation<Quiet> {
             let first = Simulation::assemble_part(parts, 0, owner.clone(), n);
             std::iter::once(first).chain(handles.into_iter().map(|h| h.join().expect("assembly does not panic"))).collect()
         });
-        let _ = wall;
         let report0 = memory(&sims[0]);
         sims[0].set_memory_report(report0);
         let ex = Exchange {
@@ -383,16 +381,7 @@ impl Simulation<Quiet> {
 
     /// At a tick's time `t`: the run's own events due then, which come before the tick.
     fn run_before_tick(&mut self, t: Time, pause: bool, me: usize, events: &mut u64) -> Option<(Time, u64)> {
-        let last = (t, crate::sim::queue::first_key(super::PFC_TICKS) - 1);
-        while let Some((t, key, ev)) = self.events.pop_through(last.0, last.1) {
-            self.now = t;
-            self.count(&ev, me, events);
-            self.handle(ev);
-            if pause && self.finite_left == 0 {
-                return Some((t, key));
-            }
-        }
-        None
+        self.run_to((t, crate::sim::queue::first_key(super::PFC_TICKS) - 1), pause, me, events)
     }
 
     /// Leaves this window's pauses and resumes (and at a tick, which of its ports hold paused
@@ -453,8 +442,19 @@ impl Simulation<Quiet> {
             // Done before the window: paused ahead of its first event.
             return Some((from, 0));
         }
-        let last = until - Time::from_ps(1);
-        while let Some((t, key, ev)) = self.events.pop_through(last, u64::MAX) {
+        self.run_to((until - Time::from_ps(1), u64::MAX), pause, me, events)
+    }
+
+    /// Handles this partition's events up to and including key `last`.
+    fn run_through(&mut self, last: (Time, u64), me: usize, events: &mut u64) {
+        self.run_to(last, false, me, events);
+    }
+
+    /// The partitions' event loop: this partition's events up to and including key `last`;
+    /// with `pause`, it stops after the event that finished its last finite flow and returns
+    /// that event's key.
+    fn run_to(&mut self, last: (Time, u64), pause: bool, me: usize, events: &mut u64) -> Option<(Time, u64)> {
+        while let Some((t, key, ev)) = self.events.pop_through(last.0, last.1) {
             self.now = t;
             self.count(&ev, me, events);
             self.handle(ev);
@@ -463,15 +463,6 @@ impl Simulation<Quiet> {
             }
         }
         None
-    }
-
-    /// Handles this partition's events up to and including key `last`.
-    fn run_through(&mut self, last: (Time, u64), me: usize, events: &mut u64) {
-        while let Some((t, _, ev)) = self.events.pop_through(last.0, last.1) {
-            self.now = t;
-            self.count(&ev, me, events);
-            self.handle(ev);
-        }
     }
 
     /// Counts an event once for the whole run: the run's own events, which every partition
