@@ -67,9 +67,15 @@ pub fn build(s: Scenario) -> Result<Simulation, ScenarioError> {
 /// (see [`crate::observe`]); [`build`] is this with the observer that records nothing.
 pub fn build_with_observer<O: Observer>(s: Scenario, obs: O) -> Result<Simulation<O>, ScenarioError> {
     let (s, parts) = parts(s)?;
+    Ok(assemble(&s, parts, obs))
+}
+
+/// The simulation of `parts` (built from `s`), with its on-chip memory table attached.
+fn assemble<O: Observer>(s: &Scenario, parts: Parts, obs: O) -> Simulation<O> {
+    let scheme = parts.transport.memory_scheme();
     let mut sim = Simulation::with_observer(parts, obs);
-    sim.set_memory_report(memory_report(&s, &sim));
-    Ok(sim)
+    sim.set_memory_report(memory_report(s, scheme, &sim));
+    sim
 }
 
 /// Validates a scenario and runs it on the threads `[run] threads` allows, split into that
@@ -87,18 +93,17 @@ pub fn run(s: Scenario, progress: &mut dyn FnMut(Time, Time) -> bool) -> Result<
         }
     };
     match split {
-        Ok(plan) => Ok(Simulation::run_parallel(parts, &plan, &|sim| memory_report(&s, sim), progress)),
-        Err(why) => {
-            let mut sim = Simulation::with_observer(parts, Quiet);
-            sim.set_memory_report(memory_report(&s, &sim));
-            Ok((sim.run(progress), ParallelReport { threads: 1, serial_because: why, ..Default::default() }))
+        Ok(plan) => {
+            let scheme = parts.transport.memory_scheme();
+            Ok(Simulation::run_parallel(parts, &plan, &|sim| memory_report(&s, scheme, sim), progress))
         }
+        Err(why) => Ok((assemble(&s, parts, Quiet).run(progress), ParallelReport { threads: 1, serial_because: why, ..Default::default() })),
     }
 }
 
 /// The on-chip memory table for a NIC sized like the run's hosts: the first host's link, the
-/// longest base RTT, one connection per flow, MELO's pool as configured.
-fn memory_report<O: Observer>(s: &Scenario, sim: &Simulation<O>) -> MemoryReport {
+/// longest base RTT, one connection per flow, MELO's pool as configured; `scheme` its row.
+fn memory_report<O: Observer>(s: &Scenario, scheme: &'static str, sim: &Simulation<O>) -> MemoryReport {
     let melo = &s.recovery.melo;
     let sizing = Sizing {
         bandwidth: sim.first_host_rate(),
@@ -108,7 +113,7 @@ fn memory_report<O: Observer>(s: &Scenario, sim: &Simulation<O>) -> MemoryReport
         pool_bits: melo.pool_bits,
         block_bits: melo.block_bits,
     };
-    MemoryReport::new(sizing, transport(s).memory_scheme())
+    MemoryReport::new(sizing, scheme)
 }
 
 /// Validates a scenario and resolves what its simulation is built from.
