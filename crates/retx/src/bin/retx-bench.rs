@@ -190,6 +190,15 @@ fn run_threads(text: &str, threads: u32) -> Result<(retx::RunOutput, retx::world
     Ok((out.expect("no abort without a callback"), engine))
 }
 
+/// How a run used the threads: why serially, or its partitions' balance and barrier time.
+fn engine_line(e: &retx::world::ParallelReport) -> String {
+    if let Some(why) = &e.serial_because {
+        return format!("serial: {why}");
+    }
+    let f = |v: &[f64]| v.iter().map(|x| format!("{x:.2}")).collect::<Vec<_>>().join("/");
+    format!("{} partitions, lookahead {}, {} windows, link ends {:?}, events {:?}, busy s {}, waiting s {}", e.threads, e.lookahead, e.windows, e.weight, e.events, f(&e.busy_s), f(&e.wait_s))
+}
+
 /// Runs per row: `$RETX_BENCH_REPEAT`, 3 by default.
 fn repeats() -> usize {
     match std::env::var("RETX_BENCH_REPEAT") {
@@ -255,15 +264,8 @@ fn run(rows: &[(&str, String)], n: usize) -> Option<f64> {
         }
     }
     for ((label, _), e) in rows.iter().zip(&engines) {
-        if e.threads > 1 {
-            let busy: Vec<String> = e.busy_s.iter().map(|b| format!("{b:.2}")).collect();
-            let wait: Vec<String> = e.wait_s.iter().map(|w| format!("{w:.2}")).collect();
-            println!(
-                "{label}: {} threads, lookahead {}, {} windows; per partition: link ends {:?}, events {:?}, busy s [{}], waiting s [{}]",
-                e.threads, e.lookahead, e.windows, e.weight, e.events, busy.join(", "), wait.join(", ")
-            );
-        } else if let Some(why) = &e.serial_because {
-            println!("{label}: serial: {why}");
+        if e.threads > 1 || e.serial_because.is_some() {
+            println!("{label}: {}", engine_line(e));
         }
     }
     for (((label, _), &(events, hops, end_us, goodput)), walls) in rows.iter().zip(&firsts).zip(&mut walls) {
@@ -449,14 +451,7 @@ fn parallel() -> Option<f64> {
         let (a, _, _) = median_and_range(&mut one);
         let (b, _, _) = median_and_range(&mut two);
         let e = engine.expect("ran at 2 threads");
-        let detail = match &e.serial_because {
-            Some(why) => format!("serial: {why}"),
-            None => {
-                let f = |v: &[f64]| v.iter().map(|x| format!("{x:.2}")).collect::<Vec<_>>().join("/");
-                format!("{} partitions, lookahead {}, {} windows, link ends {:?}, events {:?}, busy s {}, waiting s {}", e.threads, e.lookahead, e.windows, e.weight, e.events, f(&e.busy_s), f(&e.wait_s))
-            }
-        };
-        println!("{label:<10} {a:>10.2} {b:>10.2} {:>8.2}  {detail}", a / b);
+        println!("{label:<10} {a:>10.2} {b:>10.2} {:>8.2}  {}", a / b, engine_line(&e));
     }
     peak_rss_mib()
 }
