@@ -23,10 +23,19 @@
 //!   LEFT again with the fabric bench's link rates (40 Gbps hosts, 80 Gbps fabric), so that a
 //!   hop's cost compares with the fabric's at the same number of packets in flight per link.
 //!
+//! - `uet`: Ultra Ethernet's transport on uet-htsim's large permutation (validation line 11:
+//!   1,024 flows of 2 MB on its K = 16 fat-tree, 100 Gbps, 1 us links, 4,150 B packets trimmed
+//!   to 64 B at a one-BDP data queue, ECN from 20 % to 80 % of it, 128 entropy values), under
+//!   NSCC, RCCC and both, as `retx reproduce uet-htsim-crosscheck` runs it: uet-htsim's own
+//!   `.cm` from `../peers/uet-htsim` or `$RETX_UET_HTSIM_DIR`, else a permutation of the same
+//!   shape written to `target/` (host i to 389 i + 517 mod 1,024: every host sends one flow and
+//!   receives one, none to itself).
+//!
 //! - `parallel [ROW]`: rows at 1 and 2 threads (`[run] threads`), in pairs, checked identical:
 //!   `ndp-ws` (the `ndp` bench), `a2a-1024` (a 1,024-host k = 16 fat-tree, every host sending
 //!   16 KB to every other under NDP: 1,047,552 flows, its `.cm` written to `target/`),
-//!   `dragonfly` (the dragonfly bench's IRN row), `hpcc-ws` (the `hpcc` bench); with the
+//!   `dragonfly` (the dragonfly bench's IRN row), `hpcc-ws` (the `hpcc` bench), `uet-perm`
+//!   (the `uet` bench's NSCC row); with the
 //!   partitions' balance and their threads' time at barriers. `make bench` runs `ndp-ws`.
 //!   `RETX_BENCH_THREADS=N` runs every other bench on N threads.
 //!
@@ -403,6 +412,74 @@ fn all_to_all_scenario(cm: &std::path::Path) -> String {
     ndp_scenario(cm).replace("k = 12", "k = 16").replace("name = \"bench-ndp\"", "name = \"bench-a2a\"")
 }
 
+/// uet-htsim's 1,024-host permutation of 2 MB flows: its own `.cm` when the uet-htsim checkout
+/// is at hand, else one of the same shape written beside the build (see the module's text).
+fn uet_permutation_cm() -> (PathBuf, &'static str) {
+    let dir = std::env::var_os("RETX_UET_HTSIM_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../peers/uet-htsim"));
+    let theirs = dir.join("htsim/sim/datacenter/connection_matrices/perm_1024n_1024c_0u_2000000b.cm");
+    if theirs.is_file() {
+        return (theirs, "uet-htsim's perm_1024n_1024c_0u_2000000b.cm");
+    }
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/bench-uet-perm-1024.cm");
+    if !path.is_file() {
+        let n = 1024u32;
+        let mut text = format!("Nodes {n}\nConnections {n}\n");
+        // An odd multiplier makes i -> 389 i + 517 a bijection of 0..1024; with an odd offset
+        // 388 i + 517 is never 0 mod 1024, so no host sends to itself.
+        for i in 0..n {
+            let _ = writeln!(text, "{i}->{} id {} start 0 size 2000000", (389 * i + 517) % n, i + 1);
+        }
+        std::fs::write(&path, text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    }
+    (path, "a permutation of the same shape (uet-htsim's .cm not found)")
+}
+
+/// The UET cross-check's network and settings for validation line 11 (python/retx/reproduce/
+/// uet_htsim_crosscheck.py, `scenario`): `cc` is "nscc", "rccc" or "both".
+fn uet_scenario(cm: &std::path::Path, cc: &str) -> String {
+    format!(
+        r#"
+name = "bench-uet-{cc}"
+duration = "400us"
+[topology]
+kind = "fat-tree"
+k = 16
+host_link = "100Gbps"
+link_delay = "1us"
+[nic]
+mtu = 4086
+[switch]
+pfc = {{ enabled = false }}
+ecn = {{ enabled = true, kmin = "37350B", kmax = "145250B", pmax = 1.0, to_hosts = {} }}
+trim = {{ queue = 0, header = "64B", data_queue = "178450B", victim = "htsim" }}
+[transport]
+recovery = "uet"
+cc = "none"
+[recovery.uet]
+cc = "{cc}"
+paths = 128
+[workload]
+kind = "htsim-cm"
+file = "{}"
+"#,
+        cc == "nscc",
+        cm.display()
+    )
+}
+
+fn uet() -> Option<f64> {
+    let (cm, what) = uet_permutation_cm();
+    let runs = repeats();
+    context(runs);
+    println!("bench uet: 1,024 flows of 2 MB on uet-htsim's K = 16 fat-tree (validation line 11), UET RUD");
+    println!("           with 128 EVs, trimming, from {what}");
+    header();
+    let rows: Vec<_> = ["nscc", "rccc", "both"].into_iter().map(|cc| (cc, uet_scenario(&cm, cc))).collect();
+    run(&rows, runs)
+}
+
 /// `parallel`: the serial engine and 2 threads on the same runs, in A/B pairs (one of each
 /// per repeat, the order alternating), results checked identical; the median of each and
 /// their ratio, with the partitions' balance and the time their threads waited at barriers.
@@ -422,6 +499,7 @@ fn parallel() -> Option<f64> {
     if hpcc.join("fat.txt").is_file() {
         rows.push(("hpcc-ws", hpcc_scenario(&hpcc)));
     }
+    rows.push(("uet-perm", uet_scenario(&uet_permutation_cm().0, "nscc")));
     rows.retain(|(label, _)| only.as_deref().is_none_or(|o| o == *label));
     println!("{:<10} {:>10} {:>10} {:>8}  partitions", "row", "1 thread s", "2 threads s", "speedup");
     for (label, text) in &rows {
@@ -522,6 +600,7 @@ fn main() {
         Some("hpcc") => hpcc(),
         Some("ndp") => ndp(),
         Some("dragonfly") => dragonfly(),
+        Some("uet") => uet(),
         Some("parallel") => parallel(),
         Some("queue") => return queue(),
         // One short run of the fabric, for profilers (cachegrind runs ~50x slower).
@@ -543,7 +622,7 @@ fn main() {
             run(&[("file", text)], repeats())
         }
         _ => {
-            eprintln!("usage: retx-bench fabric|hpcc|ndp|dragonfly|parallel [ROW]|validate|fabric-quick|queue|file SCENARIO.toml");
+            eprintln!("usage: retx-bench fabric|hpcc|ndp|dragonfly|uet|parallel [ROW]|validate|fabric-quick|queue|file SCENARIO.toml");
             std::process::exit(2);
         }
     };
