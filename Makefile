@@ -35,7 +35,9 @@ bench:
 	./target/dist/retx-bench hpcc
 	./target/dist/retx-bench ndp
 	./target/dist/retx-bench dragonfly
+	./target/dist/retx-bench uet
 	./target/dist/retx-bench parallel ndp-ws
+	./target/dist/retx-bench parallel uet-perm
 	./target/dist/retx-bench validate
 
 # Synthesizes rtl/ with yosys (generic and Xilinx 7-series): results/rtl/resources.parquet and
