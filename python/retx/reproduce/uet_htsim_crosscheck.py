@@ -16,8 +16,8 @@ tolerance; where uet-htsim's per-flow finish times are at hand (the permutations
 `data/uet_htsim_flows.csv`, 1 ns, from its flow-event log) the largest per-flow deviation and the
 share of flows within 5 %. As validate.py does, the tail is the last flow's absolute finish time.
 
-Left out here (retx has the mechanisms, the mapping is not written yet): `-failed 1` (a degraded
-core-to-aggregation link, `[[switch.degraded]]`) and the `-topo` leaf-spine experiments.
+`-failed 1` (lines 9 and 12) is core 0's downlink to aggregation switch 0 at a quarter of its
+speed (`[[switch.degraded]]`). Left out here: the `-topo` leaf-spine experiments (lines 14 and 15).
 
 The connection matrices live outside the repository (../peers/uet-htsim, or
 $RETX_UET_HTSIM_DIR: the uet-htsim checkout).
@@ -26,6 +26,7 @@ $RETX_UET_HTSIM_DIR: the uet-htsim checkout).
 from __future__ import annotations
 
 import os
+import statistics
 from pathlib import Path
 from typing import Any, NamedTuple, Optional
 
@@ -42,11 +43,16 @@ REFERENCE = Path(__file__).resolve().parent / "data" / "uet_htsim_flows.csv"
 # uet-htsim's own outcomes at other seeds (scripts/uet_htsim_seeds.py): how far one draw of its
 # random streams (hash salts, ECN marks, trimming choices, entropy values) moves it from itself.
 SEEDS = Path(__file__).resolve().parent / "data" / "uet_htsim_seeds.csv"
+# retx's seeds for the single-path experiments of the quick grid (`seed` 1 is the scenario's).
+SEED_RUNS = range(1, 11)
 # uet-htsim's switch settings on its 3-tier network: network RTT 14.02272 us, BDP 43 packets of
 # 4,150 B (main_uec.cpp:51-67, 642-711).
 DATA_QUEUE = 43 * 4150
 KMIN, KMAX = 9 * 4150, 35 * 4150
 MODES = {"sender": "nscc", "rcv": "rccc", "both": "both"}
+# `_failed_link_ratio(0.25)` (fat_tree_topology.cpp:104): a failed link runs at a quarter of its speed (the
+# load-balancing plans' titles say 10 %; the code says 25 %).
+FAILED_LINK_RATIO = 0.25
 
 
 class Experiment(NamedTuple):
@@ -68,6 +74,11 @@ class Experiment(NamedTuple):
     htsim_summary: str
     flows_key: Optional[str]
     quick: bool
+    # `-failed N`: in a 3-tier tree uet-htsim degrades the core-to-aggregation downlinks with
+    # l + agg x (aggs per pod) < N to 25 % of their speed, queue and ECN thresholds
+    # (fat_tree_topology.cpp:1005-1018, 1174-1177); N = 1 is core 0's link down to aggregation
+    # switch 0, which retx's fat-tree numbers the same (`core0` -> `agg0`).
+    failed: int = 0
 
 
 def _plan(mode: str, rows: list[tuple[Any, ...]]) -> list[Experiment]:
@@ -87,8 +98,10 @@ EXPERIMENTS = (
         (6, "3 to 1 incast with long running flow", "incast_3-1_overlapped.tm", 128, 64, 50, 1000, 220, 221.731, "New: 614 Rtx: 80 ACKs: 351 NACKs: 80 Pulls: 0", None, True),
         (7, "outcast incast", "outcast_incast.cm", 128, 64, 0, 3000, 2500, 1638.08, "New: 10290 Rtx: 0 ACKs: 2629 NACKs: 0 Pulls: 0", None, True),
         (8, "Small permutation (16 nodes)", "perm_16n_16c_2MB.cm", 16, 128, 0, 1000, 210, 194.022, "New: 7840 Rtx: 0 ACKs: 2547 NACKs: 0 Pulls: 0", "perm16_paths128", True),
+        (9, "Small permutation, INC (16 nodes)", "perm_16n_16c_2MB.cm", 16, 128, 0, 2000, 210, 238.218, "New: 7840 Rtx: 99 ACKs: 2731 NACKs: 99 Pulls: 0", None, True, 1),
         (10, "Small permutation, single path.", "perm_16n_16c_2MB.cm", 16, 1, 0, 2000, 1300, 527.755, "New: 7840 Rtx: 279 ACKs: 6083 NACKs: 279 Pulls: 0", None, True),
         (11, "Large permutation (1024 nodes)", "perm_1024n_1024c_0u_2000000b.cm", 1024, 128, 0, 400, 220, 200.507, "New: 501760 Rtx: 0 ACKs: 170700 NACKs: 0 Pulls: 0", "perm1024_paths128", False),
+        (12, "Large permutation, INC (1024 nodes)", "perm_1024n_1024c_0u_2000000b.cm", 1024, 128, 0, 400, 220, 202.266, "New: 501760 Rtx: 77 ACKs: 170053 NACKs: 77 Pulls: 0", None, False, 1),
         (13, "Large permutation (1024 nodes), single path.", "perm_1024n_1024c_0u_2000000b.cm", 1024, 1, 0, 3000, 1300, 889.92, "New: 501760 Rtx: 25621 ACKs: 393298 NACKs: 25621 Pulls: 0", None, False),
     ])
     + _plan("rcv", [
@@ -100,8 +113,10 @@ EXPERIMENTS = (
         (6, "3 to 1 incast with long running flow", "incast_3-1_overlapped.tm", 128, 64, 50, 1000, 220, 217.08, "New: 614 Rtx: 48 ACKs: 211 NACKs: 48 Pulls: 400", None, True),
         (7, "outcast incast", "outcast_incast.cm", 128, 64, 0, 3000, 2500, 1637.76, "New: 10290 Rtx: 0 ACKs: 2609 NACKs: 0 Pulls: 42288", None, True),
         (8, "Small permutation (16 nodes)", "perm_16n_16c_2MB.cm", 16, 128, 0, 1000, 210, 195.673, "New: 7840 Rtx: 3 ACKs: 2911 NACKs: 3 Pulls: 3362", "perm16_paths128", True),
+        (9, "Small permutation, INC (16 nodes)", "perm_16n_16c_2MB.cm", 16, 128, 0, 2000, 210, 229.764, "New: 7840 Rtx: 284 ACKs: 3647 NACKs: 284 Pulls: 3814", None, True, 1),
         (10, "Small permutation, single path.", "perm_16n_16c_2MB.cm", 16, 1, 0, 2000, 1300, 515.24, "New: 7840 Rtx: 7493 ACKs: 7275 NACKs: 7493", None, True),
         (11, "Large permutation (1024 nodes)", "perm_1024n_1024c_0u_2000000b.cm", 1024, 128, 0, 400, 220, 203.384, "New: 501760 Rtx: 199 ACKs: 196594 NACKs: 199", "perm1024_paths128", False),
+        (12, "Large permutation (1024 nodes), 1 INC path", "perm_1024n_1024c_0u_2000000b.cm", 1024, 128, 0, 1500, 220, 200.864, "New: 501760 Rtx: 308 ACKs: 197648 NACKs: 308 Pulls: 217949", None, False, 1),
         (13, "Large permutation (1024 nodes), single path.", "perm_1024n_1024c_0u_2000000b.cm", 1024, 1, 0, 3000, 1300, 1063.0, "New: 501760 Rtx: 751044 ACKs: 476887 NACKs: 751044", None, False),
     ])
     + _plan("both", [
@@ -113,8 +128,10 @@ EXPERIMENTS = (
         (6, "3 to 1 incast with long running flow", "incast_3-1_overlapped.tm", 128, 64, 50, 1000, 220, 217.555, "New: 614 Rtx: 49 ACKs: 202 NACKs: 49 Pulls: 327", None, True),
         (7, "outcast incast", "outcast_incast.cm", 128, 64, 0, 3000, 2500, 1634.11, "New: 10290 Rtx: 0 ACKs: 2628 NACKs: 0 Pulls: 42262", None, True),
         (8, "Small permutation (16 nodes)", "perm_16n_16c_2MB.cm", 16, 128, 0, 1000, 210, 196.774, "New: 7840 Rtx: 0 ACKs: 2742 NACKs: 0 Pulls: 3755", "perm16_paths128", True),
+        (9, "Small permutation, INC (16 nodes)", "perm_16n_16c_2MB.cm", 16, 128, 0, 2000, 210, 238.253, "New: 7840 Rtx: 100 ACKs: 2858 NACKs: 100 Pulls: 4348", None, True, 1),
         (10, "Small permutation, single path.", "perm_16n_16c_2MB.cm", 16, 1, 0, 2000, 1300, 518.735, "New: 7840 Rtx: 270 ACKs: 5871 NACKs: 270 Pulls: 7302", None, True),
         (11, "Large permutation (1024 nodes)", "perm_1024n_1024c_0u_2000000b.cm", 1024, 128, 0, 400, 220, 202.633, "New: 501760 Rtx: 0 ACKs: 173066 NACKs: 0", "perm1024_paths128", False),
+        (12, "Large permutation, INC (1024 nodes)", "perm_1024n_1024c_0u_2000000b.cm", 1024, 128, 0, 1000, 220, 205.1, "New: 501760 Rtx: 67 ACKs: 173014 NACKs: 67 Pulls: 256892", None, False, 1),
         (13, "Large permutation (1024 nodes), single path.", "perm_1024n_1024c_0u_2000000b.cm", 1024, 1, 0, 3000, 1300, 1047.05, "New: 501760 Rtx: 25032 ACKs: 397854 NACKs: 25032", None, False),
     ])
 )
@@ -148,17 +165,23 @@ def scenario(e: Experiment) -> Scenario:
     uet: dict[str, Any] = {"cc": cc, "paths": e.paths}
     if e.cwnd:
         uet["initial_window"] = e.cwnd
+    switch: dict[str, Any] = {
+        "pfc": {"enabled": False},
+        # set_ecn_parameters(true, !receiver_driven, ..): no marking toward hosts
+        # when receivers pull credit (fat_tree_topology.cpp:1187-1194).
+        "ecn": {"enabled": True, "kmin": f"{KMIN}B", "kmax": f"{KMAX}B", "pmax": 1.0, "to_hosts": cc == "nscc"},
+        "trim": {"queue": 0, "header": "64B", "data_queue": f"{DATA_QUEUE}B", "victim": "htsim"},
+    }
+    if e.failed:
+        if e.failed != 1:
+            raise ValueError(f"{e.mode} {e.idx}: only -failed 1 is mapped to retx's numbering")
+        switch["degraded"] = [{"from": "core0", "to": "agg0", "factor": FAILED_LINK_RATIO}]
     return Scenario.from_dict({
         "name": f"uet-{e.mode}-{e.idx}",
         "duration": f"{e.end_us}us",
         "topology": {"kind": "fat-tree", "k": k, "host_link": "100Gbps", "link_delay": "1us"},
         "nic": {"mtu": 4086},
-        "switch": {"pfc": {"enabled": False},
-                   # set_ecn_parameters(true, !receiver_driven, ..): no marking toward hosts
-                   # when receivers pull credit (fat_tree_topology.cpp:1187-1194).
-                   "ecn": {"enabled": True, "kmin": f"{KMIN}B", "kmax": f"{KMAX}B", "pmax": 1.0,
-                           "to_hosts": cc == "nscc"},
-                   "trim": {"queue": 0, "header": "64B", "data_queue": f"{DATA_QUEUE}B", "victim": "htsim"}},
+        "switch": switch,
         "transport": {"recovery": "uet", "cc": "none"},
         "recovery": {"uet": uet},
         "workload": {"kind": "htsim-cm", "file": str(matrices() / e.cm)},
@@ -171,12 +194,15 @@ def reference_flows() -> pl.DataFrame:
 
 class SeedSpread(NamedTuple):
     """uet-htsim on one experiment at seed 13 and other seeds: how many runs, the lowest and
-    highest tail (us), and the largest deviation of a flow's finish time from the seed-13 run
-    over the other seeds."""
+    highest tail (us) and its quartiles, the largest relative move of the tail from the seed-13
+    run's, and the largest deviation of a flow's finish time from the seed-13 run."""
 
     runs: int
     tail_min_us: float
     tail_max_us: float
+    tail_q1_us: float
+    tail_q3_us: float
+    tail_dev: float
     max_dev: float
 
 
@@ -185,8 +211,12 @@ def seed_spreads() -> dict[tuple[str, int], SeedSpread]:
     table = pl.read_csv(SEEDS, comment_prefix="#")
     out: dict[tuple[str, int], SeedSpread] = {}
     for (mode, line), runs in table.group_by(["mode", "line"], maintain_order=True):
-        out[(str(mode), int(line))] = SeedSpread(runs.height, float(runs["tail_us"].min()),  # type: ignore[arg-type]
-                                                 float(runs["tail_us"].max()), float(runs["max_dev"].max()))  # type: ignore[arg-type]
+        tails = sorted(float(t) for t in runs["tail_us"])
+        q1, _, q3 = statistics.quantiles(tails, n=4, method="inclusive") if len(tails) > 1 else (tails[0],) * 3
+        own = float(runs.filter(pl.col("seed") == 13)["tail_us"][0])
+        out[(str(mode), int(line))] = SeedSpread(runs.height, tails[0], tails[-1], q1, q3,
+                                                 max(abs(t / own - 1.0) for t in tails),
+                                                 float(runs["max_dev"].max()))  # type: ignore[arg-type]
     return out
 
 
@@ -217,11 +247,18 @@ def run(out_dir: Path, quick: bool) -> pl.DataFrame:
             "retx_tail_us": round(tail, 3), "retx_verdict": verdict(tail, e.target_us) if finished == ours.height else "FAIL",
             "tail_ratio": round(ratio, 4), "tail_tolerance": TAIL_TOLERANCE,
             "tail_verdict": "PASS" if abs(ratio - 1.0) <= TAIL_TOLERANCE else "FAIL",
+            "retx_tail_median_us": None,
             "flow_max_dev": None, "flows_within_5pct": None, "flow_verdict": None,
             "htsim_summary": e.htsim_summary,
             "retx_summary": (f"ACKs: {int(result.summary.get('uet_acks_received', 0))} "
                              f"NACKs: {int(result.summary.get('uet_nacks_received', 0))} Pulls: {int(result.summary.get('uet_pulls_received', 0))}"),
         }
+        if e.paths == 1 and e.quick:
+            # One EV per connection: the tail is the ECMP draw's, so compare a typical draw of
+            # ours with a typical draw of uet-htsim's (see `claims`).
+            tails = [tail] + [float(runner.run(scenario(e).with_overrides({"seed": seed}), progress=False)
+                                    .flows["finish_us"].max()) for seed in SEED_RUNS[1:]]  # type: ignore[arg-type]
+            row["retx_tail_median_us"] = round(statistics.median(tails), 3)
         if e.flows_key:
             theirs = ref.filter((pl.col("mode") == e.mode) & (pl.col("workload") == e.flows_key)).sort("idx")
             if theirs.height != ours.height or theirs["dst"].to_list() != [int(d[1:]) for d in ours["dst"].to_list()] \
@@ -275,10 +312,12 @@ def claims(table: pl.DataFrame) -> list[Claim]:
     """uet-htsim's tail per experiment against ours (2 %), and where its per-flow finish times
     are recorded the largest deviation of a flow from them (at most 0.05); every experiment of
     the full grid, those a grid did not run (`--quick`'s) not in it. Where uet-htsim was also
-    run at other seeds (`SEEDS`), the same two numbers against what uet-htsim itself does: our
-    tail inside the range of its tails, our largest per-flow deviation from its seed-13 run no
-    larger than its own other seeds' deviations from that run. A reimplementation with its own
-    random streams can match uet-htsim's distribution of outcomes, not one draw of it."""
+    run at other seeds (`SEEDS`) and moved from itself by more than the bar, the same number
+    against what uet-htsim itself does: our tail inside the range of its tails (and for the
+    single-path experiments of the quick grid, our median tail over 10 seeds inside the
+    interquartile range of its), our largest per-flow deviation from its seed-13 run no larger
+    than its own other seeds' deviations from that run. A reimplementation with its own random
+    streams can match uet-htsim's distribution of outcomes, not one draw of it."""
     rows = {(r["plan"], r["line"]): r for r in table.iter_rows(named=True)}
     spreads = seed_spreads()
     out: list[Claim] = []
@@ -287,14 +326,24 @@ def claims(table: pl.DataFrame) -> list[Claim]:
         name = f"{e.mode} {e.idx} {e.name}"
         spread = spreads.get((e.mode, e.idx))
         out.append(Claim(f"{name}: tail us", e.htsim_tail_us, None if r is None else r["retx_tail_us"], TAIL, WHY))
-        if spread is not None:
+        # Judged against uet-htsim's own spread only where that spread is wider than the bar:
+        # where another seed moves uet-htsim itself further from its seed-13 run than the bar
+        # allows (a property of uet-htsim's runs alone, not of ours).
+        if spread is not None and spread.tail_dev > TAIL_TOLERANCE:
             out.append(Claim(f"{name}: tail us, in uet-htsim's range over {spread.runs} seeds",
                              (spread.tail_min_us + spread.tail_max_us) / 2, None if r is None else r["retx_tail_us"],
                              _seed_range(spread), SEED_WHY))
+        if spread is not None and e.paths == 1 and e.quick:
+            out.append(Claim(f"{name}: median tail us over seeds 1-{SEED_RUNS[-1]}, in uet-htsim's interquartile range",
+                             (spread.tail_q1_us + spread.tail_q3_us) / 2,
+                             None if r is None else r["retx_tail_median_us"],
+                             absolute((spread.tail_q3_us - spread.tail_q1_us) / 2,
+                                      f"uet-htsim's own tails over {spread.runs} seeds: source is their interquartile "
+                                      "range's midpoint, the tolerance its half-width"), SEED_WHY))
         if e.flows_key:
             out.append(Claim(f"{name}: largest per-flow deviation", 0.0, None if r is None else r["flow_max_dev"],
                              PER_FLOW, WHY))
-            if spread is not None:
+            if spread is not None and spread.max_dev > FLOW_TOLERANCE:
                 out.append(Claim(f"{name}: largest per-flow deviation, against uet-htsim's own at other seeds",
                                  spread.max_dev, None if r is None else r["flow_max_dev"], _seed_deviation(spread),
                                  SEED_WHY))
