@@ -53,6 +53,10 @@ class Reproduction:
 # a test that times the quick grid fails otherwise (`stale_wall_time`). collective-compare was
 # measured later the same day (after 2d52825) beside a cargo-mutants build (load 2 to 5.5): full
 # 120 s (its module's run) and 178 s (`retx reproduce`), quick 11.4 and 12.5 s (5 s at load 1.2).
+# Its UET, LEFT and permutation rows (issue 44, item 7) made the quick grid 84 runs: 35.9 and
+# 37.5 s at load 3-4.6 (2026-12-07), when the 44-run grid before them took 28.5 s, so the
+# announced quick time is scaled from the earlier 8 s by that ratio (1.3): 11 s. The full grid
+# (336 runs) took 574 s then; over the quick grid's loading at the time (3.3x its 11 s), 180 s.
 # aeolus-incast was measured at the testbed rewrite (issue 43, load ~3): full 3.1 s, quick 1.2 s.
 CATALOGUE: dict[str, Reproduction] = {
     "melo-fig5a": Reproduction("melo_fig5a", "MELO Fig. 5a: one flow's goodput vs. loss rate", 12, 1),
@@ -68,8 +72,8 @@ CATALOGUE: dict[str, Reproduction] = {
     "stride-fattree": Reproduction("stride_fattree", "STRIDE Fig. 9: FCT per size on a 256-host fat-tree", 90, 2),
     "stride-segment": Reproduction("stride_segment", "STRIDE Fig. 5: time per byte vs. ACK segment size", 20, 2),
     "stride-testbed": Reproduction("stride_testbed", "STRIDE Figs. 6-8: the two-switch testbed", 1, 1),
-    "collective-compare": Reproduction("collective_compare", "Ring all-reduce, all-to-all: recovery x ECMP/spray, loss",
-                                       150, 8),
+    "collective-compare": Reproduction("collective_compare", "Ring all-reduce, all-to-all, permutation: recovery x ECMP/spray (UET, LEFT, NDP), loss",
+                                       180, 11),
     "aeolus-incast": Reproduction("aeolus_incast", "Aeolus §5 testbed: the authors' 70-message incast, their Homa ± Aeolus, ExpressPass", 4, 2),
     "aeolus-threshold": Reproduction("aeolus_threshold", "Aeolus: the selective-drop threshold, WRED vs. ECN codepoint", 22, 1),
     "aeolus-workloads": Reproduction("aeolus_workloads", "Aeolus §5: four workloads, Homa ± Aeolus (one queue too), NDP ± Aeolus, ExpressPass ± Aeolus", 180, 30),

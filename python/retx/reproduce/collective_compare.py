@@ -1,9 +1,10 @@
-"""Collectives under loss recovery and load balancing (issue 31, item 4): a ring all-reduce and a
-direct all-to-all on a fat-tree, run with the recovery schemes and routing policies retx has
-today, under DCQCN and HPCC, with and without 0.1 % loss.
+"""Collectives under loss recovery and load balancing (issue 31, item 4; UET, LEFT and the
+permutation: issue 44, item 7): a ring all-reduce, a direct all-to-all and a permutation on a
+fat-tree, run with the recovery schemes and routing policies retx has today, under DCQCN and
+HPCC (NDP and UET under their own control), with and without 0.1 % loss.
 
 Not a paper's figure: the question the newer transports (LEFT, NDP, the Ultra Ethernet
-proposals) start from, asked of what retx has. Does a collective's completion time (CCT) suffer
+transport) start from, asked of what retx has, on one footing. Does a collective's completion time (CCT) suffer
 from ECMP collisions, and from losses that go-back-N recovers from badly, and does per-packet
 spraying fix the first without making the second worse?
 
@@ -23,6 +24,10 @@ spraying fix the first without making the second worse?
   - all-to-all, direct (every rank sends size / 16 to each of the 15 others at once), 4 MB
     per rank (quick: 2 MB): 240 flows, every host link full in both directions, so any two
     flows ECMP hashes onto one fabric link slow the whole collective.
+  And not a collective, a permutation (`[workload] kind = "flow-list"`): every host sends one
+  flow of 4 MB (quick: 2 MB) to another, a derangement drawn from the seed (Python's
+  random.Random(seed)); its "CCT" is the last flow's finish, its ideal the largest ideal FCT
+  of its flows, no bus bandwidth; a second iteration waits for every flow of the first.
   Full: 2 iterations (back to back) per run and seeds 1-3 (the seed moves the ECMP salts, the
   random placement and the losses); quick: 1 iteration, seed 1.
 - Variants (recovery + routing): go-back-N + ECMP (RoCE NICs today: `recovery = "gbn"`, the
@@ -36,7 +41,13 @@ spraying fix the first without making the second worse?
   15 x 1,088 B); its initial window is one BDP (NDP's rule; 160 packets of 1,024 B cover the
   12.5 us longest round trip at 100 Gbps; htsim's default of 15 packets assumes 9 KB packets),
   and its timer 1 ms (htsim's 50 ms floor would dominate every lossy run: random loss, unlike
-  trimming, is found only by the timer). LEFT is not in retx yet: VARIANTS leaves its place.
+  trimming, is found only by the timer). LEFT + spraying (`recovery = "left"`, its defaults:
+  the receiver takes reordering without a NACK, a 100 us hole timer finds losses), under DCQCN
+  and HPCC as IRN. UET (`recovery = "uet"`: RUD + NSCC, uet-htsim's defaults, 64 entropy values
+  with its mixed load balancing, so sprayed by entropy value over the switches' ECMP hash; its
+  rows say routing "ecmp", cc "nscc"), on switches as uet-htsim sets them: PFC off, trimming to
+  64 B headers at a data queue of one BDP (145 packets of 1,088 B: `UET_SETTINGS`), ECN from 20 %
+  to 80 % of it with pmax 1.
 - Congestion control: DCQCN (`[cc.dcqcn]` defaults) and HPCC (ns-3 run.py's defaults: eta
   0.95, INT on every data packet, a variable window).
 - Loss: none, and `[[loss]] at = "everywhere", rate = 0.001` (0.1 % of the data packets on
@@ -53,6 +64,7 @@ variant, a panel per workload.
 from __future__ import annotations
 
 import math
+import random
 import time
 from pathlib import Path
 from typing import Any, Optional
@@ -70,14 +82,19 @@ from retx.table import format_table
 
 RANKS = 16
 SPRAY = "spray-random"
+PERMUTATION = "permutation"
 # (label, op, algorithm, placement, size per rank full, size per rank quick; None: full only).
 WORKLOADS: list[tuple[str, str, str, str, str, Optional[str]]] = [
     ("all-reduce ring, random", "all-reduce", "ring", "random", "16MB", "8MB"),
     ("all-reduce ring, contiguous", "all-reduce", "ring", "contiguous", "16MB", None),
     ("all-to-all direct", "all-to-all", "direct", "contiguous", "4MB", "2MB"),
+    # Not a collective: a flow-list (`permutation_flows`), every host to another, a derangement
+    # drawn from the seed.
+    ("permutation", PERMUTATION, "derangement", "random", "4MB", "2MB"),
 ]
-# (recovery, routing policy). LEFT is not in retx yet; when it is, its row goes here (e.g.
-# ("left", SPRAY)) with its settings in `scenario` if it needs any.
+# (recovery, routing policy). UET sprays by the entropy value its sender picks for each packet,
+# which the switches' ECMP hash reads, so its routing is "ecmp" (`[routing] entropy` does not
+# apply to it: docs/SCENARIO.md, "UET").
 VARIANTS: list[tuple[str, str]] = [
     ("gbn", "ecmp"),
     ("irn", "ecmp"),
@@ -85,6 +102,8 @@ VARIANTS: list[tuple[str, str]] = [
     ("irn", SPRAY),
     ("gbn", SPRAY),
     ("ndp", SPRAY),
+    ("left", SPRAY),
+    ("uet", "ecmp"),
 ]
 CCS = ["dcqcn", "hpcc"]
 # NDP's settings here (see the module's text): its own congestion control only.
@@ -94,11 +113,30 @@ NDP_SETTINGS: dict[str, Any] = {
                "trim": {"queue": 0, "header": "64B", "data_queue": f"{15 * (1024 + 64)}B"}},
     "recovery": {"ndp": {"initial_window": 160, "rto_initial": "1ms", "rto_min": "1ms"}},
 }
+# UET's (RUD + NSCC, uet-htsim's defaults otherwise: 64 entropy values, mixed load balancing):
+# its own congestion control (the transport's cc is "none"; its rows say "nscc"), on switches
+# set as uet-htsim sets its own (main_uec.cpp:51-67, 642-711; as uet_htsim_crosscheck does): no
+# PFC, a data queue of one BDP per port that trims to a 64 B header, ECN from 20 % to 80 % of it
+# with pmax 1. The BDP is uet-htsim's `calculate_bdp_pkt` on this network: the longest unloaded
+# round trip is 6 links out and 6 back at 1 us, plus 6 serialisations of a full packet (1,024 B +
+# UET's 64 B header = 1,088 B: 87.04 ns at 100 Gbps) and 6 of a 64 B ACK (5.12 ns), 12.55296 us;
+# at 100 Gbps that is 156,912 B, 144.2 packets, rounded up to 145 packets = 157,760 B. ECN:
+# ceil(0.2 x 145) = 29 packets (31,552 B) to ceil(0.8 x 145) = 116 packets (126,208 B).
+UET_CCS = ["nscc"]
+UET_PACKET = 1024 + 64
+UET_BDP_PACKETS = 145
+UET_SETTINGS: dict[str, Any] = {
+    "switch": {"pfc": {"enabled": False},
+               "ecn": {"enabled": True, "kmin": f"{29 * UET_PACKET}B", "kmax": f"{116 * UET_PACKET}B",
+                       "pmax": 1.0, "to_hosts": True},
+               "trim": {"queue": 0, "header": "64B", "data_queue": f"{UET_BDP_PACKETS * UET_PACKET}B",
+                        "victim": "htsim"}},
+}
 
 
 def ccs_for(recovery: str) -> list[str]:
     """The congestion controllers a recovery scheme runs under here."""
-    return NDP_CCS if recovery == "ndp" else CCS
+    return NDP_CCS if recovery == "ndp" else UET_CCS if recovery == "uet" else CCS
 LOSSES = [0.0, 0.001]
 SEEDS, QUICK_SEEDS = [1, 2, 3], [1]
 ITERATIONS, QUICK_ITERATIONS = 2, 1
@@ -144,21 +182,72 @@ def scenario(workload: tuple[str, str, str, str, str], recovery: str, routing: s
              seed: int, iterations: int) -> Scenario:
     label, op, alg, place, size = workload
     short = f"{op}-{place}-{recovery}-{routing}-{cc}-{loss:g}-s{seed}"
+    if op == PERMUTATION:
+        work: dict[str, Any] = {"kind": "flow-list", "flows": permutation_flows(seed, size, iterations)}
+    else:
+        work = {"kind": "collective",
+                "collective": {"op": op, "algorithm": alg, "ranks": RANKS, "size": size,
+                               "placement": place, "iterations": iterations}}
     data: dict[str, Any] = {
         **BASE_SCENARIO,
         "name": f"collective-compare-{short}",
         "seed": seed,
         "routing": {"policy": routing},
-        "transport": {"recovery": recovery, "cc": cc},
-        "workload": {"kind": "collective",
-                     "collective": {"op": op, "algorithm": alg, "ranks": RANKS, "size": size,
-                                    "placement": place, "iterations": iterations}},
+        # UET runs its own congestion control, named in its rows' cc column.
+        "transport": {"recovery": recovery, "cc": "none" if recovery == "uet" else cc},
+        "workload": work,
     }
     if recovery == "ndp":
         data.update(NDP_SETTINGS)
+    if recovery == "uet":
+        data.update(UET_SETTINGS)
+        data["recovery"] = {"uet": {"cc": cc}}
     if loss:
         data["loss"] = [{"at": "everywhere", "rate": loss}]
     return Scenario.from_dict(data)
+
+
+def derangement(seed: int) -> list[int]:
+    """Host i sends to host out[i]: a random permutation of the RANKS hosts with no fixed point,
+    drawn from `seed` alone (shuffled again until no host is its own destination)."""
+    rng = random.Random(seed)
+    hosts = list(range(RANKS))
+    while True:
+        rng.shuffle(hosts)
+        if all(dst != src for src, dst in enumerate(hosts)):
+            return list(hosts)
+
+
+def permutation_flows(seed: int, size: str, iterations: int) -> list[dict[str, Any]]:
+    """The permutation as a flow list: RANKS flows of `size` per iteration, all at 0 in the
+    first; each later iteration's flows wait for every flow of the one before (a barrier, as a
+    collective's steps), so iteration i's flows are positions i x RANKS .. (i + 1) x RANKS - 1."""
+    dst = derangement(seed)
+    flows: list[dict[str, Any]] = []
+    for it in range(iterations):
+        before = list(range((it - 1) * RANKS, it * RANKS)) if it else []
+        for src in range(RANKS):
+            flow: dict[str, Any] = {"src": f"h{src}", "dst": f"h{dst[src]}", "size": size, "start": "0us"}
+            if before:
+                flow["after"] = before
+            flows.append(flow)
+    return flows
+
+
+def permutation_iterations(result: Results) -> pl.DataFrame:
+    """A permutation run's iterations as collectives.parquet has a collective's: CCT = the last
+    flow's finish - the iteration's start (its flows' earliest start), NaN when a flow did not
+    finish; ideal = the largest ideal FCT of its flows (each flow alone on the empty network);
+    slowdown = CCT / ideal; no bus bandwidth (not a collective)."""
+    flows = result.flows.sort("flow_id")
+    rows = []
+    for it in range(flows.height // RANKS):
+        part = flows.slice(it * RANKS, RANKS)
+        finish = part["finish_us"].fill_nan(None)
+        cct = float(finish.max()) - float(part["start_us"].min()) if finish.null_count() == 0 else math.nan  # type: ignore[arg-type]
+        ideal = float(part["ideal_fct_us"].max())  # type: ignore[arg-type]
+        rows.append({"cct_us": cct, "ideal_cct_us": ideal, "slowdown": cct / ideal, "busbw_gbps": math.nan})
+    return pl.DataFrame(rows)
 
 
 def scenarios(quick: bool) -> list[Scenario]:
@@ -186,7 +275,8 @@ def summarize(quick: bool, results: list[Results]) -> pl.DataFrame:
     rows = []
     for (w, rec, route, cc, loss), group in runs.items():
         _label, op, alg, place, size = by_label[w]
-        coll = pl.concat([r.collectives for r in group])
+        coll = pl.concat([permutation_iterations(r) if op == PERMUTATION else
+                          r.collectives.select("cct_us", "ideal_cct_us", "slowdown", "busbw_gbps") for r in group])
         done = coll.filter(pl.col("cct_us").is_not_nan())
         cct = done["cct_us"].to_list()
         rows.append({
@@ -206,6 +296,8 @@ def summarize(quick: bool, results: list[Results]) -> pl.DataFrame:
 
 
 def variant_label(recovery: str, routing: str) -> str:
+    if recovery == "uet":  # sprayed by its entropy values, over the switches' ECMP hash
+        return "uet\nEV spray"
     return f"{recovery}\n{'spray' if routing.startswith('spray') else routing}"
 
 
@@ -270,16 +362,30 @@ def findings(table: pl.DataFrame) -> pl.DataFrame:
             "melo/irn ecmp, 0.1 % loss": ratio(one(part, "melo", "ecmp", 0.001), one(part, "irn", "ecmp", 0.001)),
             "irn ecmp/spray, lossless": ratio(one(part, "irn", "ecmp", 0.0), one(part, "irn", SPRAY, 0.0)),
             "gbn/irn spray, lossless": ratio(one(part, "gbn", SPRAY, 0.0), one(part, "irn", SPRAY, 0.0)),
+            "left/irn spray, lossless": ratio(one(part, "left", SPRAY, 0.0), one(part, "irn", SPRAY, 0.0)),
+            "left/irn spray, 0.1 % loss": ratio(one(part, "left", SPRAY, 0.001), one(part, "irn", SPRAY, 0.001)),
         })
-    # NDP runs under its own control only: beside IRN sprayed under each controller.
+    # NDP and UET run under their own control only: beside IRN sprayed under each controller
+    # (UET beside go-back-N with ECMP too: RoCE today), and UET beside NDP.
     for (op, place), part in table.group_by(["op", "placement"], maintain_order=True):
         ndp = {loss: one(part.filter(pl.col("cc") == "none"), "ndp", SPRAY, loss) for loss in LOSSES}
+        uet = {loss: one(part.filter(pl.col("cc") == "nscc"), "uet", "ecmp", loss) for loss in LOSSES}
         for cc in CCS:
-            irn = part.filter(pl.col("cc") == cc)
+            other = part.filter(pl.col("cc") == cc)
             rows.append({"op": op, "placement": place, "cc": f"ndp vs irn spray {cc}",
-                         "ndp/irn spray, lossless": ratio(ndp[0.0], one(irn, "irn", SPRAY, 0.0)),
-                         "ndp/irn spray, 0.1 % loss": ratio(ndp[0.001], one(irn, "irn", SPRAY, 0.001))})
-    return pl.DataFrame(rows)
+                         "ndp/irn spray, lossless": ratio(ndp[0.0], one(other, "irn", SPRAY, 0.0)),
+                         "ndp/irn spray, 0.1 % loss": ratio(ndp[0.001], one(other, "irn", SPRAY, 0.001))})
+        for cc in CCS:
+            other = part.filter(pl.col("cc") == cc)
+            rows.append({"op": op, "placement": place, "cc": f"uet vs {cc}",
+                         "uet/irn spray, lossless": ratio(uet[0.0], one(other, "irn", SPRAY, 0.0)),
+                         "uet/irn spray, 0.1 % loss": ratio(uet[0.001], one(other, "irn", SPRAY, 0.001)),
+                         "uet/gbn ecmp, lossless": ratio(uet[0.0], one(other, "gbn", "ecmp", 0.0)),
+                         "uet/gbn ecmp, 0.1 % loss": ratio(uet[0.001], one(other, "gbn", "ecmp", 0.001))})
+        rows.append({"op": op, "placement": place, "cc": "uet vs ndp",
+                     "uet/ndp, lossless": ratio(uet[0.0], ndp[0.0]),
+                     "uet/ndp, 0.1 % loss": ratio(uet[0.001], ndp[0.001])})
+    return pl.DataFrame(rows, infer_schema_length=None)
 
 
 def claims(table: pl.DataFrame) -> list[Claim]:
