@@ -89,7 +89,7 @@ pub fn run(s: Scenario, progress: &mut dyn FnMut(Time, Time) -> bool) -> Result<
     } else {
         match crate::world::obstacle(&parts) {
             Some(why) => Err(Some(why)),
-            None => crate::world::partition::plan(&parts.topology, threads, s.run.min_hosts_per_thread as usize).map_err(Some),
+            None => crate::world::partition::plan(&parts.topology, threads, s.run.min_hosts_per_thread as usize, s.run.partition).map_err(Some),
         }
     };
     match split {

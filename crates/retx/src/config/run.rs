@@ -24,6 +24,20 @@ pub struct RunCfg {
     /// time; a few hosts' events per window cost less than the meeting (a 4-host dumbbell at
     /// 2 threads ran 5x slower). Default 8.
     pub min_hosts_per_thread: u32,
+    /// How the network is cut into blocks that the partitions share out
+    /// ([`crate::world::partition`]): `auto` (a dragonfly's groups, else pods or leaves, else
+    /// each switch with its hosts) or `switches` (each switch with its hosts, always: more,
+    /// smaller blocks, more links cut). Either gives the serial run's bytes.
+    pub partition: PartitionMode,
+}
+
+/// The blocks a parallel run's partitions are made of (`[run] partition`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PartitionMode {
+    #[default]
+    Auto,
+    Switches,
 }
 
 /// The fewest hosts per partition by default.
@@ -31,7 +45,7 @@ pub const MIN_HOSTS_PER_THREAD: u32 = 8;
 
 impl Default for RunCfg {
     fn default() -> Self {
-        RunCfg { threads: 1, min_hosts_per_thread: MIN_HOSTS_PER_THREAD }
+        RunCfg { threads: 1, min_hosts_per_thread: MIN_HOSTS_PER_THREAD, partition: PartitionMode::Auto }
     }
 }
 

@@ -10,8 +10,10 @@
 //! each switch with its hosts. Blocks go to partitions largest first, each to the lightest partition
 //! so far (ties: the lowest index), weighed by their link ends (a packet costs per hop); then
 //! the top tier's switches, one by one, the same way. Everything depends on the topology and
-//! the partition count only, so a plan is the same on every machine.
+//! the partition count only, so a plan is the same on every machine. `[run] partition =
+//! "switches"` skips the tiers and groups: every switch is a block with its hosts.
 
+use crate::config::run::PartitionMode;
 use crate::net::topology::{NodeKind, Topology, NO_GROUP};
 use crate::sim::units::Time;
 
@@ -28,9 +30,9 @@ pub struct Plan {
     pub weight: Vec<u64>,
 }
 
-/// Splits `topo` into at most `parts` partitions of at least `min_hosts` hosts each; why not,
-/// when it cannot be split in two.
-pub fn plan(topo: &Topology, parts: usize, min_hosts: usize) -> Result<Plan, String> {
+/// Splits `topo` into at most `parts` partitions of at least `min_hosts` hosts each, from the
+/// blocks `mode` says; why not, when it cannot be split in two.
+pub fn plan(topo: &Topology, parts: usize, min_hosts: usize, mode: PartitionMode) -> Result<Plan, String> {
     let n = topo.nodes.len();
     let is_host = |i: usize| topo.nodes[i].kind == NodeKind::Host;
     let hosts = (0..n).filter(|&i| is_host(i)).count();
@@ -69,7 +71,8 @@ pub fn plan(topo: &Topology, parts: usize, min_hosts: usize) -> Result<Plan, Str
     // Block of each node (u32::MAX: the top tier, placed after the blocks).
     let mut block = vec![u32::MAX; n];
     let mut blocks = 0u32;
-    let grouped = !topo.groups.is_empty() && topo.groups.iter().any(|&g| g != NO_GROUP);
+    let by_switch = mode == PartitionMode::Switches;
+    let grouped = !by_switch && !topo.groups.is_empty() && topo.groups.iter().any(|&g| g != NO_GROUP);
     if grouped {
         let mut id = std::collections::BTreeMap::new();
         for i in 0..n {
@@ -79,7 +82,7 @@ pub fn plan(topo: &Topology, parts: usize, min_hosts: usize) -> Result<Plan, Str
             }
         }
         blocks = id.len() as u32;
-    } else {
+    } else if !by_switch {
         let top = (0..n).filter(|&i| !is_host(i)).map(|i| tier[i]).max().unwrap_or(0);
         for start in 0..n {
             if block[start] != u32::MAX || is_host(start) || tier[start] >= top {
@@ -98,7 +101,7 @@ pub fn plan(topo: &Topology, parts: usize, min_hosts: usize) -> Result<Plan, Str
             blocks += 1;
         }
     }
-    if !grouped && blocks < 2 {
+    if by_switch || (!grouped && blocks < 2) {
         // No tiers to cut below (a ring, a mesh, switches that all have hosts): every switch
         // is a block with its hosts, and the links between switches are cut.
         blocks = 0;
@@ -161,7 +164,7 @@ mod tests {
     #[test]
     fn a_fat_tree_splits_by_pod_and_cuts_only_core_links() {
         let t = fat_tree(4);
-        let p = plan(&t, 2, 1).unwrap();
+        let p = plan(&t, 2, 1, PartitionMode::Auto).unwrap();
         assert_eq!(p.parts, 2);
         assert_eq!(p.lookahead, Time::from_ns(1000));
         // Every host sits with its edge switch, every edge with its aggregation switches.
@@ -179,16 +182,34 @@ mod tests {
     #[test]
     fn one_switch_cannot_split() {
         let t = Topology::single_switch(8, Rate::gbps(100), Time::from_ns(1000));
-        assert!(plan(&t, 2, 1).is_err());
+        assert!(plan(&t, 2, 1, PartitionMode::Auto).is_err());
         // Too few hosts per thread: serial, saying so.
-        assert!(plan(&fat_tree(4), 2, 9).unwrap_err().contains("too small"));
-        assert_eq!(plan(&fat_tree(4), 4, 8).unwrap().parts, 2);
+        assert!(plan(&fat_tree(4), 2, 9, PartitionMode::Auto).unwrap_err().contains("too small"));
+        assert_eq!(plan(&fat_tree(4), 4, 8, PartitionMode::Auto).unwrap().parts, 2);
     }
 
     #[test]
     fn more_partitions_than_blocks_take_the_blocks() {
-        let p = plan(&fat_tree(4), 16, 1).unwrap();
+        let p = plan(&fat_tree(4), 16, 1, PartitionMode::Auto).unwrap();
         assert_eq!(p.parts, 4);
         assert!(p.owner.iter().all(|&o| (o as usize) < 4));
+    }
+
+    #[test]
+    fn by_switch_cuts_every_link_between_switches_into_more_blocks() {
+        // A k = 4 fat-tree has 20 switches: by switch, 16 threads get 16 partitions (by pod, 4),
+        // an aggregation switch may sit apart from its ToRs, and every host stays with its ToR.
+        let t = fat_tree(4);
+        let p = plan(&t, 16, 1, PartitionMode::Switches).unwrap();
+        assert_eq!(p.parts, 16);
+        let cut = |p: &Plan| t.links.iter().filter(|l| p.owner[l.a] != p.owner[l.b]).count();
+        let auto = plan(&t, 4, 1, PartitionMode::Auto).unwrap();
+        let by_switch = plan(&t, 4, 1, PartitionMode::Switches).unwrap();
+        assert!(cut(&by_switch) > cut(&auto), "{} links cut by switch, {} by pod", cut(&by_switch), cut(&auto));
+        for l in &t.links {
+            if t.nodes[l.a].kind == NodeKind::Host || t.nodes[l.b].kind == NodeKind::Host {
+                assert_eq!(p.owner[l.a], p.owner[l.b]);
+            }
+        }
     }
 }

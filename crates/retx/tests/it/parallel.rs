@@ -31,9 +31,15 @@ pub fn whole(out: &RunOutput) -> String {
 /// Runs `text` (relative paths from `dir`) on `threads` threads: its output and how many
 /// threads ran it.
 pub fn run_on(text: &str, dir: &Path, threads: u32) -> (RunOutput, retx::world::ParallelReport) {
+    run_cut(text, dir, threads, retx::config::run::PartitionMode::Auto)
+}
+
+/// [`run_on`] with the network cut into `mode`'s blocks.
+pub fn run_cut(text: &str, dir: &Path, threads: u32, mode: retx::config::run::PartitionMode) -> (RunOutput, retx::world::ParallelReport) {
     let mut s = Scenario::from_toml(text).unwrap();
     s.base_dir = dir.to_path_buf();
     s.run.threads = threads;
+    s.run.partition = mode;
     // Small networks split too: the test is the identity, not the speed.
     s.run.min_hosts_per_thread = 1;
     let (out, report) = retx::config::build::run(s, &mut |_, _| true).unwrap();
@@ -67,6 +73,20 @@ fn a_fat_tree_split_in_two_three_and_four_is_the_serial_run() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
     let text = std::fs::read_to_string(root.join("fat-tree.toml")).unwrap();
     assert!(same_at("fat-tree", &text, &root, &[2, 3, 4]));
+}
+
+#[test]
+fn a_fat_tree_cut_switch_by_switch_is_the_serial_run_too() {
+    // `[run] partition = "switches"`: other blocks, more links cut (ToR to aggregation too),
+    // the same bytes.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let text = std::fs::read_to_string(root.join("fat-tree.toml")).unwrap();
+    let want = whole(&run_on(&text, &root, 1).0);
+    for t in [2, 3, 4, 7] {
+        let (out, report) = run_cut(&text, &root, t, retx::config::run::PartitionMode::Switches);
+        assert_eq!(report.threads as u32, t, "{:?}", report.serial_because);
+        assert!(whole(&out) == want, "fat-tree cut by switch at {t} threads differs from the serial run");
+    }
 }
 
 #[test]
@@ -119,7 +139,8 @@ mod property {
         #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
 
         /// Every scheme on its network (trimming, spraying, credit queues, selective drops),
-        /// random flows and loss, split into 2 to 4 partitions: the serial run, bit for bit.
+        /// random flows and loss, split into 2 to 4 partitions of pods or of single switches:
+        /// the serial run, bit for bit.
         #[test]
         fn any_scheme_split_any_way_is_the_serial_run(
             scheme in prop::sample::select(RecoveryKind::all()),
@@ -128,6 +149,7 @@ mod property {
             knob in 0u32..10_000,
             threads in 2u32..5,
             pfc in any::<bool>(),
+            by_switch in any::<bool>(),
         ) {
             let flows: Vec<_> = flows.into_iter().filter(|f| f.0 != f.1).collect();
             prop_assume!(flows.len() >= 2);
@@ -139,9 +161,10 @@ mod property {
             }
             let text = net.lossy(loss).with_flows(&flows_kb(&flows));
             let (serial, _) = run_on(&text, Path::new("."), 1);
-            let (split, report) = run_on(&text, Path::new("."), threads);
+            let mode = if by_switch { retx::config::run::PartitionMode::Switches } else { retx::config::run::PartitionMode::Auto };
+            let (split, report) = run_cut(&text, Path::new("."), threads, mode);
             prop_assert!(report.threads > 1, "{}: {:?}", scheme.name(), report.serial_because);
-            prop_assert_eq!(whole(&split), whole(&serial), "{} at {} threads\n{}", scheme.name(), threads, text);
+            prop_assert_eq!(whole(&split), whole(&serial), "{} at {} threads, {:?}\n{}", scheme.name(), threads, mode, text);
         }
     }
 }
