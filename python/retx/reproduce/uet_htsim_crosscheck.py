@@ -17,7 +17,9 @@ tolerance; where uet-htsim's per-flow finish times are at hand (the permutations
 share of flows within 5 %. As validate.py does, the tail is the last flow's absolute finish time.
 
 `-failed 1` (lines 9 and 12) is core 0's downlink to aggregation switch 0 at a quarter of its
-speed (`[[switch.degraded]]`). Left out here: the `-topo` leaf-spine experiments (lines 14 and 15).
+speed (`[[switch.degraded]]`). Lines 14 and 15 (`-topo`) run on uet-htsim's 2-tier leaf-spines
+(32 ToRs of 32 hosts, 8 or 4 spines: 4:1 and 8:1 oversubscribed) declared as retx's
+`leaf-spine`, hosts numbered as uet-htsim numbers them (ToR by ToR).
 
 The connection matrices live outside the repository (../peers/uet-htsim, or
 $RETX_UET_HTSIM_DIR: the uet-htsim checkout).
@@ -50,6 +52,12 @@ SEED_RUNS = range(1, 11)
 DATA_QUEUE = 43 * 4150
 KMIN, KMAX = 9 * 4150, 35 * 4150
 MODES = {"sender": "nscc", "rcv": "rccc", "both": "both"}
+# On the 2-tier leaf-spines of the `-topo` experiments (4 links across, network RTT 9.34848 us)
+# uet-htsim sizes every queue at 120,350 B (29 packets) and marks ECN from 24,900 to 99,600 B:
+# what `htsim_uec ... -topo topologies/leaf_spine_1024_oversub*.topo` prints ("Tier 0 QueueSize
+# Down 120350 bytes", "Setting ECN to parameters low 24900 high 99600").
+LEAF_SPINE_QUEUE = 29 * 4150
+LEAF_SPINE_KMIN, LEAF_SPINE_KMAX = 6 * 4150, 24 * 4150
 # `_failed_link_ratio(0.25)` (fat_tree_topology.cpp:104): a failed link runs at a quarter of its speed (the
 # load-balancing plans' titles say 10 %; the code says 25 %).
 FAILED_LINK_RATIO = 0.25
@@ -79,6 +87,10 @@ class Experiment(NamedTuple):
     # (fat_tree_topology.cpp:1005-1018, 1174-1177); N = 1 is core 0's link down to aggregation
     # switch 0, which retx's fat-tree numbers the same (`core0` -> `agg0`).
     failed: int = 0
+    # `-topo`: one of uet-htsim's 2-tier `.topo` files, by its spine count (0: the default
+    # 3-tier fat-tree). Both files are 32 ToRs of 32 hosts at 100 Gbps with 1 us links, every
+    # ToR wired once to each spine: 8 spines (4:1) or 4 (8:1).
+    spines: int = 0
 
 
 def _plan(mode: str, rows: list[tuple[Any, ...]]) -> list[Experiment]:
@@ -103,6 +115,8 @@ EXPERIMENTS = (
         (11, "Large permutation (1024 nodes)", "perm_1024n_1024c_0u_2000000b.cm", 1024, 128, 0, 400, 220, 200.507, "New: 501760 Rtx: 0 ACKs: 170700 NACKs: 0 Pulls: 0", "perm1024_paths128", False),
         (12, "Large permutation, INC (1024 nodes)", "perm_1024n_1024c_0u_2000000b.cm", 1024, 128, 0, 400, 220, 202.266, "New: 501760 Rtx: 77 ACKs: 170053 NACKs: 77 Pulls: 0", None, False, 1),
         (13, "Large permutation (1024 nodes), single path.", "perm_1024n_1024c_0u_2000000b.cm", 1024, 1, 0, 3000, 1300, 889.92, "New: 501760 Rtx: 25621 ACKs: 393298 NACKs: 25621 Pulls: 0", None, False),
+        (14, "Oversubscribed permutation with multipath", "perm_1024n_1024c_0u_2000000b.cm", 1024, 128, 0, 2000, 880, 785.774, "New: 501760 Rtx: 31934 ACKs: 437309 NACKs: 31934 Pulls: 0", None, False, 0, 8),
+        (15, "8:1 oversubscribed permutation with multipath", "perm_1024n_1024c_0u_2000000b.cm", 1024, 128, 0, 2000, 1760, 1443.43, "New: 501760 Rtx: 39531 ACKs: 453543 NACKs: 39530 Pulls: 0", None, False, 0, 4),
     ])
     + _plan("rcv", [
         (1, "Single Connection", "one.cm", 16, 64, 0, 1000, 190, 177.368, "New: 490 Rtx: 0 ACKs: 126 NACKs: 0 Pulls: 206", None, True),
@@ -118,6 +132,8 @@ EXPERIMENTS = (
         (11, "Large permutation (1024 nodes)", "perm_1024n_1024c_0u_2000000b.cm", 1024, 128, 0, 400, 220, 203.384, "New: 501760 Rtx: 199 ACKs: 196594 NACKs: 199", "perm1024_paths128", False),
         (12, "Large permutation (1024 nodes), 1 INC path", "perm_1024n_1024c_0u_2000000b.cm", 1024, 128, 0, 1500, 220, 200.864, "New: 501760 Rtx: 308 ACKs: 197648 NACKs: 308 Pulls: 217949", None, False, 1),
         (13, "Large permutation (1024 nodes), single path.", "perm_1024n_1024c_0u_2000000b.cm", 1024, 1, 0, 3000, 1300, 1063.0, "New: 501760 Rtx: 751044 ACKs: 476887 NACKs: 751044", None, False),
+        (14, "4:1 oversubscribed permutation with multipath", "perm_1024n_1024c_0u_2000000b.cm", 1024, 128, 0, 2000, 880, 749.717, "New: 501760 Rtx: 47945 ACKs: 323455 NACKs: 47945 Pulls: 149034", None, False, 0, 8),
+        (15, "8:1 oversubscribed permutation with multipath", "perm_1024n_1024c_0u_2000000b.cm", 1024, 128, 0, 2000, 1760, 1459.06, "New: 501760 Rtx: 67853 ACKs: 341690 NACKs: 67853 Pulls: 152274", None, False, 0, 4),
     ])
     + _plan("both", [
         (1, "Single Connection", "one.cm", 16, 64, 0, 1000, 190, 177.368, "New: 490 Rtx: 0 ACKs: 126 NACKs: 0 Pulls: 206", None, True),
@@ -133,6 +149,8 @@ EXPERIMENTS = (
         (11, "Large permutation (1024 nodes)", "perm_1024n_1024c_0u_2000000b.cm", 1024, 128, 0, 400, 220, 202.633, "New: 501760 Rtx: 0 ACKs: 173066 NACKs: 0", "perm1024_paths128", False),
         (12, "Large permutation, INC (1024 nodes)", "perm_1024n_1024c_0u_2000000b.cm", 1024, 128, 0, 1000, 220, 205.1, "New: 501760 Rtx: 67 ACKs: 173014 NACKs: 67 Pulls: 256892", None, False, 1),
         (13, "Large permutation (1024 nodes), single path.", "perm_1024n_1024c_0u_2000000b.cm", 1024, 1, 0, 3000, 1300, 1047.05, "New: 501760 Rtx: 25032 ACKs: 397854 NACKs: 25032", None, False),
+        (14, "Oversubscribed permutation with multipath", "perm_1024n_1024c_0u_2000000b.cm", 1024, 128, 0, 2000, 880, 814.138, "New: 501760 Rtx: 31622 ACKs: 437359 NACKs: 31622 Pulls: 456248", None, False, 0, 8),
+        (15, "8:1 oversubscribed permutation with multipath", "perm_1024n_1024c_0u_2000000b.cm", 1024, 128, 0, 2000, 1760, 1479.39, "New: 501760 Rtx: 39251 ACKs: 451957 NACKs: 39251 Pulls: 623776", None, False, 0, 4),
     ])
 )
 
@@ -160,7 +178,14 @@ def available() -> bool:
 
 def scenario(e: Experiment) -> Scenario:
     """The experiment as retx runs it: uet-htsim's network and flags as retx settings."""
-    k = {16: 4, 128: 8, 1024: 16}[e.hosts]
+    if e.spines:
+        topology: dict[str, Any] = {"kind": "leaf-spine", "spines": e.spines, "leaves": 32, "hosts_per_leaf": 32,
+                                    "host_link": "100Gbps", "fabric_link": "100Gbps", "link_delay": "1us"}
+        queue, kmin, kmax = LEAF_SPINE_QUEUE, LEAF_SPINE_KMIN, LEAF_SPINE_KMAX
+    else:
+        topology = {"kind": "fat-tree", "k": {16: 4, 128: 8, 1024: 16}[e.hosts], "host_link": "100Gbps",
+                    "link_delay": "1us"}
+        queue, kmin, kmax = DATA_QUEUE, KMIN, KMAX
     cc = MODES[e.mode]
     uet: dict[str, Any] = {"cc": cc, "paths": e.paths}
     if e.cwnd:
@@ -169,8 +194,8 @@ def scenario(e: Experiment) -> Scenario:
         "pfc": {"enabled": False},
         # set_ecn_parameters(true, !receiver_driven, ..): no marking toward hosts
         # when receivers pull credit (fat_tree_topology.cpp:1187-1194).
-        "ecn": {"enabled": True, "kmin": f"{KMIN}B", "kmax": f"{KMAX}B", "pmax": 1.0, "to_hosts": cc == "nscc"},
-        "trim": {"queue": 0, "header": "64B", "data_queue": f"{DATA_QUEUE}B", "victim": "htsim"},
+        "ecn": {"enabled": True, "kmin": f"{kmin}B", "kmax": f"{kmax}B", "pmax": 1.0, "to_hosts": cc == "nscc"},
+        "trim": {"queue": 0, "header": "64B", "data_queue": f"{queue}B", "victim": "htsim"},
     }
     if e.failed:
         if e.failed != 1:
@@ -179,7 +204,7 @@ def scenario(e: Experiment) -> Scenario:
     return Scenario.from_dict({
         "name": f"uet-{e.mode}-{e.idx}",
         "duration": f"{e.end_us}us",
-        "topology": {"kind": "fat-tree", "k": k, "host_link": "100Gbps", "link_delay": "1us"},
+        "topology": topology,
         "nic": {"mtu": 4086},
         "switch": switch,
         "transport": {"recovery": "uet", "cc": "none"},
