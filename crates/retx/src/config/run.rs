@@ -31,14 +31,7 @@ pub struct RunCfg {
     pub partition: PartitionMode,
 }
 
-/// The blocks a parallel run's partitions are made of (`[run] partition`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum PartitionMode {
-    #[default]
-    Auto,
-    Switches,
-}
+pub use crate::world::partition::PartitionMode;
 
 /// The fewest hosts per partition by default.
 pub const MIN_HOSTS_PER_THREAD: u32 = 8;

@@ -661,8 +661,29 @@ impl<O: Observer> Simulation<O> {
             let per_hop = line.serialization(data) + line.serialization(response);
             let hop = |_: &Port| per_hop;
             net.network_rtt = hosts[1..].iter().map(|&h| path::longest_round_trip(&self.ports, &self.routes, self.host_port(hosts[0]), h, &hop).0).max().unwrap_or(Time::ZERO);
+            net.oversubscription_milli = self.oversubscription_milli();
         }
         net
+    }
+
+    /// Over the switches with hosts, the largest ratio of the bandwidth toward hosts to the
+    /// bandwidth toward other switches, in thousandths (1,000 with none oversubscribed).
+    fn oversubscription_milli(&self) -> u32 {
+        let n = self.is_host.len();
+        let (mut down, mut up) = (vec![0u128; n], vec![0u128; n]);
+        for p in &self.ports {
+            if self.is_host[p.node] {
+                continue;
+            }
+            let bps = p.rate.bps() as u128;
+            if self.is_host[p.peer_node] { down[p.node] += bps } else { up[p.node] += bps }
+        }
+        (0..n)
+            .filter(|&i| down[i] > 0 && up[i] > 0)
+            .map(|i| (down[i] * 1000 / up[i]).min(u32::MAX as u128) as u32)
+            .max()
+            .unwrap_or(1000)
+            .max(1000)
     }
 
     /// The longest host-to-host base RTT ([`Simulation::base_path`]): what the memory table

@@ -13,8 +13,17 @@
 //! the partition count only, so a plan is the same on every machine. `[run] partition =
 //! "switches"` skips the tiers and groups: every switch is a block with its hosts.
 
-use crate::config::run::PartitionMode;
 use crate::net::topology::{NodeKind, Topology, NO_GROUP};
+use serde::{Deserialize, Serialize};
+
+/// The blocks a parallel run's partitions are made of (`[run] partition`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PartitionMode {
+    #[default]
+    Auto,
+    Switches,
+}
 use crate::sim::units::Time;
 
 /// Where each node runs.

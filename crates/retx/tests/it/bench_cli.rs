@@ -29,7 +29,7 @@ fn a_repeat_count_that_is_not_one_to_a_hundred_is_one_line_and_exit_2() {
 fn an_unknown_bench_is_a_usage_line_and_exit_2() {
     let (code, _, stderr) = bench(&["fabirc"], None);
     assert_eq!(code, Some(2));
-    assert_eq!(stderr.trim(), "usage: retx-bench fabric|hpcc|ndp|dragonfly|parallel [ROW]|validate|fabric-quick|queue|file SCENARIO.toml");
+    assert_eq!(stderr.trim(), "usage: retx-bench fabric|hpcc|ndp|dragonfly|uet|parallel [ROW]|validate|fabric-quick|queue|file SCENARIO.toml");
 }
 
 /// The queue bench needs its feature (the tests build without it, as `make bench` does): one

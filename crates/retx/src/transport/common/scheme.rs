@@ -43,6 +43,17 @@ pub struct NetFacts {
     /// Bytes a switch port's data queue holds, if the switches set one (`[switch] trim`
     /// `data_queue`).
     pub switch_queue: Option<u64>,
+    /// The network's oversubscription in thousandths (0: not computed, taken as 1): over the
+    /// switches with hosts, the largest ratio of host bandwidth to the rest (a 4:1 leaf-spine:
+    /// 4,000), as uet-htsim's `get_oversubscription_ratio` gives it for its topologies.
+    pub oversubscription_milli: u32,
+}
+
+impl NetFacts {
+    /// The oversubscription (1 when not computed).
+    pub fn oversubscription(&self) -> f64 {
+        if self.oversubscription_milli == 0 { 1.0 } else { self.oversubscription_milli as f64 / 1000.0 }
+    }
 }
 
 impl Setup<'_> {

@@ -23,6 +23,7 @@
 
 pub mod lb;
 pub mod nscc;
+pub mod oversub;
 pub mod pacer;
 pub mod params;
 pub mod receiver;
@@ -51,6 +52,14 @@ impl UetParams {
     /// The run's network RTT: set, or what the network gives.
     fn network_rtt(&self, f: &Setup<'_>) -> Time {
         self.network_rtt.map_or(f.net.network_rtt, |d| d.0)
+    }
+
+    /// The oversubscribed-fabric control, when on: set, or on where RCCC runs alone and the
+    /// network is oversubscribed (`main_uec.cpp:688-691`).
+    fn oversub_cfg(&self, f: &Setup<'_>, network_rtt: Time) -> Option<oversub::OversubCfg> {
+        let ratio = f.net.oversubscription();
+        let on = self.oversubscribed_cc.unwrap_or(self.cc == UetCc::Rccc && ratio > 1.0);
+        on.then(|| oversub::OversubCfg { base_rtt: network_rtt, min_rate: oversub::OversubCfg::min_rate_for(ratio), seed: f.spec.key })
     }
 
     /// uet-htsim's fixed timeout (`main_uec.cpp:694-696`).
@@ -100,6 +109,9 @@ impl Scheme for UetParams {
         check::timer("reference_rtt", self.reference_rtt.0)?;
         if let Some(d) = self.network_rtt {
             check::timer("network_rtt", d.0)?;
+        }
+        if self.oversubscribed_cc == Some(true) && self.cc == UetCc::Nscc {
+            return Err(FieldError::new("oversubscribed_cc", "slows the receivers' pull pacers, which run with RCCC only: set cc = \"rccc\" or \"both\""));
         }
         if self.delivery == Delivery::Rod && self.paths != 1 {
             return Err(FieldError::new("delivery", "\"rod\" delivers in order over one path: set paths = 1"));
@@ -157,6 +169,7 @@ impl Scheme for UetParams {
             rccc: self.rccc_on(),
             max_slow: (configured_maxwnd >> PULL_SHIFT) as u32,
             delivery: self.delivery,
+            oversub: self.oversub_cfg(f, network_rtt),
         };
         (Box::new(tx), UetReceiver::new(rx_cfg, f.npkts()))
     }

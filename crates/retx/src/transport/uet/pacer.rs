@@ -10,6 +10,7 @@
 //! 1.5 BDP) beyond their target. A receiver's pull state lives here, by its queue pair, so the
 //! pacer grants without calling into it; the receiver updates it through `NicCall::agent`.
 
+use super::oversub::{Arrival, OversubCc, OversubCfg};
 use super::params::PULL_SHIFT;
 use crate::transport::common::agent::{AgentTransmit, HostAgent};
 use crate::transport::common::ext::{UetInfo, UetKind, UET_SLOW_PULL};
@@ -75,6 +76,11 @@ pub struct UetCounts {
 pub struct UetAgent {
     /// Time per quantum of credit (`_time_per_quanta`: 256 B at `pull_rate` of the link), ps.
     per_quantum: u64,
+    /// What the pacer spaces pulls by (`_actual_time_per_quanta`): `per_quantum` over the
+    /// oversubscribed-fabric control's rate, when it runs.
+    actual_per_quantum: u64,
+    /// The host's oversubscribed-fabric control, set up by its first receiver that uses it.
+    oversub: Option<OversubCc>,
     /// Quanta one PULL grants (`_credit_per_pull`).
     credit_per_pull: u32,
     pulls: Vec<PullState>,
@@ -96,6 +102,8 @@ impl UetAgent {
         let per_quantum = ((8.0 * (1u64 << PULL_SHIFT) as f64 * 1e12 / link.bps() as f64) / pull_rate) as u64;
         UetAgent {
             per_quantum,
+            actual_per_quantum: per_quantum,
+            oversub: None,
             credit_per_pull: (credit_per_pull >> PULL_SHIFT) as u32,
             pulls: Vec::new(),
             active: VecDeque::new(),
@@ -178,6 +186,27 @@ impl UetAgent {
         (s.latest, granted, s.next_entropy())
     }
 
+    /// A packet reached one of this host's receivers (`UecSink::receivePacket` and the ECN and
+    /// trim counts, uec.cpp:2628-2632, 2750-2754, 2876-2877): the control's looks due by now
+    /// first, then the count.
+    pub fn oversub_arrival(&mut self, now: Time, cfg: OversubCfg, arrival: Arrival) {
+        self.oversub.get_or_insert_with(|| OversubCc::new(cfg));
+        self.oversub_catch_up(now);
+        if let Some(c) = &mut self.oversub {
+            c.count(arrival);
+        }
+    }
+
+    /// The control's looks due by `now`; a new rate re-spaces the pulls after the next
+    /// (`updatePullRate`, uec.cpp:3132: the time per quantum, truncated to picoseconds).
+    fn oversub_catch_up(&mut self, now: Time) {
+        if let Some(c) = &mut self.oversub {
+            if c.catch_up(now) {
+                self.actual_per_quantum = (self.per_quantum as f64 / c.rate().min(1.0)) as u64;
+            }
+        }
+    }
+
     /// Sender queue pair `qp` may now send, or no longer.
     pub fn set_sending(&mut self, qp: u32, sending: bool) {
         let i = qp as usize;
@@ -221,6 +250,7 @@ impl HostAgent for UetAgent {
         if now < self.next_at {
             return AgentTransmit::WaitUntil(self.next_at);
         }
+        self.oversub_catch_up(now);
         let (qp, number, granted, ev, slow) = if let Some(qp) = self.active.pop_front() {
             let (number, granted, ev) = self.grant(qp, 0);
             let s = &mut self.pulls[qp as usize];
@@ -251,7 +281,7 @@ impl HostAgent for UetAgent {
         self.counts.pulls_sent += 1;
         let due = self.next_at;
         // At least 1 KB's time between pulls, even one granting nothing.
-        self.next_at = due + Time(self.per_quantum * granted.max(1024 >> PULL_SHIFT) as u64);
+        self.next_at = due + Time(self.actual_per_quantum * granted.max(1024 >> PULL_SHIFT) as u64);
         let mut seg = Segment::control(SegKind::Grant, Psn::new(0), now);
         seg.ext = Ext::Uet(UetInfo { kind: UetKind::Pull, flags: if slow { UET_SLOW_PULL } else { 0 }, number, ..UetInfo::default() });
         (seg.priority, seg.wire_bytes, seg.path) = (PRIORITY_CONTROL as u8, super::params::HEADER_BYTES, crate::transport::common::segment::PathInfo::with_ev(ev));

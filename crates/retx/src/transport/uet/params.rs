@@ -87,6 +87,13 @@ pub struct UetParams {
     /// trip of a full packet out and an ACK back (`network_max_unloaded_rtt`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub network_rtt: Option<Dur>,
+    /// The receiver's congestion control for an oversubscribed fabric (uet-htsim
+    /// `OversubscribedCC`, oversubscribed_cc.cpp): each host's pull pacer slows on trims short
+    /// of the last hop and on ECN marks. Absent: on when RCCC runs alone on an oversubscribed
+    /// network (a host-facing switch with more host than uplink bandwidth), as
+    /// `main_uec.cpp:688-691` turns it on.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub oversubscribed_cc: Option<bool>,
 }
 
 impl Default for UetParams {
@@ -110,6 +117,7 @@ impl Default for UetParams {
             reference_rate: Bw(Rate::gbps(100)),
             reference_rtt: Dur(Time::from_us(12)),
             network_rtt: None,
+            oversubscribed_cc: None,
         }
     }
 }

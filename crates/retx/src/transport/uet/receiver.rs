@@ -9,6 +9,7 @@
 //! accepts only the next expected packet: one arriving early is dropped and NACKed once per
 //! hole, and the sender goes back to the hole.
 
+use super::oversub::{Arrival, OversubCfg};
 use super::pacer::UetAgent;
 use super::params::{Delivery, HEADER_BYTES};
 use crate::transport::common::agent::NicCall;
@@ -21,7 +22,7 @@ use crate::transport::common::segment::{Ecn, Ext, PathInfo, SegKind, Segment};
 use crate::sim::units::Time;
 
 /// What the receiver is built with.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ReceiverConfig {
     /// An ACK once this many bytes arrived since the last (`_bytes_unacked_threshold`).
     pub sack_threshold: u32,
@@ -30,6 +31,8 @@ pub struct ReceiverConfig {
     /// Slow pulls stop at this many quanta beyond the target (the sender's maximum window).
     pub max_slow: u32,
     pub delivery: Delivery,
+    /// The host's oversubscribed-fabric control, when on (its pacer is told on first use).
+    pub oversub: Option<OversubCfg>,
 }
 
 #[derive(Clone, Debug)]
@@ -109,6 +112,15 @@ impl UetReceiver {
         }
     }
 
+    /// What arrived, for the host's oversubscribed-fabric control (`UecSink::receivePacket`
+    /// counts every packet, `processData` the ECN marks, `processTrimmed` the trims).
+    fn count_arrival(&self, now: Time, arrival: Arrival, nic: &mut NicCall<'_>) {
+        let Some(cfg) = self.cfg.oversub else { return };
+        if let Some(a) = nic.agent::<UetAgent>() {
+            a.oversub_arrival(now, cfg, arrival);
+        }
+    }
+
     fn want_pull(&self, now: Time, nic: &mut NicCall<'_>) {
         if !self.cfg.rccc {
             return;
@@ -142,8 +154,10 @@ impl ReceiveRecovery for UetReceiver {
     fn on_data(&mut self, now: Time, index: u64, seg: &Segment, rx: &mut RxCtx, nic: &mut NicCall<'_>) {
         let info = uet_info(seg);
         if info.kind == UetKind::Rts {
+            self.count_arrival(now, Arrival::Other, nic);
             return self.rts(now, index, seg, &info, rx, nic);
         }
+        self.count_arrival(now, Arrival::Data { ecn: seg.ecn == Ecn::Ce }, nic);
         let wire = seg.payload + HEADER_BYTES;
         self.accepted = self.accepted.wrapping_add(wire as u16);
         self.pull_target(now, info.number, nic);
@@ -190,6 +204,7 @@ impl ReceiveRecovery for UetReceiver {
 
     /// `processTrimmed` (uec.cpp:2741): a NACK at once (an ACK if the packet is already here).
     fn on_trimmed(&mut self, now: Time, index: u64, seg: &Segment, rx: &mut RxCtx, nic: &mut NicCall<'_>) {
+        self.count_arrival(now, Arrival::Trimmed { last_hop: seg.path.trimmed_last_hop() }, nic);
         let info = uet_info(seg);
         let expected = rx.expected();
         if index < expected || self.holds(index, expected) {
