@@ -407,6 +407,7 @@ def reproduce_command(
         print("Typical wall time on 2 cores, full grid and --quick:\n")
         print(reproduce.listing())
         return
+    name = reproduce.canonical(name)
     reproduce.entry_of(name)
     default_dir = Path("results") / (f"{name}-quick" if quick else name)
     reproduce.lookup(name)

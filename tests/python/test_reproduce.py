@@ -166,6 +166,14 @@ def test_every_reproduction_announces_its_wall_times() -> None:
         assert 0 < entry.quick_seconds <= entry.full_seconds, name
 
 
+def test_uet_validation_is_another_name_of_the_uet_cross_check() -> None:
+    assert reproduce.entry_of("uet-validation") is reproduce.CATALOGUE["uet-htsim-crosscheck"]
+    assert reproduce.canonical("uet-validation") == "uet-htsim-crosscheck"
+    assert reproduce.canonical("melo-fig5a") == "melo-fig5a"
+    with pytest.raises(reproduce.UnknownReproduction):
+        reproduce.entry_of("uet-validate")
+
+
 def test_a_stale_announcement_is_caught() -> None:
     """Catches factors that let an announcement drift without failing (cc-compare --quick is
     announced at 10 s, its full grid at 600 s; melo-fig5a --quick at 1 s, held to 2 s)."""

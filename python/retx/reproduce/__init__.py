@@ -153,6 +153,15 @@ def stale_wall_time(name: str, quick: bool, wall_seconds: float) -> str | None:
     return None
 
 
+# Other names a reproduction answers to: issue 44 asks for UET's as `retx reproduce uet-validation`.
+ALIASES: dict[str, str] = {"uet-validation": "uet-htsim-crosscheck"}
+
+
+def canonical(name: str) -> str:
+    """`name`, or the reproduction it is another name of."""
+    return ALIASES.get(name, name)
+
+
 class UnknownReproduction(LookupError):
     def __str__(self) -> str:
         return f"unknown reproduction {self.args[0]!r} (known: {', '.join(REPRODUCTIONS)})"
@@ -160,7 +169,7 @@ class UnknownReproduction(LookupError):
 
 def entry_of(name: str) -> Reproduction:
     try:
-        return CATALOGUE[name]
+        return CATALOGUE[canonical(name)]
     except KeyError:
         raise UnknownReproduction(name) from None
 
@@ -183,6 +192,7 @@ def run(name: str, out_dir: Path, quick: bool, progress: bool = True) -> pl.Data
     from retx.progress import labelled, quiet
     from retx.provenance import PROVENANCE_FILE, provenance_without_scenario, utc_now, write_parquet
 
+    name = canonical(name)
     module = lookup(name)
     started = utc_now()
     clock = time.monotonic()
