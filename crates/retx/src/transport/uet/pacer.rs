@@ -79,8 +79,9 @@ pub struct UetAgent {
     /// What the pacer spaces pulls by (`_actual_time_per_quanta`): `per_quantum` over the
     /// oversubscribed-fabric control's rate, when it runs.
     actual_per_quantum: u64,
-    /// The host's oversubscribed-fabric control, set up by its first receiver that uses it.
-    oversub: Option<OversubCc>,
+    /// The host's oversubscribed-fabric control, set up by its first receiver that uses it
+    /// (boxed: every host's agent of every scheme would carry its size otherwise).
+    oversub: Option<Box<OversubCc>>,
     /// Quanta one PULL grants (`_credit_per_pull`).
     credit_per_pull: u32,
     pulls: Vec<PullState>,
@@ -190,7 +191,7 @@ impl UetAgent {
     /// trim counts, uec.cpp:2628-2632, 2750-2754, 2876-2877): the control's looks due by now
     /// first, then the count.
     pub fn oversub_arrival(&mut self, now: Time, cfg: OversubCfg, arrival: Arrival) {
-        self.oversub.get_or_insert_with(|| OversubCc::new(cfg));
+        self.oversub.get_or_insert_with(|| Box::new(OversubCc::new(cfg)));
         self.oversub_catch_up(now);
         if let Some(c) = &mut self.oversub {
             c.count(arrival);
