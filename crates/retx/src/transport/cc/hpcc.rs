@@ -180,12 +180,6 @@ impl Hpcc {
         if m == 0 {
             return Reading { bytes: h.tx_bytes, qlen: h.qlen, ts: h.ts.0, rate: h.rate.0 };
         }
-        if m == 1 {
-            // ns-3's INT_MULTI 1 (every HPCC config it ships): the same quantisation with the
-            // units known at compile time, so no hardware division per hop (two ran per hop of
-            // every ACK, 20-40 cycles each).
-            return Reading { bytes: h.tx_bytes & !127, qlen: h.qlen / 80 * 80, ts: h.ts.0 / 1000, rate: h.rate.0 };
-        }
         let (bu, qu) = (128 * m, 80 * m);
         Reading { bytes: h.tx_bytes / bu * bu, qlen: h.qlen / qu * qu, ts: h.ts.0 / 1000, rate: h.rate.0 }
     }
@@ -314,21 +308,6 @@ mod tests {
 
     fn hop(qlen: u64, tx_bytes: u64, ts_ns: u64) -> IntHop {
         IntHop { qlen, tx_bytes, ts: Time::from_ns(ts_ns), rate: LINE }
-    }
-
-    #[test]
-    fn int_multi_one_quantises_as_the_general_rule_does() {
-        let path = BasePath::new(Time::from_us(10), LINE);
-        let (one_x, two_x) = (Hpcc::new(HpccParams { int_multi: 1, ..HpccParams::default() }, LINE, path), Hpcc::new(HpccParams { int_multi: 2, ..HpccParams::default() }, LINE, path));
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        for _ in 0..10_000 {
-            x = crate::sim::rng::mix64(x);
-            let (tx, q, ts) = (x >> 20, x % 40_000_000, x % 1_000_000_000);
-            let r = one_x.read(&hop(q, tx, ts));
-            assert_eq!((r.bytes, r.qlen, r.ts), (tx / 128 * 128, q / 80 * 80, Time::from_ns(ts).0 / 1000));
-            let r = two_x.read(&hop(q, tx, ts));
-            assert_eq!((r.bytes, r.qlen), (tx / 256 * 256, q / 160 * 160));
-        }
     }
 
     fn one(h: IntHop) -> IntHops {
