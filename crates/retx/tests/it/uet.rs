@@ -73,35 +73,18 @@ fn bad_settings_are_refused_naming_the_field() {
 /// sending 300 KB to a host under another leaf, UET with `cc`, the receivers' oversubscribed
 /// control as `oversub` says (empty: as uet-htsim decides).
 fn oversubscribed(cc: &str, oversub: &str) -> retx::RunOutput {
-    let flows: Vec<String> = (0..32).map(|i| format!("{{ src = \"h{i}\", dst = \"h{}\", size = \"300KB\", start = \"0us\" }}", (i + 8) % 32)).collect();
-    let text = format!(
-        r#"name = "uet-oversub"
-duration = "20ms"
-[topology]
-kind = "leaf-spine"
-spines = 2
-leaves = 4
-hosts_per_leaf = 8
-host_link = "10Gbps"
-fabric_link = "10Gbps"
-[nic]
-mtu = 1000
-[switch]
-pfc = {{ enabled = false }}
-trim = {{ queue = 0, data_queue = "30KB" }}
-[transport]
-recovery = "uet"
-cc = "none"
-[recovery.uet]
-cc = "{cc}"
-{oversub}
-[workload]
-kind = "flow-list"
-flows = [{}]
-"#,
-        flows.join(", ")
-    );
-    let out = retx::run_toml(&text).unwrap();
+    use crate::util::nets::{s, Flow, Net};
+    let flows: Vec<Flow> = (0..32).map(|i| Flow::new(i, (i + 8) % 32, "300KB", 0)).collect();
+    let topology = [("kind", s("leaf-spine")), ("spines", "2".into()), ("leaves", "4".into()), ("hosts_per_leaf", "8".into()), ("host_link", s("10Gbps")), ("fabric_link", s("10Gbps"))];
+    let text = Net::custom(&topology)
+        .named("uet-oversub", "20ms")
+        .nic("mtu", 1000)
+        .switch("pfc", "{ enabled = false }")
+        .switch("trim", "{ queue = 0, data_queue = \"30KB\" }")
+        .transport("uet", "none")
+        .with(&format!("[recovery.uet]\ncc = \"{cc}\"\n{oversub}"))
+        .with_flows(&flows);
+    let out = retx::run_toml(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
     assert!(out.unfinished().is_none() && out.counters.bad_deliveries == 0);
     out
 }
