@@ -75,6 +75,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from retx.reproduce.common import Claim, report_claims, save_table
+from retx.reproduce.uet_htsim_crosscheck import switch_settings
 from retx.results import Results
 from retx.runner import run_many
 from retx.scenario import Scenario
@@ -126,11 +127,7 @@ UET_CCS = ["nscc"]
 UET_PACKET = 1024 + 64
 UET_BDP_PACKETS = 145
 UET_SETTINGS: dict[str, Any] = {
-    "switch": {"pfc": {"enabled": False},
-               "ecn": {"enabled": True, "kmin": f"{29 * UET_PACKET}B", "kmax": f"{116 * UET_PACKET}B",
-                       "pmax": 1.0, "to_hosts": True},
-               "trim": {"queue": 0, "header": "64B", "data_queue": f"{UET_BDP_PACKETS * UET_PACKET}B",
-                        "victim": "htsim"}},
+    "switch": switch_settings(UET_BDP_PACKETS * UET_PACKET, 29 * UET_PACKET, 116 * UET_PACKET, ecn_to_hosts=True),
 }
 
 

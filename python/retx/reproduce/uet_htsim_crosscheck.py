@@ -27,6 +27,7 @@ $RETX_UET_HTSIM_DIR: the uet-htsim checkout).
 
 from __future__ import annotations
 
+import functools
 import os
 import statistics
 from pathlib import Path
@@ -176,6 +177,17 @@ def available() -> bool:
     return all((matrices() / e.cm).is_file() for e in EXPERIMENTS)
 
 
+def switch_settings(queue: int, kmin: int, kmax: int, ecn_to_hosts: bool) -> dict[str, Any]:
+    """uet-htsim's switches as `[switch]` settings: no PFC, a data queue of `queue` bytes per
+    port that trims to a 64 B header (the victim chosen as htsim's CompositeQueue does), ECN at
+    dequeue from `kmin` to `kmax` bytes with pmax 1, toward hosts or not."""
+    return {
+        "pfc": {"enabled": False},
+        "ecn": {"enabled": True, "kmin": f"{kmin}B", "kmax": f"{kmax}B", "pmax": 1.0, "to_hosts": ecn_to_hosts},
+        "trim": {"queue": 0, "header": "64B", "data_queue": f"{queue}B", "victim": "htsim"},
+    }
+
+
 def scenario(e: Experiment) -> Scenario:
     """The experiment as retx runs it: uet-htsim's network and flags as retx settings."""
     if e.spines:
@@ -190,13 +202,9 @@ def scenario(e: Experiment) -> Scenario:
     uet: dict[str, Any] = {"cc": cc, "paths": e.paths}
     if e.cwnd:
         uet["initial_window"] = e.cwnd
-    switch: dict[str, Any] = {
-        "pfc": {"enabled": False},
-        # set_ecn_parameters(true, !receiver_driven, ..): no marking toward hosts
-        # when receivers pull credit (fat_tree_topology.cpp:1187-1194).
-        "ecn": {"enabled": True, "kmin": f"{kmin}B", "kmax": f"{kmax}B", "pmax": 1.0, "to_hosts": cc == "nscc"},
-        "trim": {"queue": 0, "header": "64B", "data_queue": f"{queue}B", "victim": "htsim"},
-    }
+    # set_ecn_parameters(true, !receiver_driven, ..): no marking toward hosts when receivers
+    # pull credit (fat_tree_topology.cpp:1187-1194).
+    switch = switch_settings(queue, kmin, kmax, ecn_to_hosts=cc == "nscc")
     if e.failed:
         if e.failed != 1:
             raise ValueError(f"{e.mode} {e.idx}: only -failed 1 is mapped to retx's numbering")
@@ -231,8 +239,9 @@ class SeedSpread(NamedTuple):
     max_dev: float
 
 
+@functools.cache
 def seed_spreads() -> dict[tuple[str, int], SeedSpread]:
-    """uet-htsim's seed spread per (plan, line), from `SEEDS`."""
+    """uet-htsim's seed spread per (plan, line), from `SEEDS` (read once)."""
     table = pl.read_csv(SEEDS, comment_prefix="#")
     out: dict[tuple[str, int], SeedSpread] = {}
     for (mode, line), runs in table.group_by(["mode", "line"], maintain_order=True):
