@@ -14,6 +14,7 @@
 //! "switches"` skips the tiers and groups: every switch is a block with its hosts.
 
 use crate::net::topology::{NodeKind, Topology, NO_GROUP};
+use crate::sim::units::Time;
 use serde::{Deserialize, Serialize};
 
 /// The blocks a parallel run's partitions are made of (`[run] partition`).
@@ -24,7 +25,6 @@ pub enum PartitionMode {
     Auto,
     Switches,
 }
-use crate::sim::units::Time;
 
 /// Where each node runs.
 #[derive(Clone, Debug, PartialEq, Eq)]
