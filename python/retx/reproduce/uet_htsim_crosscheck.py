@@ -200,7 +200,8 @@ def scenario(e: Experiment) -> Scenario:
         queue, kmin, kmax = DATA_QUEUE, KMIN, KMAX
     cc = MODES[e.mode]
     uet: dict[str, Any] = {"cc": cc, "paths": e.paths}
-    if e.cwnd:
+    if e.cwnd and cc != "rccc":
+        # -cwnd sets NSCC's window, which RCCC alone never reads (retx warns of it as inert).
         uet["initial_window"] = e.cwnd
     # set_ecn_parameters(true, !receiver_driven, ..): no marking toward hosts when receivers
     # pull credit (fat_tree_topology.cpp:1187-1194).

@@ -212,7 +212,7 @@ static FLOW_COLUMNS: &[Column<(), FlowRecord>] = &[
         "bytes delivered in order to the application over the flow's active time",
         Get::F64(|_, r| r.goodput_bps / 1e9),
     ),
-    col("delivered_bytes", "B", "payload bytes delivered in order", Get::I64(|_, r| r.delivered_bytes as i64)),
+    col("delivered_bytes", "B", "payload bytes delivered in order (under UET's UUD: as they arrived, at most once)", Get::I64(|_, r| r.delivered_bytes as i64)),
     col("sent_bytes", "B", "payload bytes sent, retransmissions included", Get::I64(|_, r| r.sent_bytes as i64)),
     col("retx_bytes", "B", "payload bytes retransmitted", Get::I64(|_, r| r.retx_bytes as i64)),
     // One column per kind of loss notification: each says whose it is, and a test

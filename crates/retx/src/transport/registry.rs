@@ -172,6 +172,9 @@ macro_rules! recovery_registry {
             pub fn sizes_by_network(&self) -> bool {
                 each_params!(self, p => p.sizes_by_network())
             }
+            pub fn receiver_completes(&self) -> bool {
+                each_params!(self, p => p.receiver_completes())
+            }
             pub fn qp_cache(&self) -> u32 {
                 each_params!(self, p => p.qp_cache())
             }
@@ -411,6 +414,9 @@ macro_rules! recovery_registry {
             }
             fn release(&mut self) {
                 each_rx!(self, r => ReceiveRecovery::release(r))
+            }
+            fn completes_flow(&self) -> bool {
+                each_rx!(self, r => ReceiveRecovery::completes_flow(r))
             }
             #[inline]
             fn wants_wire(&self) -> bool {

@@ -78,6 +78,12 @@ impl Template {
         self.recovery.sizes_by_network()
     }
 
+    /// Whether a flow's receiver, not its sender, judges when it is over (an unreliable
+    /// delivery): the partition running the receiver then counts the flow.
+    pub fn receiver_completes(&self) -> bool {
+        self.recovery.receiver_completes()
+    }
+
     /// Connection contexts the NIC keeps on chip (0: all of them).
     pub fn qp_cache(&self) -> u32 {
         self.recovery.qp_cache()

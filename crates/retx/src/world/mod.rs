@@ -765,6 +765,7 @@ impl<O: Observer> Simulation<O> {
     fn add_flows(&mut self, defs: Vec<FlowDef>, seed: u64, mtu: u32) {
         let mut psn_rng = rng::stream(seed, Stream::InitialPsn, 0);
         let mut receivers = std::collections::BTreeSet::new();
+        let receiver_completes = self.template.receiver_completes();
         for (i, def) in defs.into_iter().enumerate() {
             // The workload's marking of the flow (its priority and colour); the transport
             // template adds the rest (`Template::endpoints`: sizes, where responses queue).
@@ -778,7 +779,14 @@ impl<O: Observer> Simulation<O> {
             };
             // Only the results read it: a partition finds it for the flows it sends (the
             // merged run takes each from there).
-            let ideal_fct = if def.size == FlowSpec::ENDLESS || !self.owns(def.src) { Time::ZERO } else { self.ideal_fct(def.src, def.dst, &spec) };
+            let ideal_fct = if def.size == FlowSpec::ENDLESS || !self.owns(def.src) {
+                Time::ZERO
+            } else if receiver_completes {
+                // It ends when its last packet arrives: no ACK's way back.
+                self.ideal_fct(def.src, def.dst, &spec) - path::propagation(&self.ports, &self.routes, self.host_port(def.src), def.dst)
+            } else {
+                self.ideal_fct(def.src, def.dst, &spec)
+            };
             // RoCEv2 5-tuple: addresses, UDP source port (per QP), destination port 4791.
             let sport = 10_000 + i as u64;
             let tuple = |s: usize, d: usize, sp: u64, dp: u64| rng::mix64((s as u64) << 40 ^ (d as u64) << 16 ^ sp << 48 ^ dp);
@@ -797,10 +805,11 @@ impl<O: Observer> Simulation<O> {
                 first_arrival: None,
                 received: None,
             });
-            // A partition counts the finite flows whose senders it runs (they finish there).
+            // A partition counts the finite flows whose completing ends it runs (they finish
+            // there: the sender, or an unreliable delivery's receiver).
             if def.size == FlowSpec::ENDLESS {
                 self.endless += 1
-            } else if self.owns(def.src) {
+            } else if self.owns(if receiver_completes { def.dst } else { def.src }) {
                 self.finite_left += 1
             }
             receivers.insert(def.dst);

@@ -49,12 +49,13 @@ pub fn setup(kind: RecoveryKind, knob: u32) -> Net {
         "left" => net.routing("policy", s("spray-random")),
         "uet" => {
             // uet-htsim's per-port queues (or trimming at the shared buffer alone), every
-            // congestion control and load balancer, ROD on one path now and then.
+            // congestion control (and none) and load balancer, ROD on one path now and then
+            // (UUD, unreliable, has its own property in `uet.rs`).
             let trim = match knob % 4 {
                 0 => "{ queue = 0 }".to_string(),
                 _ => format!("{{ queue = 0, data_queue = \"{}B\" }}", (2 + knob % 20) * 1_064),
             };
-            let cc = ["nscc", "rccc", "both"][(knob % 3) as usize];
+            let cc = ["nscc", "rccc", "both", "none"][(knob / 7 % 4) as usize];
             let lb = ["mixed", "oblivious", "bitmap", "reps", "reps-legacy"][(knob / 3 % 5) as usize];
             let (delivery, paths) = if knob % 7 == 0 { ("rod", 1) } else { ("rud", 1 << (knob % 8)) };
             net.switch("trim", trim).with(&format!(

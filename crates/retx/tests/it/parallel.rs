@@ -76,6 +76,26 @@ fn a_fat_tree_split_in_two_three_and_four_is_the_serial_run() {
 }
 
 #[test]
+fn uet_uud_split_is_the_serial_run() {
+    // UUD's receivers judge their flows over, so the partition running a flow's receiver
+    // counts it (`Template::receiver_completes`); an 8-to-1 incast across pods under loss and
+    // trimming, split in two and four.
+    use crate::util::nets::{incast, Net};
+    let text = Net::fat_tree(4, "10Gbps")
+        .named("uud-split", "5ms")
+        .nic("mtu", 1000)
+        .switch("trim", "{ queue = 0, data_queue = \"30KB\" }")
+        .transport("uet", "none")
+        .with("[recovery.uet]\ncc = \"none\"\ndelivery = \"uud\"\nload_balancing = \"oblivious\"\nrto = \"100us\"")
+        .lossy(0.01)
+        .with_flows(&incast(8, "100KB"));
+    let serial = run_on(&text, Path::new("."), 1).0;
+    assert!(serial.unfinished().is_none() && serial.counters.packets_trimmed > 0);
+    assert!(serial.flows.iter().map(|f| f.delivered_bytes).sum::<u64>() < 800_000);
+    assert!(same_at("uud", &text, Path::new("."), &[2, 4]));
+}
+
+#[test]
 fn a_fat_tree_cut_switch_by_switch_is_the_serial_run_too() {
     // `[run] partition = "switches"`: other blocks, more links cut (ToR to aggregation too),
     // the same bytes.

@@ -109,3 +109,140 @@ fn the_oversubscribed_control_needs_the_pull_pacer() {
     let err = retx::run_toml(&scenario("", "cc = \"nscc\"\noversubscribed_cc = true")).err().map(|e| e.to_string()).unwrap_or_default();
     assert!(err.contains("recovery.uet.oversubscribed_cc"), "{err}");
 }
+
+/// UUD on the 3-host switch: `flows` as a flow list, the receiver's timeout 200 us.
+fn uud(flows: &str, trim: &str, extra: &str) -> retx::RunOutput {
+    uud_rto(flows, trim, extra, "200us")
+}
+
+fn uud_rto(flows: &str, trim: &str, extra: &str, rto: &str) -> retx::RunOutput {
+    let text = scenario("", &format!("cc = \"none\"\ndelivery = \"uud\"\nload_balancing = \"oblivious\"\nrto = \"{rto}\""))
+        .replace("trim = { queue = 0, data_queue = \"50KB\" }", trim)
+        .replace("flows = [{ src = \"h0\", dst = \"h1\", size = \"500KB\", start = \"0us\" }]", flows)
+        + extra;
+    let out = retx::run_toml(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert!(out.unfinished().is_none(), "every UUD message is judged over");
+    assert_eq!(out.counters.bad_deliveries, 0, "each packet delivered at most once, with its own payload");
+    for f in &out.flows {
+        assert_eq!((f.retx_bytes, f.timeouts), (0, 0), "UUD sends every packet once");
+        assert_eq!(f.notifications.total(), 0, "and hears nothing back");
+    }
+    let report = |k: &str| out.scheme_report.iter().find(|r| r.0 == k).map(|r| r.1);
+    assert_eq!((report("uet_acks_received"), report("uet_nacks_received")), (Some(0.0), Some(0.0)));
+    out
+}
+
+const ONE: &str = "flows = [{ src = \"h0\", dst = \"h1\", size = \"500KB\", start = \"0us\" }]";
+const TWO: &str = "flows = [{ src = \"h0\", dst = \"h1\", size = \"500KB\", start = \"0us\" }, { src = \"h2\", dst = \"h1\", size = \"500KB\", start = \"0us\" }]";
+const TRIM: &str = "trim = { queue = 0, data_queue = \"50KB\" }";
+
+#[test]
+fn uud_on_a_clean_path_delivers_every_packet_at_the_line_rate_and_ends_with_the_last() {
+    let out = uud(ONE, TRIM, "");
+    let f = &out.flows[0];
+    assert_eq!(f.delivered_bytes, 500_000);
+    // 500 packets of 1,000 B + 64 B at 10 Gbps: 425.6 us of serialisation, two hops of
+    // propagation and store-and-forward; no timeout waited for (every packet was heard of).
+    let fct = f.fct().unwrap().as_us_f64();
+    assert!(fct > 425.6 && fct < 440.0, "{fct}");
+    // Its ideal is one way (the receiver ends it; no ACK comes back): the run is within 2 %
+    // of it, never below (64 B UET headers against the ideal's RoCEv2 ones).
+    let ideal = f.ideal_fct.as_us_f64();
+    assert!(fct >= ideal && fct < 1.02 * ideal, "{fct} against {ideal}");
+}
+
+#[test]
+fn uud_loses_what_is_trimmed_and_judges_the_message_over_when_every_header_came() {
+    // Two senders at the line rate into one 10 Gbps port: about half of the packets are
+    // trimmed; their headers tell the receiver they are lost, so neither flow waits for the
+    // 200 us timeout.
+    let out = uud(TWO, TRIM, "");
+    let trimmed = out.counters.packets_trimmed;
+    let delivered: u64 = out.flows.iter().map(|f| f.delivered_bytes).sum();
+    assert!(trimmed > 200, "{trimmed}");
+    assert_eq!(1_000_000 - delivered, trimmed * 1_000, "every byte not delivered was trimmed");
+    for f in &out.flows {
+        assert!(f.fct().unwrap().as_us_f64() < 2.0 * 425.6, "{:?}", f.fct());
+    }
+}
+
+#[test]
+fn uud_waits_its_timeout_only_for_packets_lost_without_a_word() {
+    // Without trimming a full 50 KB buffer drops packets silently: the receiver of a flow that
+    // lost some judges it over `rto` after the last packet it heard of, so a longer timeout
+    // moves exactly those flows' completions by the difference; a flow that lost nothing ends
+    // with its last packet whatever the timeout.
+    let (short, long) = (uud_rto(TWO, "buffer = \"50KB\"", "", "200us"), uud_rto(TWO, "buffer = \"50KB\"", "", "500us"));
+    assert_eq!(short.counters.packets_trimmed, 0);
+    let lossy = |f: &retx::stats::FlowRecord| f.delivered_bytes < f.size_bytes;
+    assert!(short.flows.iter().any(lossy), "the buffer overflowed");
+    for (a, b) in short.flows.iter().zip(&long.flows) {
+        assert_eq!(a.delivered_bytes, b.delivered_bytes, "the receiver's timeout changes nothing in the network");
+        let moved = b.fct().unwrap().as_us_f64() - a.fct().unwrap().as_us_f64();
+        let expected = if lossy(a) { 300.0 } else { 0.0 };
+        assert!((moved - expected).abs() < 1e-6, "flow {} moved {moved} us", a.flow_id);
+    }
+}
+
+#[test]
+fn uud_under_random_loss_delivers_what_arrives_once() {
+    // 5 % loss on every link (data only: UUD sends nothing back): what is lost is lost, what
+    // arrives is delivered once; the run is the same twice.
+    let loss = "[[loss]]\nat = \"everywhere\"\nrate = 0.05\n";
+    let out = uud(TWO, TRIM, loss);
+    let lost: u64 = out.flows.iter().map(|f| f.size_bytes - f.delivered_bytes).sum();
+    assert!(lost > 0);
+    let again = uud(TWO, TRIM, loss);
+    for (a, b) in out.flows.iter().zip(&again.flows) {
+        assert_eq!((a.finish, a.delivered_bytes), (b.finish, b.delivered_bytes));
+    }
+}
+
+#[test]
+fn uud_refuses_what_needs_feedback_and_warns_of_inert_settings() {
+    let err = |recovery: &str| retx::run_toml(&scenario("", recovery)).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(err("delivery = \"uud\"\nload_balancing = \"oblivious\"").contains("recovery.uet.cc"));
+    assert!(err("delivery = \"uud\"\ncc = \"none\"").contains("recovery.uet.load_balancing"));
+    assert!(err("delivery = \"uud\"\ncc = \"none\"\npaths = 1").is_empty(), "one path needs no steering");
+    let warned = |recovery: &str| {
+        let mut s = retx::Scenario::from_toml(&scenario("", recovery)).unwrap();
+        let topo = retx::config::validate(&mut s).unwrap();
+        retx::config::warnings(&s, &topo)
+    };
+    let w = warned("delivery = \"uud\"\ncc = \"none\"\npaths = 1\nsack_threshold = \"4KB\"\npull_rate = 0.5");
+    assert!(w.iter().any(|l| l.starts_with("recovery.uet.sack_threshold: ignored")), "{w:?}");
+    assert!(w.iter().any(|l| l.starts_with("recovery.uet.pull_rate: ignored")), "{w:?}");
+    let w = warned("cc = \"rccc\"\ntarget_delay = \"5us\"");
+    assert!(w.len() == 1 && w[0].starts_with("recovery.uet.target_delay: ignored"), "{w:?}");
+    assert!(warned("cc = \"both\"\ntarget_delay = \"5us\"\npull_rate = 0.5").is_empty());
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 32, ..proptest::prelude::ProptestConfig::default() })]
+    /// UUD under random loss (and duplication by the loss model's copies), trimming or a
+    /// shared buffer alone, on a k = 4 fat-tree: every flow is judged over, every packet that
+    /// arrives is delivered at most once with its own payload, nothing is sent twice, and what
+    /// a flow delivered is at most its size.
+    #[test]
+    fn uud_delivers_at_most_once_and_always_ends(
+        seed in 0u64..1_000,
+        loss in 0u32..50,
+        flows in proptest::collection::vec((0u32..16, 1u32..16, 1u32..300, 0u32..50), 1..12),
+        trim in proptest::bool::ANY,
+    ) {
+        use crate::util::nets::{Flow, Net};
+        let flows: Vec<Flow> = flows.iter().map(|&(a, d, kb, at)| Flow::new(a, (a + d) % 16, &format!("{kb}KB"), at)).collect();
+        let net = Net::fat_tree(4, "10Gbps").named("uud-prop", "20ms").top("seed", seed).nic("mtu", 1000);
+        let net = if trim { net.switch("trim", "{ queue = 0, data_queue = \"20KB\" }") } else { net.switch("buffer", "\"100KB\"") };
+        let net = if loss > 0 { net.lossy(loss as f64 / 1_000.0) } else { net };
+        let text = net.transport("uet", "none")
+            .with("[recovery.uet]\ncc = \"none\"\ndelivery = \"uud\"\nload_balancing = \"oblivious\"\nrto = \"100us\"")
+            .with_flows(&flows);
+        let out = retx::run_toml(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        proptest::prop_assert!(out.unfinished().is_none(), "{text}");
+        proptest::prop_assert_eq!(out.counters.bad_deliveries, 0);
+        for f in &out.flows {
+            proptest::prop_assert!(f.delivered_bytes <= f.size_bytes && f.retx_bytes == 0 && f.sent_bytes == f.size_bytes, "{f:?}");
+        }
+    }
+}

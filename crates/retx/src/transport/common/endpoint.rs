@@ -162,10 +162,12 @@ impl<R: SendRecovery, X: ReceiveRecovery, C: CongestionControl> Endpoint<R, X, C
     }
 
     /// When this end judged its flow complete (on its host's clock), if it has: the end whose
-    /// view is the flow's completion time (the sender, once every byte is acknowledged).
+    /// view is the flow's completion time (the sender, once every byte is acknowledged; the
+    /// receiver of an unreliable delivery, once it judged the message over).
     pub fn completed_at(&self) -> Option<Time> {
         match self {
             Endpoint::Requester(s) => s.done_at,
+            Endpoint::Responder(r) if r.ctx.completes_flow => r.ctx.done_at,
             Endpoint::Responder(_) => None,
         }
     }

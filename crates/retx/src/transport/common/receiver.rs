@@ -20,7 +20,9 @@ pub struct Receiver<X> {
 
 impl<X: ReceiveRecovery> Receiver<X> {
     pub fn new(spec: FlowSpec, recovery: X, np: Option<CnpPacer>) -> Self {
-        Receiver { ctx: RxCtx::new(spec), recovery, np, cnps_sent: 0 }
+        let mut ctx = RxCtx::new(spec);
+        ctx.completes_flow = recovery.completes_flow();
+        Receiver { ctx, recovery, np, cnps_sent: 0 }
     }
 
     pub fn recovery(&self) -> &X {

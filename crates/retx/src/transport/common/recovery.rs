@@ -193,4 +193,9 @@ pub trait ReceiveRecovery {
     fn handle_timeout(&mut self, _now: Time, _rx: &mut RxCtx, _nic: &mut NicCall<'_>) {}
     /// The whole message is delivered: reorder state may go.
     fn release(&mut self) {}
+    /// Whether this side judges when the flow is over (an unreliable delivery, whose sender
+    /// hears nothing back): asked once, when the end is built. Not by default.
+    fn completes_flow(&self) -> bool {
+        false
+    }
 }

@@ -22,6 +22,9 @@ pub struct RxCtx {
     pub bad_deliveries: u64,
     pub naks_sent: u64,
     pub done_at: Option<Time>,
+    /// This end's `done_at` is the flow's completion (an unreliable delivery, where the sender
+    /// never hears how its message ended); otherwise the sender's is.
+    pub completes_flow: bool,
     /// Optional log of delivered packet indices, for tests.
     pub log: Option<Vec<u64>>,
 }
@@ -37,6 +40,7 @@ impl RxCtx {
             bad_deliveries: 0,
             naks_sent: 0,
             done_at: None,
+            completes_flow: false,
             log: None,
         }
     }
@@ -67,6 +71,27 @@ impl RxCtx {
 
     pub fn send(&mut self, seg: Segment) {
         self.out.push_back(seg);
+    }
+
+    /// Hands packet `index` to the application in whatever order it came (an unreliable
+    /// unordered delivery: the receiver hands each packet over at most once), checking it
+    /// carries the payload that was sent for it. RCV.NXT becomes the highest index + 1, the
+    /// reference PSNs are read against.
+    pub fn deliver_unordered(&mut self, index: u64, tag: u32, bytes: u32) {
+        if tag != payload_tag(self.spec.key, index) || bytes != self.spec.payload(index) {
+            self.bad_deliveries += 1;
+        }
+        self.delivered = self.delivered.max(index + 1);
+        self.delivered_bytes += bytes as u64;
+        if let Some(log) = self.log.as_mut() {
+            log.push(index);
+        }
+    }
+
+    /// The receiver judged the message over at `now`, whatever was delivered (an unreliable
+    /// delivery).
+    pub fn close(&mut self, now: Time) {
+        self.done_at.get_or_insert(now);
     }
 
     /// Hands packet `index` to the application, checking it is the next one and carries the

@@ -175,6 +175,11 @@ pub trait Scheme: Clone + Debug + PartialEq + Default + 'static {
     fn sizes_by_network(&self) -> bool {
         false
     }
+    /// Its receivers judge when a flow is over (an unreliable delivery: the sender hears
+    /// nothing back), as [`super::recovery::ReceiveRecovery::completes_flow`] says per end.
+    fn receiver_completes(&self) -> bool {
+        false
+    }
     /// Connection contexts the NIC keeps on chip (0: all of them).
     fn qp_cache(&self) -> u32 {
         0

@@ -38,6 +38,19 @@ pub enum LbKind {
     Mixed,
 }
 
+impl LbKind {
+    /// As a configuration writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            LbKind::Oblivious => "oblivious",
+            LbKind::Bitmap => "bitmap",
+            LbKind::Reps => "reps",
+            LbKind::RepsLegacy => "reps-legacy",
+            LbKind::Mixed => "mixed",
+        }
+    }
+}
+
 /// What a response said about the path an EV names (`UecMultipath::PathFeedback`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Feedback {

@@ -8,7 +8,9 @@
 //!   packets sprayed over the connection's entropy values, a cumulative ACK with a 64-bit
 //!   SACK bitmap once per 16 KB or at once on ECN, a NACK for every trimmed header, one fixed
 //!   retransmission timeout for the oldest send; no handshake. ROD (ordered, one path,
-//!   go-back on an out-of-order NACK) is a simple variant here; uet-htsim has RUD only.
+//!   go-back on an out-of-order NACK) is a simple variant here; uet-htsim has RUD only. UUD
+//!   (unreliable: every packet sent once, nothing back, the receiver judging when a message
+//!   is over: [`uud`]) is UEC 1.0's fourth mode, also not in uet-htsim.
 //! - Congestion control: NSCC at the sender ([`nscc`]), RCCC's receiver credits paced per
 //!   host at 0.99 of the link ([`pacer`]), or both (`cc`: uet-htsim's `-sender_cc_only`,
 //!   `-receiver_cc_only`, `-sender_cc -receiver_cc`).
@@ -28,6 +30,7 @@ pub mod pacer;
 pub mod params;
 pub mod receiver;
 pub mod sender;
+pub mod uud;
 
 pub use self::params::{Delivery, SenderConfig, UetCc, UetParams, HEADER_BYTES, PULL_SHIFT};
 
@@ -42,11 +45,11 @@ use crate::transport::common::scheme::{RunFacts, Scheme, Setup};
 
 impl UetParams {
     fn nscc_on(&self) -> bool {
-        self.cc != UetCc::Rccc
+        matches!(self.cc, UetCc::Nscc | UetCc::Both)
     }
 
     fn rccc_on(&self) -> bool {
-        self.cc != UetCc::Nscc
+        matches!(self.cc, UetCc::Rccc | UetCc::Both)
     }
 
     /// The run's network RTT: set, or what the network gives.
@@ -110,16 +113,56 @@ impl Scheme for UetParams {
         if let Some(d) = self.network_rtt {
             check::timer("network_rtt", d.0)?;
         }
-        if self.oversubscribed_cc == Some(true) && self.cc == UetCc::Nscc {
+        if self.oversubscribed_cc == Some(true) && !self.rccc_on() {
             return Err(FieldError::new("oversubscribed_cc", "slows the receivers' pull pacers, which run with RCCC only: set cc = \"rccc\" or \"both\""));
         }
         if self.delivery == Delivery::Rod && self.paths != 1 {
             return Err(FieldError::new("delivery", "\"rod\" delivers in order over one path: set paths = 1"));
         }
+        if self.delivery == Delivery::Uud && self.cc != UetCc::None {
+            return Err(FieldError::new("cc", format!("\"{}\" needs ACKs or PULLs, which \"uud\" delivery never sends: set cc = \"none\"", self.cc.name())));
+        }
+        if self.delivery == Delivery::Uud && self.load_balancing != LbKind::Oblivious && self.paths > 1 {
+            return Err(FieldError::new("load_balancing", format!("\"{}\" steers by ACKs, NACKs and timeouts, which \"uud\" delivery never has: set load_balancing = \"oblivious\" (or paths = 1)", self.load_balancing.name())));
+        }
         if self.load_balancing == LbKind::Reps && !self.trimming {
             return Err(FieldError::new("load_balancing", "\"reps\" freezes on timeouts only with trimming (uet-htsim exits without it): set trimming = true"));
         }
         Ok(())
+    }
+
+    /// Settings given away from their defaults that the run as configured never reads: NSCC's
+    /// without NSCC, RCCC's without RCCC, the ACK threshold without ACKs (UUD).
+    fn inert_settings(&self) -> Vec<String> {
+        let d = UetParams::default();
+        let cc = self.cc.name();
+        let mut out = Vec::new();
+        let mut inert = |field: &str, set: bool, why: String| {
+            if set {
+                out.push(format!("{field}: ignored: {why}"));
+            }
+        };
+        let no_nscc = format!("cc = \"{cc}\" runs no NSCC window");
+        if !self.nscc_on() {
+            inert("initial_window", self.initial_window != d.initial_window, no_nscc.clone());
+            inert("target_delay", self.target_delay != d.target_delay, no_nscc.clone());
+            inert("qa_gate", self.qa_gate != d.qa_gate, no_nscc.clone());
+            inert("quick_adapt", self.quick_adapt != d.quick_adapt, no_nscc.clone());
+            inert("window_penalty", self.window_penalty != d.window_penalty, no_nscc.clone());
+            inert("reference_rate", self.reference_rate != d.reference_rate, no_nscc.clone());
+            inert("reference_rtt", self.reference_rtt != d.reference_rtt, no_nscc);
+        }
+        if !self.rccc_on() {
+            let no_rccc = format!("cc = \"{cc}\" runs no receiver credit");
+            inert("pull_rate", self.pull_rate != d.pull_rate, no_rccc.clone());
+            inert("credit_per_pull", self.credit_per_pull != d.credit_per_pull, no_rccc);
+        }
+        if self.delivery == Delivery::Uud {
+            let no_acks = "\"uud\" delivery sends no ACK or NACK".to_string();
+            inert("sack_threshold", self.sack_threshold != d.sack_threshold, no_acks.clone());
+            inert("base_rtt_from_nacks", self.base_rtt_from_nacks != d.base_rtt_from_nacks, no_acks);
+        }
+        out
     }
 
     fn check_run(&self, run: &RunFacts) -> Checked {
@@ -149,12 +192,13 @@ impl Scheme for UetParams {
         let cwnd = self.initial_window as i64 * mtu as i64;
         let nscc = Nscc::new(NsccConfig::new(&inputs), network_rtt, cwnd);
         let configured_maxwnd = nscc.maxwnd;
+        let rto = self.rto_for(f.line, f.net.switch_queue);
         let cfg = SenderConfig {
             nscc: self.nscc_on(),
             rccc: self.rccc_on(),
             mtu,
             mss,
-            rto: self.rto_for(f.line, f.net.switch_queue),
+            rto,
             rts_gap: if self.nscc_on() { network_rtt } else { Time::ZERO },
             configured_maxwnd,
             base_rtt_from_nacks: self.base_rtt_from_nacks,
@@ -170,6 +214,7 @@ impl Scheme for UetParams {
             max_slow: (configured_maxwnd >> PULL_SHIFT) as u32,
             delivery: self.delivery,
             oversub: self.oversub_cfg(f, network_rtt),
+            rto,
         };
         (Box::new(tx), UetReceiver::new(rx_cfg, f.npkts()))
     }
@@ -192,6 +237,10 @@ impl Scheme for UetParams {
 
     fn sizes_by_network(&self) -> bool {
         true
+    }
+
+    fn receiver_completes(&self) -> bool {
+        self.delivery == Delivery::Uud
     }
 
     fn report<'a>(agents: &mut dyn Iterator<Item = &'a UetAgent>) -> Vec<(&'static str, f64)> {

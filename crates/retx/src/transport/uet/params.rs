@@ -23,6 +23,21 @@ pub enum UetCc {
     Rccc,
     /// Both (`-sender_cc -receiver_cc`): the window and credit both gate sending.
     Both,
+    /// Neither: packets leave at the line rate (UUD's only choice: it has no ACKs to run a
+    /// window on; with RUD a baseline without congestion control).
+    None,
+}
+
+impl UetCc {
+    /// As a configuration writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            UetCc::Nscc => "nscc",
+            UetCc::Rccc => "rccc",
+            UetCc::Both => "both",
+            UetCc::None => "none",
+        }
+    }
 }
 
 /// `[recovery.uet] delivery`.
@@ -34,6 +49,12 @@ pub enum Delivery {
     Rud,
     /// Reliable ordered delivery: one path, packets past a hole dropped, go back to it.
     Rod,
+    /// Unreliable unordered delivery (UEC 1.0's UUD; not in uet-htsim): every packet sent once,
+    /// no ACK, NACK or retransmission; the receiver hands each packet over as it arrives and
+    /// judges the message over once every packet arrived or was heard lost (a trimmed header),
+    /// or `rto` after the last it heard of the message (the packets it has not heard of are
+    /// lost).
+    Uud,
 }
 
 /// `[recovery.uet]`: UET as uet-htsim runs it. Defaults are uet-htsim's (`main_uec.cpp`,
@@ -41,9 +62,9 @@ pub enum Delivery {
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct UetParams {
-    /// "nscc", "rccc" or "both" (default "nscc", uet-htsim's default).
+    /// "nscc", "rccc", "both" or "none" (default "nscc", uet-htsim's default).
     pub cc: UetCc,
-    /// "rud" (default) or "rod".
+    /// "rud" (default), "rod" or "uud".
     pub delivery: Delivery,
     /// "oblivious", "bitmap", "reps", "reps-legacy" or "mixed" (default, `main_uec.cpp:88`).
     pub load_balancing: LbKind,
@@ -55,7 +76,9 @@ pub struct UetParams {
     pub initial_window: u32,
     /// The retransmission timeout, fixed, no backoff (`_min_rto`). Absent: uet-htsim's
     /// `15 us + 6 x (one switch data queue's drain time)` (`main_uec.cpp:694`; 100.656 us on
-    /// its 3-tier network), or 100 us (`DEFAULT_UEC_RTO_MIN`) without per-port queues.
+    /// its 3-tier network), or 100 us (`DEFAULT_UEC_RTO_MIN`) without per-port queues. Under
+    /// UUD the receiver's: a packet not heard of this long after the last is lost (the time RUD
+    /// would wait before sending it again).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rto: Option<Dur>,
     /// An ACK per this many bytes received (`-sack_threshold`, 16 KB).

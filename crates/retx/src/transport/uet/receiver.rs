@@ -12,6 +12,7 @@
 use super::oversub::{Arrival, OversubCfg};
 use super::pacer::UetAgent;
 use super::params::{Delivery, HEADER_BYTES};
+use super::uud::{Take, UudState};
 use crate::transport::common::agent::NicCall;
 use crate::transport::common::ext::{UetInfo, UetKind, UET_AR, UET_GO_BACK, UET_LAST_HOP, UET_RTS_ACK};
 use crate::transport::common::flow::PRIORITY_CONTROL;
@@ -33,6 +34,8 @@ pub struct ReceiverConfig {
     pub delivery: Delivery,
     /// The host's oversubscribed-fabric control, when on (its pacer is told on first use).
     pub oversub: Option<OversubCfg>,
+    /// UUD: a packet not heard of this long after the last is lost.
+    pub rto: Time,
 }
 
 #[derive(Clone, Debug)]
@@ -49,11 +52,17 @@ pub struct UetReceiver {
     ack_request: bool,
     /// ROD: the hole last NACKed.
     naked: Option<u64>,
+    /// UUD's receive state (boxed: RUD's receivers do not carry it).
+    uud: Option<Box<UudState>>,
 }
 
 impl UetReceiver {
     pub fn new(cfg: ReceiverConfig, npkts: u64) -> Self {
-        UetReceiver { cfg, reorder: ReorderBuffer::new(npkts), accepted: 0, received: 0, recvd: 0, ack_request: false, naked: None }
+        let (reorder, uud) = match cfg.delivery {
+            Delivery::Uud => (ReorderBuffer::new(0), Some(Box::new(UudState::new(npkts, cfg.rto)))),
+            _ => (ReorderBuffer::new(npkts), None),
+        };
+        UetReceiver { cfg, reorder, accepted: 0, received: 0, recvd: 0, ack_request: false, naked: None, uud }
     }
 
     /// `sackBitmapBase` (uec.cpp:2953).
@@ -152,6 +161,16 @@ fn uet_info(seg: &Segment) -> UetInfo {
 impl ReceiveRecovery for UetReceiver {
     /// `processData` (uec.cpp:2571).
     fn on_data(&mut self, now: Time, index: u64, seg: &Segment, rx: &mut RxCtx, nic: &mut NicCall<'_>) {
+        if let Some(u) = self.uud.as_mut() {
+            if u.on_data(now, index) == Take::Deliver {
+                rx.deliver_unordered(index, seg.tag, seg.payload);
+                self.received += seg.payload as u64;
+            }
+            if u.is_over() {
+                rx.close(now);
+            }
+            return;
+        }
         let info = uet_info(seg);
         if info.kind == UetKind::Rts {
             self.count_arrival(now, Arrival::Other, nic);
@@ -204,6 +223,14 @@ impl ReceiveRecovery for UetReceiver {
 
     /// `processTrimmed` (uec.cpp:2741): a NACK at once (an ACK if the packet is already here).
     fn on_trimmed(&mut self, now: Time, index: u64, seg: &Segment, rx: &mut RxCtx, nic: &mut NicCall<'_>) {
+        if let Some(u) = self.uud.as_mut() {
+            // UUD: no NACK; the packet is lost.
+            u.on_trimmed(now, index);
+            if u.is_over() {
+                rx.close(now);
+            }
+            return;
+        }
         self.count_arrival(now, Arrival::Trimmed { last_hop: seg.path.trimmed_last_hop() }, nic);
         let info = uet_info(seg);
         let expected = rx.expected();
@@ -220,10 +247,34 @@ impl ReceiveRecovery for UetReceiver {
     }
 
     fn reorder_stats(&self) -> (u64, u64, u64) {
-        self.reorder.stats()
+        match &self.uud {
+            Some(u) => (0, 0, u.dropped),
+            None => self.reorder.stats(),
+        }
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        self.uud.as_ref().and_then(|u| u.deadline())
+    }
+
+    /// UUD: the first wake-up notes when the flow began; a later one past the deadline
+    /// judges the message over.
+    fn handle_timeout(&mut self, now: Time, rx: &mut RxCtx, _nic: &mut NicCall<'_>) {
+        if let Some(u) = self.uud.as_mut() {
+            if u.on_wake(now) {
+                rx.close(now);
+            }
+        }
     }
 
     fn release(&mut self) {
         self.reorder.release();
+        if let Some(u) = self.uud.as_mut() {
+            u.release();
+        }
+    }
+
+    fn completes_flow(&self) -> bool {
+        self.uud.is_some()
     }
 }

@@ -14,7 +14,7 @@
 use super::lb::{Feedback, Multipath};
 use super::nscc::Nscc;
 use super::pacer::UetAgent;
-use super::params::{SenderConfig, HEADER_BYTES, PULL_SHIFT};
+use super::params::{Delivery, SenderConfig, HEADER_BYTES, PULL_SHIFT};
 use crate::transport::common::agent::NicCall;
 use crate::transport::common::ext::{UetInfo, UetKind, UET_AR, UET_GO_BACK, UET_LAST_HOP, UET_RTS_ACK, UET_SPEC};
 use crate::transport::common::flow::PRIORITY_CONTROL;
@@ -468,6 +468,23 @@ impl UetSender {
     }
 }
 
+impl UetSender {
+    /// UUD: the next packet, sent once, on an oblivious EV; nothing is kept for it, and a
+    /// packet handed to the wire counts as acknowledged (nothing will ever be).
+    fn next_unreliable(&mut self) -> Option<(u64, bool)> {
+        if self.backlog == 0 {
+            return None;
+        }
+        let size = self.backlog.min(self.cfg.mtu as i64);
+        self.backlog -= size;
+        let i = self.highest_sent;
+        self.stamp = Stamp { ev: self.mp.next(i, 0), flags: 0, pull_target: 0 };
+        self.highest_sent += 1;
+        self.cum_ack = self.highest_sent;
+        Some((i, false))
+    }
+}
+
 fn uet_info(seg: &Segment) -> Option<UetInfo> {
     match seg.ext {
         Ext::Uet(u) => Some(u),
@@ -492,6 +509,9 @@ impl SendRecovery for UetSender {
     /// `sendPacket` (uec.cpp:1987): a retransmission first (`sendRtxPacket`), else a new packet
     /// (`sendNewPacket`), while window and credit allow.
     fn next(&mut self, now: Time, _rate: Rate, nic: &mut NicCall<'_>) -> Option<(u64, bool)> {
+        if self.cfg.delivery == Delivery::Uud {
+            return self.next_unreliable();
+        }
         if !self.permitted() {
             self.report_sending(nic);
             return None;
