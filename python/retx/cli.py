@@ -180,6 +180,43 @@ def run(
     print(f"wrote {out_dir}/")
 
 
+@app.command(name="uet-htsim", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def uet_htsim(
+    ctx: typer.Context,
+    out: Optional[Path] = typer.Option(None, "--out", show_default=False,
+                                       help="Output folder [default: results/<matrix name>]."),
+    force: bool = typer.Option(False, "--force", help="Overwrite the results already in --out."),
+    threads: Optional[int] = _threads_option(),
+) -> None:
+    """Run an htsim_uec command line: `retx uet-htsim -tm FILE.cm [uet-htsim flags]`.
+
+    uet-htsim's flags (-nodes, -tiers, -topo, -end, -seed, -paths, -cwnd, -sender_cc_only,
+    -receiver_cc_only, -sender_cc, -receiver_cc, -load_balancing_algo, -q, -ecn, -failed,
+    -linkspeed, -mtu, -hop_latency, -disable_trim, -trimsize, -sack_threshold, -target_q_delay,
+    -qa_gate, ...) set up the network, switches and UET as uet-htsim's main_uec.cpp does; stdout
+    is a line per finished flow and the packet summary in uet-htsim's format (its validate.py
+    reads it), and the results are written as `retx run` writes them. A flag retx does not model
+    is refused naming it. See docs/SCENARIO.md, "uet-htsim's command line"."""
+    from retx import uet_htsim as uh
+
+    flags = uh.parse(list(ctx.args))
+    assert flags.tm is not None
+    name = flags.tm.stem if re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", flags.tm.stem) else "uet-htsim"
+    scenario = uh.scenario(flags, name)
+    out_dir = out or Path("results") / scenario.name
+    check_target(out_dir, force or out is None)
+    _print_warnings(scenario)
+    _use_threads(threads)
+    results = run_scenario(scenario, progress=False)
+    _print_engine(results.engine)
+    with staged(out_dir) as folder:
+        results.write(folder)
+    for line in uh.flow_lines(results.flows, flags.packet_size, results.summary):
+        print(line)
+    _warn_unfinished(results.summary)
+    print(f"retx: wrote {out_dir}/", file=sys.stderr)
+
+
 def _print_engine(engine: Optional[dict[str, Any]]) -> None:
     """How the run used the machine, on stderr: why one thread when more were asked for, or
     the partitions and the share of their time spent waiting for one another."""
