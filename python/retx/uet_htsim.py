@@ -241,8 +241,9 @@ def _nodes(tm: Path) -> int:
 
 
 def network(f: Flags, nodes: int) -> Network:
-    link = f"{f.linkspeed_mbps / 1000:g}Gbps"
-    delay = f"{f.hop_latency_us * 1000:g}ns"
+    link = f"{f.linkspeed_mbps / 1000:.12g}Gbps"
+    ps = round(f.hop_latency_us * 1e6)
+    delay = f"{ps // 1000}ns" if ps % 1000 == 0 else f"{ps}ps"
     if f.switch_latency_us:
         raise FlagError("-switch_latency: a switch's forwarding latency is not modelled in retx (0, uet-htsim's default)")
     if f.topo is not None:
@@ -286,7 +287,11 @@ def _topo_file(f: Flags, nodes: int) -> Network:
     assert path is not None
     header: dict[str, str] = {}
     tiers: list[dict[str, str]] = []
-    for raw in _read_text(path).splitlines():
+    try:
+        text = _read_text(path)
+    except ScenarioError as e:
+        raise FlagError(f"-topo: {e}") from None
+    for raw in text.splitlines():
         words = raw.split("#", 1)[0].split()
         if not words:
             continue
@@ -334,7 +339,12 @@ def _topo_file(f: Flags, nodes: int) -> Network:
 def scenario(f: Flags, name: Optional[str] = None) -> Scenario:
     """The run the flags describe, as retx settings (see the module's text)."""
     assert f.tm is not None
-    nodes = _nodes(f.tm)
+    try:
+        nodes = _nodes(f.tm)
+    except FlagError:
+        raise
+    except ScenarioError as e:
+        raise FlagError(f"-tm: {e}") from None
     if f.nodes and f.nodes != nodes:
         raise FlagError(f"-nodes: {f.nodes}, but the connection matrix has {nodes} (Nodes)")
     net = network(f, nodes)
@@ -355,8 +365,10 @@ def scenario(f: Flags, name: Optional[str] = None) -> Scenario:
     else:
         kmin, kmax = math.ceil(bdp * 0.2) * f.packet_size, math.ceil(bdp * 0.8) * f.packet_size
     if kmin > kmax or kmax > queue:
-        raise FlagError(f"-ecn: low {kmin} B, high {kmax} B and the queue {queue} B must rise in that order "
-                        "(uet-htsim asserts it)")
+        # Name what the user wrote: the thresholds, or the queue the default thresholds outgrow.
+        named = "-ecn" if f.ecn_packets is not None or f.queue_packets is None else "-q"
+        raise FlagError(f"{named}: ECN low {kmin} B, high {kmax} B and the queue {queue} B must rise in that "
+                        "order (uet-htsim asserts it)")
     if not (f.sender_cc or f.receiver_cc):
         raise FlagError("-receiver_cc_only: with no sender control and no receiver credit nothing paces the "
                         "sender")
@@ -407,7 +419,33 @@ def scenario(f: Flags, name: Optional[str] = None) -> Scenario:
     }
     if f.seed is not None:
         data["seed"] = f.seed
-    return Scenario.from_dict(data)
+    built = Scenario.from_dict(data)
+    try:
+        built.resolved()
+    except ScenarioError as e:
+        raise FlagError(_as_flag(str(e))) from None
+    return built
+
+
+# The settings a flag sets, longest first: a refusal of the setting names the flag written.
+FLAG_OF = (
+    ("recovery.uet.paths", "-paths"), ("recovery.uet.initial_window", "-cwnd"),
+    ("recovery.uet.sack_threshold", "-sack_threshold"), ("recovery.uet.target_delay", "-target_q_delay"),
+    ("recovery.uet.qa_gate", "-qa_gate"), ("recovery.uet.load_balancing", "-load_balancing_algo"),
+    ("recovery.uet.rto", "-disable_trim"), ("switch.trim.header", "-trimsize"), ("switch.trim", "-q"),
+    ("switch.port_buffer", "-q"), ("switch.ecn", "-ecn"), ("switch.degraded", "-failed"), ("nic.mtu", "-mtu"),
+    ("topology.host_link", "-linkspeed"), ("topology.fabric_link", "-linkspeed"), ("topology.link_delay", "-hop_latency"),
+    ("topology", "-tm"), ("workload", "-tm"), ("duration", "-end"), ("seed", "-seed"),
+)
+
+
+def _as_flag(message: str) -> str:
+    """A scenario refusal as the flag that set the field it names (the user wrote flags)."""
+    for setting, flag in FLAG_OF:
+        if message.startswith(setting):
+            rest = message[len(setting):].lstrip(".[]0123456789").lstrip(":").strip()
+            return f"{flag}: {rest}"
+    return message
 
 
 def flow_lines(flows: Any, packet_size: int, summary: dict[str, Any]) -> list[str]:

@@ -119,6 +119,19 @@ def test_what_retx_cannot_run_as_uet_htsim_would_is_refused_naming_the_flag(tmp_
 
 def test_a_matrix_is_needed(tmp_path: Path) -> None:
     assert_one_line_error(run_cli("uet-htsim", "-end", "10"), "-tm")
+    assert_one_line_error(run_cli("uet-htsim", "-tm", str(tmp_path / "none.cm")), "-tm", "no such file")
+    assert_one_line_error(run_cli("uet-htsim", "-tm", str(tmp_path)), "-tm")
+
+
+def test_a_refused_setting_names_the_flag_that_set_it(tmp_path: Path) -> None:
+    # The user wrote flags, not fields: the scenario's refusals are told as the flag's.
+    cm = str(matrix(tmp_path, 16))
+    assert_one_line_error(run_cli("uet-htsim", "-tm", cm, "-paths", "3"), "-paths", "power of two")
+    assert_one_line_error(run_cli("uet-htsim", "-tm", cm, "-q", "2"), "-q")
+    for flags, named in ((["-linkspeed", "16000000"], "-linkspeed"), (["-trimsize", "4150"], "-trimsize")):
+        line = assert_one_line_error(run_cli("uet-htsim", "--out", str(tmp_path / "o"), "-tm", cm, *flags), named)
+        assert "topology" not in line and "switch" not in line, line
+    assert not (tmp_path / "o").exists()
 
 
 def test_a_three_tier_topo_file_is_refused(tmp_path: Path) -> None:

@@ -88,7 +88,7 @@ impl Scheme for UetParams {
     fn check(&self) -> Checked {
         check::range_u32("paths", self.paths, 1, 1 << 15)?;
         if !self.paths.is_power_of_two() && matches!(self.load_balancing, LbKind::Oblivious | LbKind::Bitmap | LbKind::Mixed) {
-            return Err(FieldError::new("paths", format!("{} is not a power of two (load_balancing {:?} masks EVs by paths - 1)", self.paths, self.load_balancing)));
+            return Err(FieldError::new("paths", format!("{} is not a power of two (load_balancing \"{}\" masks EVs by paths - 1)", self.paths, self.load_balancing.name())));
         }
         check::range_u32("initial_window", self.initial_window, 0, 1 << 20)?;
         if let Some(d) = self.rto {
