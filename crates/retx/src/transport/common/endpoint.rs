@@ -131,6 +131,10 @@ impl<R: SendRecovery, X: ReceiveRecovery, C: CongestionControl> Endpoint<R, X, C
         }
     }
 
+    // Inlined into the engine's two calls (after every input, `Want::Responses`; when the NIC
+    // offers the wire, `Want::Any`): the receive side's poll is then inlined there with `want`
+    // known, and the send side's stays one function called directly, with no frame between.
+    #[inline(always)]
     pub fn poll_transmit(&mut self, now: Time, nic: &mut NicCall<'_>, want: Want) -> Transmit {
         match self {
             Endpoint::Requester(s) => s.poll_transmit(now, nic, want),
