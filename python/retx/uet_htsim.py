@@ -415,7 +415,8 @@ def scenario(f: Flags, name: Optional[str] = None) -> Scenario:
         "switch": switch,
         "transport": {"recovery": "uet", "cc": "none"},
         "recovery": {"uet": uet},
-        "workload": {"kind": "htsim-cm", "file": str(f.tm.resolve())},
+        # htsim_uec reads `start` in whole microseconds (main_uec.cpp:913), htsim_ndp in ps.
+        "workload": {"kind": "htsim-cm", "file": str(f.tm.resolve()), "start_unit": "us"},
     }
     if f.seed is not None:
         data["seed"] = f.seed

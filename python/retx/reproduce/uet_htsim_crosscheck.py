@@ -218,7 +218,8 @@ def scenario(e: Experiment) -> Scenario:
         "switch": switch,
         "transport": {"recovery": "uet", "cc": "none"},
         "recovery": {"uet": uet},
-        "workload": {"kind": "htsim-cm", "file": str(matrices() / e.cm)},
+        # htsim_uec reads `start` in whole microseconds (main_uec.cpp:913), htsim_ndp in ps.
+        "workload": {"kind": "htsim-cm", "file": str(matrices() / e.cm), "start_unit": "us"},
     })
 
 

@@ -109,6 +109,10 @@ pub struct WorkloadCfg {
     /// meant to start together (the Aeolus testbed's polling loop). Default none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_jitter: Option<Dur>,
+    /// htsim-cm: what the matrix's `start` numbers count: "ps" (default, htsim_ndp) or "us"
+    /// (uet-htsim's htsim_uec, which reads whole microseconds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_unit: Option<crate::workload::htsim_cm::StartUnit>,
     /// long-flows: connections each pair carries (queue pairs between the same two hosts, as
     /// LEFT's throughput setup leaves open). Default 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -610,7 +614,7 @@ fn kind_name(k: WorkloadKind) -> &'static str {
 /// silently ignore it).
 fn check_workload_fields(w: &WorkloadCfg) -> Result<(), ScenarioError> {
     use WorkloadKind::*;
-    let given: [(&str, bool, &[WorkloadKind]); 18] = [
+    let given: [(&str, bool, &[WorkloadKind]); 19] = [
         ("file", w.file.is_some(), &[HpccFlows, HtsimCm]),
         ("pairs", !w.pairs.is_empty(), &[LongFlows, Poisson]),
         ("flows", !w.flows.list().is_empty() || w.flows.count().is_some(), &[FlowList, Poisson]),
@@ -629,6 +633,7 @@ fn check_workload_fields(w: &WorkloadCfg) -> Result<(), ScenarioError> {
         ("collective", w.collective.is_some(), &[Collective]),
         ("start_jitter", w.start_jitter.is_some(), &[LongFlows, FlowList, Poisson, Incast, HtsimCm, HpccFlows]),
         ("connections", w.connections.is_some(), &[LongFlows]),
+        ("start_unit", w.start_unit.is_some(), &[HtsimCm]),
     ];
     for (field, present, kinds) in given {
         if present && !kinds.contains(&w.kind) {
@@ -750,7 +755,7 @@ pub fn htsim_cm(cfg: &WorkloadCfg, base_dir: &Path) -> Result<(crate::workload::
     let path = base_dir.join(file);
     let text = crate::sim::input::read_text(&path, crate::sim::input::MAX_FLOW_FILE).map_err(|e| ScenarioError::new("workload.file", e))?;
     let fail = move |e: String| ScenarioError::new("workload.file", format!("{}: {e}", path.display()));
-    Ok((crate::workload::htsim_cm::parse(&text).map_err(&fail)?, fail))
+    Ok((crate::workload::htsim_cm::parse_in(&text, cfg.start_unit.unwrap_or_default()).map_err(&fail)?, fail))
 }
 
 /// The flow-size table of a poisson workload, with its interpolation (default linear).

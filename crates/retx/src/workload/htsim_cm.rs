@@ -129,6 +129,31 @@ fn trigger_id(s: &str, n: usize) -> Result<u32, String> {
     }
 }
 
+/// What a `start` number counts: htsim_ndp reads picoseconds (`NdpSrc::connect(.., start)`);
+/// uet-htsim's htsim_uec reads whole microseconds (`timeFromUs((uint32_t)crt->start)`,
+/// main_uec.cpp:913, 986), though connection_matrix.cpp's comment says picoseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StartUnit {
+    #[default]
+    Ps,
+    Us,
+}
+
+/// `start T` in `unit`: picoseconds, a whole number or a decimal one (htsim reads a float),
+/// rounded to the picosecond; or microseconds, a float cast to a 32-bit whole number as
+/// htsim_uec casts it (40.7 starts at 40 us).
+fn start_in(s: &str, n: usize, unit: StartUnit) -> Result<Time, String> {
+    if unit == StartUnit::Us {
+        let us: f64 = s.parse().map_err(|_| format!("line {n}: start {s:?} is not a time in microseconds"))?;
+        if !(0.0..=u32::MAX as f64).contains(&us) || Time::from_us(us as u64) > MAX_TIME {
+            return Err(format!("line {n}: start {s:?} is out of range (allowed 0..={} us: htsim_uec casts it to 32 bits)", u32::MAX));
+        }
+        return Ok(Time::from_us(us as u32 as u64));
+    }
+    start_time(s, n)
+}
+
 /// `start T`: picoseconds, a whole number or a decimal one (htsim reads a float), rounded to
 /// the picosecond.
 fn start_time(s: &str, n: usize) -> Result<Time, String> {
@@ -152,7 +177,7 @@ fn once<T>(slot: &mut Option<T>, v: T, key: &str, n: usize) -> Result<(), String
     Ok(())
 }
 
-fn parse_flow(first: &str, rest: &mut dyn Iterator<Item = &str>, nodes: u32, n: usize) -> Result<RawFlow, String> {
+fn parse_flow(first: &str, rest: &mut dyn Iterator<Item = &str>, nodes: u32, n: usize, unit: StartUnit) -> Result<RawFlow, String> {
     let (s, d) = first.split_once("->").expect("a flow line has ->");
     let node = |x: &str| -> Result<u32, String> {
         let id: u32 = x.parse().map_err(|_| format!("line {n}: {x:?} is not a node id (a flow line starts SRC->DST, e.g. 0->1)"))?;
@@ -168,7 +193,7 @@ fn parse_flow(first: &str, rest: &mut dyn Iterator<Item = &str>, nodes: u32, n: 
     let (mut start, mut size, mut id, mut trigger, mut send_done, mut recv_done, mut prio, mut addon) = (None, None, None, None, None, None, None, None);
     while let Some(key) = rest.next() {
         match key {
-            "start" => once(&mut start, start_time(value(rest, key, n)?, n)?, key, n)?,
+            "start" => once(&mut start, start_in(value(rest, key, n)?, n, unit)?, key, n)?,
             "size" => {
                 let v: u64 = number(value(rest, key, n)?, "size", n)?;
                 if v == 0 || v > FlowSpec::MAX_SIZE {
@@ -234,6 +259,11 @@ fn parse_trigger(rest: &mut dyn Iterator<Item = &str>, n: usize) -> Result<CmTri
 
 /// Parses a connection matrix; the error is one line, `line N: what is wrong`.
 pub fn parse(text: &str) -> Result<ConnectionMatrix, String> {
+    parse_in(text, StartUnit::Ps)
+}
+
+/// [`parse`] with `start` counted in `unit`.
+pub fn parse_in(text: &str, unit: StartUnit) -> Result<ConnectionMatrix, String> {
     let mut h = Headers::default();
     let mut raw: Vec<RawFlow> = Vec::new();
     let mut triggers: Vec<CmTrigger> = Vec::new();
@@ -305,7 +335,7 @@ pub fn parse(text: &str) -> Result<ConnectionMatrix, String> {
                 if raw.len() == declared {
                     return Err(format!("line {n}: more flows than the {declared} that line {at} (Connections) announces"));
                 }
-                raw.push(parse_flow(first, &mut tokens, nodes, n)?);
+                raw.push(parse_flow(first, &mut tokens, nodes, n, unit)?);
             }
             _ => return Err(format!("line {n}: unknown line starting {first:?} (expected a header, a flow SRC->DST ... or a trigger line)")),
         }
@@ -458,6 +488,19 @@ mod tests {
         assert_eq!(m.triggers, [CmTrigger { line: 8, id: 1, kind: TriggerKind::OneShot }, CmTrigger { line: 9, id: 2, kind: TriggerKind::Barrier(1) }]);
         let defs = m.flow_defs(&[10, 11, 12, 13]).unwrap();
         assert_eq!(defs.iter().map(|f| (f.src, f.dst, f.size, f.start)).collect::<Vec<_>>(), [(10, 11, 100, Time::from_us(1)), (11, 12, 200, Time::ZERO), (12, 13, 300, Time::ZERO)]);
+    }
+
+    #[test]
+    fn starts_count_picoseconds_for_htsim_ndp_and_whole_microseconds_for_htsim_uec() {
+        let text = "Nodes 2\nConnections 2\n0->1 start 40 size 10\n1->0 start 40.7 size 10\n";
+        let starts = |unit| parse_in(text, unit).unwrap().flows.iter().map(|f| f.start).collect::<Vec<_>>();
+        assert_eq!(starts(StartUnit::Ps), [Start::At(Time(40)), Start::At(Time(41))]);
+        // main_uec.cpp: timeFromUs((uint32_t)start): 40.7 us starts at 40 us.
+        assert_eq!(starts(StartUnit::Us), [Start::At(Time::from_us(40)), Start::At(Time::from_us(40))]);
+        for bad in ["-1", "4294967296", "1e300", "nan", "x"] {
+            let e = parse_in(&format!("Nodes 2\nConnections 1\n0->1 start {bad} size 10\n"), StartUnit::Us).unwrap_err();
+            assert!(e.starts_with("line 3: start") && !e.contains('\n'), "{bad}: {e}");
+        }
     }
 
     #[test]
