@@ -126,9 +126,16 @@ pub fn estimate(s: &Scenario, topo: &Topology, flows: u64) -> Estimate {
     }
     // Every partition of a parallel run is a whole simulation of its own nodes, with a copy of
     // the network and of every flow's definition.
-    let threads = super::run::threads(s).unwrap_or(1) as u64;
-    if threads > 1 {
-        let more = threads - 1;
+    // Only the partitions the network splits into hold copies: `threads = 1024` on a k = 4
+    // fat-tree runs 4 (its pods), and charging 1,023 refused runs that fit.
+    let threads = super::run::threads(s).unwrap_or(1) as usize;
+    let parts = if threads > 1 {
+        crate::world::partition::plan(topo, threads, s.run.min_hosts_per_thread as usize, s.run.partition).map_or(1, |p| p.parts)
+    } else {
+        1
+    };
+    if parts > 1 {
+        let more = parts as u64 - 1;
         let network = (topo.nodes.len() as u64).saturating_mul(BYTES_PER_NODE).saturating_add((topo.links.len() as u64).saturating_mul(BYTES_PER_LINK));
         e.charge("run.threads", format!("{more} more threads x ({flows} flows x {BYTES_PER_FLOW_PER_THREAD} B + the network's {network} B)"), more, flows.saturating_mul(BYTES_PER_FLOW_PER_THREAD).saturating_add(network));
     }

@@ -43,6 +43,36 @@ pub fn check(s: &Scenario) -> Result<(), ScenarioError> {
             return Err(ScenarioError::new(rule.field, message));
         }
     }
+    degraded_queues_below_one_packet(s)
+}
+
+/// A degraded port's per-port trimming queues are the switch's scaled by its factor
+/// (`[[switch.degraded]]`): each must still hold what it queues (a data queue one packet, a
+/// header queue one header), or every packet through the port is trimmed (or every header
+/// dropped) and its flows never finish, with no word.
+fn degraded_queues_below_one_packet(s: &Scenario) -> Result<(), ScenarioError> {
+    let Some(t) = s.switch.trim.as_ref() else { return Ok(()) };
+    let Some(port) = t.port() else { return Ok(()) };
+    let frame = max_frame(s);
+    for (i, d) in s.switch.degraded.iter().enumerate() {
+        let scaled = |v: u64| (v as f64 * d.factor) as u64;
+        let queues = [("data_queue", port.data_queue, frame, "the largest packet sent"), ("header_queue", port.header_queue, t.header.0, "a trimmed header")];
+        for (name, q, need, what) in queues {
+            if scaled(q) < need {
+                return Err(ScenarioError::new(
+                    format!("switch.degraded[{i}].factor"),
+                    format!(
+                        "{} scales switch.trim.{name} ({} B) to {} B on this port, short of {what} ({need} B): every packet through it would be {}; allowed at least {:.4}",
+                        crate::sim::check::shown_f64(d.factor),
+                        q,
+                        scaled(q),
+                        if name == "data_queue" { "trimmed" } else { "dropped" },
+                        need as f64 / q as f64
+                    ),
+                ));
+            }
+        }
+    }
     Ok(())
 }
 
@@ -51,6 +81,39 @@ pub fn warnings(s: &Scenario) -> Vec<String> {
     let mut out: Vec<String> = INERT.iter().filter_map(|rule| (rule.broken)(s).map(|m| format!("{}: {m}", rule.field))).collect();
     // The scheme's own (its section's fields).
     out.extend(s.recovery.params(s.transport.recovery).inert_settings());
+    out.extend(unused_recovery_sections(s));
+    out.extend(serial_run_settings(s));
+    out
+}
+
+/// `[recovery.<name>]` sections of schemes the run does not use, set away from their defaults
+/// (a section is kept for every scheme, so `retx validate` prints them all; one set by the user
+/// for another scheme than `transport.recovery` is read by nothing). MELO's is read by every
+/// run: its pool sizes the on-chip memory table (`memory.parquet`) of all schemes.
+fn unused_recovery_sections(s: &Scenario) -> Vec<String> {
+    let (Ok(toml::Value::Table(set)), Ok(toml::Value::Table(default))) = (toml::Value::try_from(&s.recovery), toml::Value::try_from(super::RecoveryCfg::default())) else {
+        return Vec::new();
+    };
+    let run = s.transport.recovery.name();
+    set.iter()
+        .filter(|(name, value)| name.as_str() != run && name.as_str() != "melo" && default.get(name.as_str()) != Some(value))
+        .map(|(name, _)| format!("recovery.{name}: has no effect: the run's scheme is transport.recovery = {run:?}"))
+        .collect()
+}
+
+/// `[run]` settings of how a run is split, when it runs on one thread: read by nothing.
+fn serial_run_settings(s: &Scenario) -> Vec<String> {
+    if super::run::threads(s).unwrap_or(1) > 1 {
+        return Vec::new();
+    }
+    let default = super::run::RunCfg::default();
+    let mut out = Vec::new();
+    if s.run.partition != default.partition {
+        out.push("run.partition: has no effect: the run is on one thread (run.threads = 1, no --threads); it says how a parallel run splits the network".to_string());
+    }
+    if s.run.min_hosts_per_thread != default.min_hosts_per_thread {
+        out.push("run.min_hosts_per_thread: has no effect: the run is on one thread (run.threads = 1, no --threads)".to_string());
+    }
     out
 }
 
@@ -163,6 +226,37 @@ mod tests {
         let e = refused(ndp("", "trim = { queue = 0, return_to_sender = true }", FLOW));
         assert_eq!(e.field, "switch.trim.return_to_sender");
         assert!(e.message.contains("switch.trim.data_queue"), "{e}");
+    }
+
+    #[test]
+    fn a_degraded_ports_scaled_queues_still_hold_a_packet() {
+        // 60,000 B x 0.05 = 3,000 B: short of a 4,000 B packet with NDP's header.
+        let trim = "trim = { queue = 0, data_queue = \"60000B\" }";
+        let e = refused(ndp("mtu = 4000", &format!("{trim}\ndegraded = [{{ from = \"sw0\", to = \"h1\", factor = 0.05 }}]"), FLOW));
+        assert_eq!(e.field, "switch.degraded[0].factor");
+        assert!(e.message.contains("switch.trim.data_queue (60000 B) to 3000 B"), "{e}");
+        validate(&mut ndp("mtu = 4000", &format!("{trim}\ndegraded = [{{ from = \"sw0\", to = \"h1\", factor = 0.25 }}]"), FLOW)).unwrap();
+        // Without per-port queues nothing is scaled but the rate.
+        validate(&mut ndp("mtu = 4000", "trim = { queue = 0 }\ndegraded = [{ from = \"sw0\", to = \"h1\", factor = 0.05 }]", FLOW)).unwrap();
+    }
+
+    #[test]
+    fn another_schemes_section_and_split_settings_on_one_thread_are_warned_by_name() {
+        let mut s = ndp("", "trim = { queue = 0 }", FLOW);
+        s.recovery.uet.paths = 8;
+        s.run.partition = crate::config::run::PartitionMode::Switches;
+        let topo = validate(&mut s).unwrap();
+        let w = warnings(&s, &topo);
+        assert!(w.iter().any(|l| l.starts_with("recovery.uet: has no effect") && l.contains("\"ndp\"")), "{w:?}");
+        assert!(w.iter().any(|l| l.starts_with("run.partition: has no effect")), "{w:?}");
+        // The run's own section, defaults elsewhere and a split run are not warned.
+        let mut quiet = ndp("", "trim = { queue = 0 }", FLOW);
+        quiet.recovery.ndp = s.recovery.ndp.clone();
+        quiet.run.threads = 2;
+        quiet.run.partition = crate::config::run::PartitionMode::Switches;
+        let topo = validate(&mut quiet).unwrap();
+        let w = warnings(&quiet, &topo);
+        assert!(!w.iter().any(|l| l.starts_with("recovery.") || l.starts_with("run.")), "{w:?}");
     }
 
     #[test]
