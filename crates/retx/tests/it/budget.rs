@@ -67,6 +67,17 @@ fn the_estimate_is_within_twice_the_measured_peak() {
             ),
         );
     }
+    // UET with 32,768 entropy values: a penalty byte per value in every sender.
+    let file = cm(20_000);
+    within_twice(
+        "20,000 UET flows of 32,768 paths",
+        &format!(
+            "name = \"b\"\nduration = \"100ms\"\n[topology]\nkind = \"fat-tree\"\nk = 4\nhost_link = \"100Gbps\"\n[nic]\nmtu = 4000\n\
+             [switch]\npfc = {{ enabled = false }}\ntrim = {{ queue = 0, header = \"64B\" }}\n[transport]\nrecovery = \"uet\"\ncc = \"none\"\n\
+             [recovery.uet]\npaths = 32768\n[workload]\nkind = \"htsim-cm\"\nfile = \"{}\"\n",
+            file.display()
+        ),
+    );
     // Many spines: each leaf's uplinks toward every other leaf, once (they were a copy per
     // leaf, 4 B x spines x leaves^2, beyond the estimate: 1,000 x 1,000 peaked at 6.2 GB
     // against 1.4 GB estimated).
