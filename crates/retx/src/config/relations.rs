@@ -34,6 +34,7 @@ const NEEDS: &[Rule] = &[
 const INERT: &[Rule] = &[
     Rule { field: "switch.ecn.drop_not_ect", broken: ecn_drops_with_ecn_off },
     Rule { field: "nic.colour_codepoint", broken: ecn_colours_nobody_drops_by },
+    Rule { field: "routing.entropy", broken: entropy_the_scheme_chooses },
 ];
 
 /// The first relation broken, as an error naming its field.
@@ -162,6 +163,14 @@ fn header_queue_is_a_data_queue(s: &Scenario) -> Option<String> {
     })
 }
 
+fn entropy_the_scheme_chooses(s: &Scenario) -> Option<String> {
+    // The default is written into every resolved scenario: only a per-packet choice is the
+    // user's, and the scheme's own entropy values replace it (`config::build`).
+    (s.routing.entropy == super::EntropyKind::PerPacket && s.recovery.params(s.transport.recovery).chooses_entropy()).then(|| {
+        format!("\"per-packet\" has no effect: transport.recovery = {:?} chooses each packet's entropy value itself (its load balancing)", s.transport.recovery.name())
+    })
+}
+
 fn ecn_drops_with_ecn_off(s: &Scenario) -> Option<String> {
     (s.switch.ecn.drop_not_ect && !s.switch.ecn.enabled).then(|| "has no effect: switch.ecn.enabled = false, so nothing is marked or dropped by its codepoint".into())
 }
@@ -249,6 +258,12 @@ mod tests {
         let w = warnings(&s, &topo);
         assert!(w.iter().any(|l| l.starts_with("recovery.uet: has no effect") && l.contains("\"ndp\"")), "{w:?}");
         assert!(w.iter().any(|l| l.starts_with("run.partition: has no effect")), "{w:?}");
+        // UET picks its own entropy values: [routing] entropy is not read.
+        let mut uet = ndp("", "trim = { queue = 0 }", FLOW);
+        uet.transport.recovery = crate::config::RecoveryKind::Uet;
+        uet.routing.entropy = crate::config::EntropyKind::PerPacket;
+        let topo = validate(&mut uet).unwrap();
+        assert!(warnings(&uet, &topo).iter().any(|l| l.starts_with("routing.entropy: \"per-packet\" has no effect")), "{:?}", warnings(&uet, &topo));
         // The run's own section, defaults elsewhere and a split run are not warned.
         let mut quiet = ndp("", "trim = { queue = 0 }", FLOW);
         quiet.recovery.ndp = s.recovery.ndp.clone();
