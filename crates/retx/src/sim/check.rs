@@ -50,16 +50,22 @@ pub type Checked = Result<(), FieldError>;
 /// Text with every control character (a newline, a NUL) written as an escape, so it stays on
 /// one line; other text is unchanged.
 /// The longest field name and message an error shows: a quoted name or value of 100 KB (a
-/// node name, an unknown key) is cut, and the line says how much was left out.
+/// node name, an unknown key) is cut in its middle, and the line says how much was left out;
+/// the end, which says what is allowed, is kept.
 pub const MAX_FIELD_CHARS: usize = 300;
 pub const MAX_MESSAGE_CHARS: usize = 1_000;
 
-/// `text` cut to `max` characters, saying how many more there were.
+/// `text` with its middle cut out when longer than `max` characters: the first two thirds
+/// and the last third of `max` kept.
 pub fn bounded(text: String, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        None => text,
-        Some((cut, _)) => format!("{}... ({} more characters)", &text[..cut], text[cut..].chars().count()),
+    let count = text.chars().count();
+    if count <= max {
+        return text;
     }
+    let (head, tail) = (max * 2 / 3, max / 3);
+    let start: String = text.chars().take(head).collect();
+    let end: String = text.chars().skip(count - tail).collect();
+    format!("{start}... ({} characters left out) ...{end}", count - head - tail)
 }
 
 /// A float as an error shows it: as written for ordinary magnitudes, in exponent form for
@@ -240,7 +246,9 @@ mod tests {
         assert_eq!(shown_f64(1e-300), "1e-300");
         assert_eq!(shown_f64(0.25), "0.25");
         let long = FieldError::new("x".repeat(1000), "y".repeat(5000));
-        assert!(long.field.len() < 400 && long.message.len() < 1100 && long.message.ends_with("(4000 more characters)"), "{long}");
+        assert!(long.field.len() < 400 && long.message.len() < 1100 && long.message.contains("(4001 characters left out)"), "{long}");
+        let quoted = FieldError::new("f", format!("\"{}\" is too long (at most 1024 bytes)", "x".repeat(5000)));
+        assert!(quoted.message.ends_with("x\" is too long (at most 1024 bytes)"), "{quoted}");
         assert!(fraction("f", 1.0).is_ok() && fraction("f", 0.0).is_err() && fraction("f", f64::NAN).is_err() && fraction("f", 1.5).is_err());
         assert!(positive_time("f", Time(1)).is_ok() && positive_time("f", Time::ZERO).is_err());
         assert!(positive_rate("f", Rate(1)).is_ok() && positive_rate("f", Rate(0)).is_err());
