@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from retx._native import ScenarioError
-from retx.output import shown
+from retx.output import OutputError, check_creatable, shown
 
 U32_MAX = 2**32 - 1
 # A scenario's `seed` is a TOML integer (i64) read as the generator's u64 seed: 0 to 2^63 - 1.
@@ -96,6 +96,10 @@ def output_file(path: Path, where: str = "--out") -> Path:
             if not parent.is_dir():
                 raise ScenarioError(f"{where} {shown(path)}: {shown(parent)} is a file, not a folder")
             break
+    try:
+        check_creatable(path.parent, where)
+    except OutputError as e:
+        raise ScenarioError(f"{where} {shown(path)}: {str(e).split(': ', 1)[1]}") from None
     return path
 
 
@@ -110,6 +114,10 @@ def output_folder(path: Path, where: str = "--out") -> Path:
             if not parent.is_dir():
                 raise ScenarioError(f"{where} {shown(path)}: {shown(parent)} is a file, not a folder")
             break
+    try:
+        check_creatable(path, where)
+    except OutputError as e:
+        raise ScenarioError(str(e)) from None
     return path
 
 

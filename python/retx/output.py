@@ -55,6 +55,26 @@ def holds_results(folder: Path) -> bool:
     return (folder / SUMMARY_FILE).exists() or (folder / FLOWS_FILE).exists()
 
 
+def check_creatable(out: Path, where: str = "--out") -> None:
+    """Refuses, before anything runs, an output location no folder can be made in: the nearest
+    folder above it that exists must take a new entry (a read-only file system, a folder the
+    user may not write, or a pseudo file system such as /proc would fail only after the run,
+    when its results are written). Tried by making and removing an empty temporary folder
+    there."""
+    out = Path(out)
+    base = next((p for p in [out, *out.parents] if p.exists()), None)
+    if base is None or not base.is_dir():
+        return  # "is a file" is refused by the callers, naming the file
+    if base == out and out.is_dir():
+        # The folder itself exists: results are staged beside it, in its parent.
+        base = out.parent if out.parent.exists() else out
+    try:
+        probe = tempfile.mkdtemp(prefix=".retx-probe-", dir=base)
+    except OSError as e:
+        raise OutputError(f"{where} {shown(out)}: no folder can be made in {shown(base)} ({e.strerror or e})") from None
+    os.rmdir(probe)
+
+
 def check_target(out: Path, force: bool) -> None:
     """Refuses an output folder before anything runs: a file where the folder should be; a
     folder of results without `force`; a folder of other files (replacing it would delete
@@ -63,6 +83,7 @@ def check_target(out: Path, force: bool) -> None:
         raise OutputError(f"--out {shown(out)}: is a link to no folder")
     if out.exists() and not out.is_dir():
         raise OutputError(f"--out {shown(out)}: is a file, not a folder")
+    check_creatable(out)
     if not out.exists():
         return
     if holds_results(out):
@@ -84,6 +105,7 @@ def check_folder(out: Path, force: bool) -> None:
         raise OutputError(f"--out {shown(out)}: is a file, not a folder")
     if out.is_dir() and any(out.iterdir()) and not force:
         raise OutputError(f"--out {shown(out)}: is not empty; pass --force to write over what is in it")
+    check_creatable(out)
 
 
 @contextmanager

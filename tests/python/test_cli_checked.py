@@ -150,6 +150,17 @@ def test_reproduce_refuses_a_file_for_its_folder(tmp_path: Path) -> None:
     assert_one_line_error(run_cli("reproduce", "melo-fig5a", "--quick", "--out", str(a_file)), "--out", "is a file")
 
 
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc, where no folder can be made")
+@pytest.mark.parametrize("command", ["run", "sweep", "reproduce", "calibrate"])
+def test_an_output_folder_that_cannot_be_made_is_refused_before_any_work(command: str, scenario_file: Path) -> None:
+    # /proc takes no new folder, even for root: found before the run, not as an internal
+    # error when its results are written (hostile input, round five).
+    args = {"run": ["run", str(scenario_file)], "sweep": ["sweep", str(scenario_file)],
+            "reproduce": ["reproduce", "melo-fig5a", "--quick"], "calibrate": ["calibrate", str(DEMO_SPEC)]}[command]
+    r = run_cli(*args, "--out", "/proc/retx-out/sub")
+    assert_one_line_error(r, "--out /proc/retx-out/sub", "no folder can be made in /proc")
+
+
 def test_report_refuses_a_missing_folder_and_a_folder_named_report_html(tmp_path: Path) -> None:
     assert_one_line_error(run_cli("report", str(tmp_path / "nothing")), "report", "no such folder")
     (tmp_path / "report.html").mkdir()

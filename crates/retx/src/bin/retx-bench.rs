@@ -177,12 +177,13 @@ fn context(runs: usize) {
     println!("commit {commit}{}; cpu {cpu}; load average {load}; {} runs per row", if dirty { " (with uncommitted changes)" } else { "" }, runs);
 }
 
-/// Threads per run: `$RETX_BENCH_THREADS`, 1 by default (the serial engine).
-fn threads() -> u32 {
+/// Threads per run: `$RETX_BENCH_THREADS`; without it, what the scenario says (the built-in
+/// rows: 1, the serial engine; a `file`'s own `[run] threads` was silently replaced by 1).
+fn threads() -> Option<u32> {
     match std::env::var("RETX_BENCH_THREADS") {
-        Err(_) => 1,
+        Err(_) => None,
         Ok(v) => match v.parse::<u32>() {
-            Ok(n) if (1..=retx::config::run::MAX_THREADS).contains(&n) => n,
+            Ok(n) if (1..=retx::config::run::MAX_THREADS).contains(&n) => Some(n),
             _ => {
                 eprintln!("RETX_BENCH_THREADS: {v:?} is not a thread count (allowed 1..={})", retx::config::run::MAX_THREADS);
                 std::process::exit(2)
@@ -191,10 +192,12 @@ fn threads() -> u32 {
     }
 }
 
-/// Runs a scenario on `threads` threads.
-fn run_threads(text: &str, threads: u32) -> Result<(retx::RunOutput, retx::world::ParallelReport), retx::ScenarioError> {
+/// Runs a scenario on `threads` threads (None: as it says).
+fn run_threads(text: &str, threads: Option<u32>) -> Result<(retx::RunOutput, retx::world::ParallelReport), retx::ScenarioError> {
     let mut s = retx::Scenario::from_toml(text)?;
-    s.run.threads = threads;
+    if let Some(threads) = threads {
+        s.run.threads = threads;
+    }
     let (out, engine) = retx::config::build::run(s, &mut |_, _| true)?;
     Ok((out.expect("no abort without a callback"), engine))
 }
@@ -509,7 +512,7 @@ fn parallel() -> Option<f64> {
         for pass in 0..runs {
             for threads in if pass % 2 == 0 { [1, 2] } else { [2, 1] } {
                 let wall = Instant::now();
-                let (out, e) = run_threads(text, threads).unwrap_or_else(|e| panic!("bench {label}: {e}"));
+                let (out, e) = run_threads(text, Some(threads)).unwrap_or_else(|e| panic!("bench {label}: {e}"));
                 let secs = wall.elapsed().as_secs_f64();
                 let got = (out.counters.events, out.counters.packet_hops, out.end, out.flows.iter().map(|f| f.finish).collect::<Vec<_>>());
                 match &shape {
@@ -614,7 +617,9 @@ fn main() {
                 eprintln!("usage: retx-bench file SCENARIO.toml");
                 std::process::exit(2);
             };
-            let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+            // As `retx run` reads a scenario: a regular file of at most 64 MiB (a device such as
+            // /dev/zero was read until memory ran out).
+            let text = retx::sim::input::read_text(std::path::Path::new(&path), retx::sim::input::MAX_TOPOLOGY_FILE).unwrap_or_else(|e| {
                 eprintln!("{path}: {e}");
                 std::process::exit(2)
             });

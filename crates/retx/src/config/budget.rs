@@ -41,6 +41,9 @@ pub const BYTES_PER_WALK: u64 = 8;
 /// definition and connection record (measured: a 1,024-host all-to-all of 1,047,552 flows
 /// peaked at 2,781 MiB on one thread and 3,641 MiB on two, about 860 B a flow more).
 pub const BYTES_PER_FLOW_PER_THREAD: u64 = 1_024;
+/// UET's penalty per entropy value and connection under bitmap and mixed load balancing
+/// (`transport::uet::lb::Multipath`).
+pub const BYTES_PER_UET_PATH: u64 = 1;
 /// A bitmap pool block: its bits (8 B), next pointer (2 B) and free-stack entry (2 B).
 pub const BYTES_PER_POOL_BLOCK: u64 = 12;
 
@@ -126,9 +129,16 @@ pub fn estimate(s: &Scenario, topo: &Topology, flows: u64) -> Estimate {
     }
     // Every partition of a parallel run is a whole simulation of its own nodes, with a copy of
     // the network and of every flow's definition.
-    let threads = super::run::threads(s).unwrap_or(1) as u64;
-    if threads > 1 {
-        let more = threads - 1;
+    // Only the partitions the network splits into hold copies: `threads = 1024` on a k = 4
+    // fat-tree runs 4 (its pods), and charging 1,023 refused runs that fit.
+    let threads = super::run::threads(s).unwrap_or(1) as usize;
+    let parts = if threads > 1 {
+        crate::world::partition::plan(topo, threads, s.run.min_hosts_per_thread as usize, s.run.partition).map_or(1, |p| p.parts)
+    } else {
+        1
+    };
+    if parts > 1 {
+        let more = parts as u64 - 1;
         let network = (topo.nodes.len() as u64).saturating_mul(BYTES_PER_NODE).saturating_add((topo.links.len() as u64).saturating_mul(BYTES_PER_LINK));
         e.charge("run.threads", format!("{more} more threads x ({flows} flows x {BYTES_PER_FLOW_PER_THREAD} B + the network's {network} B)"), more, flows.saturating_mul(BYTES_PER_FLOW_PER_THREAD).saturating_add(network));
     }
@@ -137,6 +147,16 @@ pub fn estimate(s: &Scenario, topo: &Topology, flows: u64) -> Estimate {
             let m = &s.recovery.melo;
             let blocks = (m.pool_bits / m.block_bits.max(1)).max(1) as u64;
             e.charge("recovery.melo.pool_bits", format!("{hosts} NICs x 2 pools x {blocks} blocks x {BYTES_PER_POOL_BLOCK} B"), hosts.saturating_mul(2 * blocks), BYTES_PER_POOL_BLOCK);
+        }
+        RecoveryKind::Uet => {
+            // Bitmap and mixed load balancing keep a penalty byte per entropy value in every
+            // connection's sender: 32,768 paths are 32 KB a flow, ten times a flow's own
+            // bytes (20,000 flows peaked at 826 MB against 62 MB estimated).
+            use crate::transport::uet::lb::LbKind;
+            let u = &s.recovery.uet;
+            if matches!(u.load_balancing, LbKind::Bitmap | LbKind::Mixed) {
+                e.charge("recovery.uet.paths", format!("{flows} flows x {} paths x {BYTES_PER_UET_PATH} B", u.paths), flows, (u.paths as u64).saturating_mul(BYTES_PER_UET_PATH));
+            }
         }
         RecoveryKind::Left => {
             let l = &s.recovery.left;

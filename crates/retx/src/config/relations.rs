@@ -34,6 +34,7 @@ const NEEDS: &[Rule] = &[
 const INERT: &[Rule] = &[
     Rule { field: "switch.ecn.drop_not_ect", broken: ecn_drops_with_ecn_off },
     Rule { field: "nic.colour_codepoint", broken: ecn_colours_nobody_drops_by },
+    Rule { field: "routing.entropy", broken: entropy_the_scheme_chooses },
 ];
 
 /// The first relation broken, as an error naming its field.
@@ -41,6 +42,36 @@ pub fn check(s: &Scenario) -> Result<(), ScenarioError> {
     for rule in NEEDS {
         if let Some(message) = (rule.broken)(s) {
             return Err(ScenarioError::new(rule.field, message));
+        }
+    }
+    degraded_queues_below_one_packet(s)
+}
+
+/// A degraded port's per-port trimming queues are the switch's scaled by its factor
+/// (`[[switch.degraded]]`): each must still hold what it queues (a data queue one packet, a
+/// header queue one header), or every packet through the port is trimmed (or every header
+/// dropped) and its flows never finish, with no word.
+fn degraded_queues_below_one_packet(s: &Scenario) -> Result<(), ScenarioError> {
+    let Some(t) = s.switch.trim.as_ref() else { return Ok(()) };
+    let Some(port) = t.port() else { return Ok(()) };
+    let frame = max_frame(s);
+    for (i, d) in s.switch.degraded.iter().enumerate() {
+        let scaled = |v: u64| (v as f64 * d.factor) as u64;
+        let queues = [("data_queue", port.data_queue, frame, "the largest packet sent"), ("header_queue", port.header_queue, t.header.0, "a trimmed header")];
+        for (name, q, need, what) in queues {
+            if scaled(q) < need {
+                return Err(ScenarioError::new(
+                    format!("switch.degraded[{i}].factor"),
+                    format!(
+                        "{} scales switch.trim.{name} ({} B) to {} B on this port, short of {what} ({need} B): every packet through it would be {}; allowed at least {:.4}",
+                        crate::sim::check::shown_f64(d.factor),
+                        q,
+                        scaled(q),
+                        if name == "data_queue" { "trimmed" } else { "dropped" },
+                        need as f64 / q as f64
+                    ),
+                ));
+            }
         }
     }
     Ok(())
@@ -51,6 +82,39 @@ pub fn warnings(s: &Scenario) -> Vec<String> {
     let mut out: Vec<String> = INERT.iter().filter_map(|rule| (rule.broken)(s).map(|m| format!("{}: {m}", rule.field))).collect();
     // The scheme's own (its section's fields).
     out.extend(s.recovery.params(s.transport.recovery).inert_settings());
+    out.extend(unused_recovery_sections(s));
+    out.extend(serial_run_settings(s));
+    out
+}
+
+/// `[recovery.<name>]` sections of schemes the run does not use, set away from their defaults
+/// (a section is kept for every scheme, so `retx validate` prints them all; one set by the user
+/// for another scheme than `transport.recovery` is read by nothing). MELO's is read by every
+/// run: its pool sizes the on-chip memory table (`memory.parquet`) of all schemes.
+fn unused_recovery_sections(s: &Scenario) -> Vec<String> {
+    let (Ok(toml::Value::Table(set)), Ok(toml::Value::Table(default))) = (toml::Value::try_from(&s.recovery), toml::Value::try_from(super::RecoveryCfg::default())) else {
+        return Vec::new();
+    };
+    let run = s.transport.recovery.name();
+    set.iter()
+        .filter(|(name, value)| name.as_str() != run && name.as_str() != "melo" && default.get(name.as_str()) != Some(value))
+        .map(|(name, _)| format!("recovery.{name}: has no effect: the run's scheme is transport.recovery = {run:?}"))
+        .collect()
+}
+
+/// `[run]` settings of how a run is split, when it runs on one thread: read by nothing.
+fn serial_run_settings(s: &Scenario) -> Vec<String> {
+    if super::run::threads(s).unwrap_or(1) > 1 {
+        return Vec::new();
+    }
+    let default = super::run::RunCfg::default();
+    let mut out = Vec::new();
+    if s.run.partition != default.partition {
+        out.push("run.partition: has no effect: the run is on one thread (run.threads = 1, no --threads); it says how a parallel run splits the network".to_string());
+    }
+    if s.run.min_hosts_per_thread != default.min_hosts_per_thread {
+        out.push("run.min_hosts_per_thread: has no effect: the run is on one thread (run.threads = 1, no --threads)".to_string());
+    }
     out
 }
 
@@ -96,6 +160,14 @@ fn header_queue_is_a_data_queue(s: &Scenario) -> Option<String> {
     let t = s.switch.trim.as_ref()?;
     data_classes(s).contains(&t.queue).then(|| {
         format!("{} is a queue data is sent on (workload class {}): trimmed headers would wait behind data, and per-port limits would never trim it; use the control queue 0", t.queue, t.queue)
+    })
+}
+
+fn entropy_the_scheme_chooses(s: &Scenario) -> Option<String> {
+    // The default is written into every resolved scenario: only a per-packet choice is the
+    // user's, and the scheme's own entropy values replace it (`config::build`).
+    (s.routing.entropy == super::EntropyKind::PerPacket && s.recovery.params(s.transport.recovery).chooses_entropy()).then(|| {
+        format!("\"per-packet\" has no effect: transport.recovery = {:?} chooses each packet's entropy value itself (its load balancing)", s.transport.recovery.name())
     })
 }
 
@@ -163,6 +235,43 @@ mod tests {
         let e = refused(ndp("", "trim = { queue = 0, return_to_sender = true }", FLOW));
         assert_eq!(e.field, "switch.trim.return_to_sender");
         assert!(e.message.contains("switch.trim.data_queue"), "{e}");
+    }
+
+    #[test]
+    fn a_degraded_ports_scaled_queues_still_hold_a_packet() {
+        // 60,000 B x 0.05 = 3,000 B: short of a 4,000 B packet with NDP's header.
+        let trim = "trim = { queue = 0, data_queue = \"60000B\" }";
+        let e = refused(ndp("mtu = 4000", &format!("{trim}\ndegraded = [{{ from = \"sw0\", to = \"h1\", factor = 0.05 }}]"), FLOW));
+        assert_eq!(e.field, "switch.degraded[0].factor");
+        assert!(e.message.contains("switch.trim.data_queue (60000 B) to 3000 B"), "{e}");
+        validate(&mut ndp("mtu = 4000", &format!("{trim}\ndegraded = [{{ from = \"sw0\", to = \"h1\", factor = 0.25 }}]"), FLOW)).unwrap();
+        // Without per-port queues nothing is scaled but the rate.
+        validate(&mut ndp("mtu = 4000", "trim = { queue = 0 }\ndegraded = [{ from = \"sw0\", to = \"h1\", factor = 0.05 }]", FLOW)).unwrap();
+    }
+
+    #[test]
+    fn another_schemes_section_and_split_settings_on_one_thread_are_warned_by_name() {
+        let mut s = ndp("", "trim = { queue = 0 }", FLOW);
+        s.recovery.uet.paths = 8;
+        s.run.partition = crate::config::run::PartitionMode::Switches;
+        let topo = validate(&mut s).unwrap();
+        let w = warnings(&s, &topo);
+        assert!(w.iter().any(|l| l.starts_with("recovery.uet: has no effect") && l.contains("\"ndp\"")), "{w:?}");
+        assert!(w.iter().any(|l| l.starts_with("run.partition: has no effect")), "{w:?}");
+        // UET picks its own entropy values: [routing] entropy is not read.
+        let mut uet = ndp("", "trim = { queue = 0 }", FLOW);
+        uet.transport.recovery = crate::config::RecoveryKind::Uet;
+        uet.routing.entropy = crate::config::EntropyKind::PerPacket;
+        let topo = validate(&mut uet).unwrap();
+        assert!(warnings(&uet, &topo).iter().any(|l| l.starts_with("routing.entropy: \"per-packet\" has no effect")), "{:?}", warnings(&uet, &topo));
+        // The run's own section, defaults elsewhere and a split run are not warned.
+        let mut quiet = ndp("", "trim = { queue = 0 }", FLOW);
+        quiet.recovery.ndp = s.recovery.ndp.clone();
+        quiet.run.threads = 2;
+        quiet.run.partition = crate::config::run::PartitionMode::Switches;
+        let topo = validate(&mut quiet).unwrap();
+        let w = warnings(&quiet, &topo);
+        assert!(!w.iter().any(|l| l.starts_with("recovery.") || l.starts_with("run.")), "{w:?}");
     }
 
     #[test]

@@ -471,8 +471,13 @@ impl SwitchCfg {
         if let Some(t) = &sw.trim {
             t.check(sw)?;
         }
+        // Each port once: a second entry for a port would silently replace the first.
+        let mut seen = std::collections::HashMap::with_capacity(sw.degraded.len());
         for (i, d) in sw.degraded.iter().enumerate() {
-            degraded_port(topo, d, i)?;
+            let port = degraded_port(topo, d, i)?;
+            if let Some(j) = seen.insert(port, i) {
+                return Err(err(format!("switch.degraded[{i}].to"), format!("{:?} -> {:?} is already degraded by switch.degraded[{j}]: give each port once", d.from, d.to)));
+            }
         }
         Ok(())
     }
@@ -487,11 +492,21 @@ pub fn degraded_port(topo: &Topology, d: &DegradedCfg, i: usize) -> Result<(usiz
     if topo.nodes[a].kind != NodeKind::Switch {
         return Err(err(field("from"), format!("{:?} is a host: a degraded port is a switch's", d.from)));
     }
-    if !topo.links.iter().any(|l| (l.a, l.b) == (a, b) || (l.a, l.b) == (b, a)) {
+    // Through the node's own links, not a walk over every link per entry (quadratic in a
+    // list of degraded ports on a large network).
+    let Some(link) = topo.link_between(a, b) else {
         return Err(err(field("to"), format!("{:?} has no link to {:?}", d.from, d.to)));
-    }
+    };
     if !(d.factor > 0.0 && d.factor <= 1.0) {
-        return Err(err(field("factor"), format!("{} is out of range (allowed (0, 1]: the share of the link's rate)", d.factor)));
+        return Err(err(field("factor"), format!("{} is out of range (allowed (0, 1]: the share of the link's rate)", crate::sim::check::shown_f64(d.factor))));
+    }
+    // The port runs at factor x the link's rate: no slower than any link may.
+    let floor = crate::net::topology::MIN_LINK_RATE;
+    if (link.rate.0 as f64 * d.factor) < floor.0 as f64 {
+        return Err(err(
+            field("factor"),
+            format!("{} runs the {} link at {:.0} bps, below the slowest a link may run ({floor}; allowed at least {:e})", crate::sim::check::shown_f64(d.factor), link.rate, link.rate.0 as f64 * d.factor, floor.0 as f64 / link.rate.0 as f64),
+        ));
     }
     Ok((a, b))
 }

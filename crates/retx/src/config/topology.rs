@@ -2,7 +2,7 @@
 
 use super::{Bw, Dur, ScenarioError};
 use serde::{Deserialize, Serialize};
-use crate::net::topology::{Clos, Dragonfly, NodeKind, Topology, MAX_HOSTS, MAX_LINKS, MAX_LINK_DELAY, MAX_LINK_RATE, MAX_ROUTING_ENTRIES, MIN_LINK_RATE};
+use crate::net::topology::{Clos, Dragonfly, NodeKind, Topology, MAX_HOSTS, MAX_LINKS, MAX_LINK_DELAY, MAX_LINK_RATE, MAX_ROUTING_ENTRIES, MAX_ROUTING_WORK, MIN_LINK_RATE};
 use crate::sim::units::{Rate, Time};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -423,6 +423,13 @@ fn check_built(topo: &Topology, field: &str, what: &str) -> Result<(), ScenarioE
         return Err(ScenarioError::new(
             field,
             format!("{what}forwarding tables of {entries} entries (switches x edge switches; a single-homed host has no row) are above the limit of {MAX_ROUTING_ENTRIES}; use fewer leaves or ToRs"),
+        ));
+    }
+    let work = topo.routing_work();
+    if work > MAX_ROUTING_WORK {
+        return Err(ScenarioError::new(
+            field,
+            format!("{what}building its forwarding tables takes {work} steps (a search over {} port ends per destination switch), above the limit of {MAX_ROUTING_WORK} (minutes before the first packet); use fewer leaves or ToRs, or fewer links", 2 * topo.links.len()),
         ));
     }
     Ok(())

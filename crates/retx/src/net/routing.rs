@@ -88,6 +88,8 @@ impl Routes {
         }
         let mut spans = vec![(0u32, 0u32); rows as usize * groups];
         let mut ports = Vec::new();
+        // Per row: the span it was given last (for a group before this one).
+        let mut last = vec![(0u32, u32::MAX); rows as usize];
         let mut dist = vec![u32::MAX; nodes];
         let mut queue = VecDeque::new();
         for (g, &root) in roots.iter().enumerate() {
@@ -122,7 +124,18 @@ impl Routes {
                         ports.push(p as u32);
                     }
                 }
-                spans[row[n] as usize * groups + g] = (start, ports.len() as u32 - start);
+                let mut span = (start, ports.len() as u32 - start);
+                // The same ports as this node's row toward the group before (a leaf's or ToR's
+                // uplinks toward every other leaf or pod): share that span. Without it a
+                // leaf-spine of 1,000 spines and 1,000 leaves held 10^9 port entries (4 GB,
+                // twice that while the list grew), where its spans are 8 MB.
+                let prev = last[row[n] as usize];
+                if prev.1 == span.1 && ports[prev.0 as usize..(prev.0 + prev.1) as usize] == ports[start as usize..] {
+                    ports.truncate(start as usize);
+                    span = prev;
+                }
+                last[row[n] as usize] = span;
+                spans[row[n] as usize * groups + g] = span;
             }
         }
         let roots = roots.into_iter().map(|r| r as u32).collect();
@@ -615,6 +628,33 @@ mod tests {
         // 4 B each, attach 2001 x 8 B, one root 4 B.
         assert_eq!(r.table_bytes(), 8 + 2001 * 4 * 4 + 2001 * 8 + 4);
         assert_eq!(r.candidates(5, 5), &[] as &[u32], "no way from a host to itself");
+    }
+
+    #[test]
+    fn a_leafs_uplinks_toward_every_other_leaf_are_held_once() {
+        // Leaf-spine: 16 spines, 64 leaves of 2 hosts. Every leaf reaches each of the 63 other
+        // leaves over the same 16 uplinks: one list shared by its 63 spans, not 63 copies
+        // (1,000 spines x 1,000 leaves held 10^9 port entries, 4 GB, before).
+        let (spines, leaves, per_leaf) = (16, 64, 2);
+        let leaf = |l: usize| spines + l;
+        let host = |l: usize, h: usize| spines + leaves + l * per_leaf + h;
+        let mut links = Vec::new();
+        for l in 0..leaves {
+            for s in 0..spines {
+                links.push((leaf(l), s));
+            }
+            for h in 0..per_leaf {
+                links.push((leaf(l), host(l, h)));
+            }
+        }
+        let hosts: Vec<usize> = (0..leaves).flat_map(|l| (0..per_leaf).map(move |h| host(l, h))).collect();
+        let r = routes(spines + leaves + leaves * per_leaf, &links, &hosts);
+        // Still every spine from a leaf toward another leaf's host, and one port from a spine.
+        assert_eq!(r.candidates(leaf(0), host(5, 1)).len(), spines);
+        assert_eq!(r.candidates(leaf(7), host(0, 0)), r.candidates(leaf(7), host(63, 1)));
+        assert_eq!(r.candidates(3, host(9, 0)).len(), 1);
+        // A leaf's list once, a spine's port per leaf: leaves x spines + spines x leaves.
+        assert_eq!(r.ports.len(), leaves * spines + spines * leaves, "{}", r.ports.len());
     }
 
     /// Builds tables for `links` (node pairs; link i gives port 2i from a to b and 2i + 1 back).

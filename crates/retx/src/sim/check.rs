@@ -21,7 +21,7 @@ impl FieldError {
     /// `message` is made one line here (control characters escaped), so no error can span two
     /// lines whatever text it quotes.
     pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
-        FieldError { field: one_line(field.into()), message: one_line(message.into()) }
+        FieldError { field: bounded(one_line(field.into()), MAX_FIELD_CHARS), message: bounded(one_line(message.into()), MAX_MESSAGE_CHARS) }
     }
 
     /// The error of a field checked within `section`: `rto` within `recovery.gbn` is
@@ -49,6 +49,31 @@ pub type Checked = Result<(), FieldError>;
 
 /// Text with every control character (a newline, a NUL) written as an escape, so it stays on
 /// one line; other text is unchanged.
+/// The longest field name and message an error shows: a quoted name or value of 100 KB (a
+/// node name, an unknown key) is cut in its middle, and the line says how much was left out;
+/// the end, which says what is allowed, is kept.
+pub const MAX_FIELD_CHARS: usize = 300;
+pub const MAX_MESSAGE_CHARS: usize = 1_000;
+
+/// `text` with its middle cut out when longer than `max` characters: the first two thirds
+/// and the last third of `max` kept.
+pub fn bounded(text: String, max: usize) -> String {
+    let count = text.chars().count();
+    if count <= max {
+        return text;
+    }
+    let (head, tail) = (max * 2 / 3, max / 3);
+    let start: String = text.chars().take(head).collect();
+    let end: String = text.chars().skip(count - tail).collect();
+    format!("{start}... ({} characters left out) ...{end}", count - head - tail)
+}
+
+/// A float as an error shows it: as written for ordinary magnitudes, in exponent form for
+/// tiny and huge ones (`1e-300`, not three hundred digits).
+pub fn shown_f64(v: f64) -> String {
+    if v.is_finite() && v != 0.0 && (v.abs() >= 1e15 || v.abs() < 1e-6) { format!("{v:e}") } else { format!("{v}") }
+}
+
 pub fn one_line(text: String) -> String {
     if !text.chars().any(char::is_control) {
         return text;
@@ -89,7 +114,7 @@ pub fn range_u64(field: &str, v: u64, lo: u64, hi: u64) -> Checked {
 /// `lo..=hi`; NaN is out of every range.
 pub fn range_f64(field: &str, v: f64, lo: f64, hi: f64) -> Checked {
     if !(v >= lo && v <= hi) {
-        return Err(FieldError::new(field, format!("{v} is out of range (allowed {lo}..={hi})")));
+        return Err(FieldError::new(field, format!("{} is out of range (allowed {lo}..={hi})", shown_f64(v))));
     }
     Ok(())
 }
@@ -97,7 +122,7 @@ pub fn range_f64(field: &str, v: f64, lo: f64, hi: f64) -> Checked {
 /// A share or gain in (0, 1].
 pub fn fraction(field: &str, v: f64) -> Checked {
     if !(v > 0.0 && v <= 1.0) {
-        return Err(FieldError::new(field, format!("{v} is out of range (allowed above 0, up to 1)")));
+        return Err(FieldError::new(field, format!("{} is out of range (allowed above 0, up to 1)", shown_f64(v))));
     }
     Ok(())
 }
@@ -217,6 +242,13 @@ mod tests {
         assert!(range_u64("f", u64::MAX, 0, u64::MAX - 1).is_err());
         assert!(range_f64("f", 1.0, 0.0, 1.0).is_ok() && range_f64("f", f64::NAN, 0.0, 1.0).is_err());
         assert!(range_f64("f", f64::INFINITY, 0.0, 1.0).is_err() && range_f64("f", -0.1, 0.0, 1.0).is_err());
+        assert_eq!(range_f64("f", 1e300, 0.0, 1.0).unwrap_err().message, "1e300 is out of range (allowed 0..=1)");
+        assert_eq!(shown_f64(1e-300), "1e-300");
+        assert_eq!(shown_f64(0.25), "0.25");
+        let long = FieldError::new("x".repeat(1000), "y".repeat(5000));
+        assert!(long.field.len() < 400 && long.message.len() < 1100 && long.message.contains("(4001 characters left out)"), "{long}");
+        let quoted = FieldError::new("f", format!("\"{}\" is too long (at most 1024 bytes)", "x".repeat(5000)));
+        assert!(quoted.message.ends_with("x\" is too long (at most 1024 bytes)"), "{quoted}");
         assert!(fraction("f", 1.0).is_ok() && fraction("f", 0.0).is_err() && fraction("f", f64::NAN).is_err() && fraction("f", 1.5).is_err());
         assert!(positive_time("f", Time(1)).is_ok() && positive_time("f", Time::ZERO).is_err());
         assert!(positive_rate("f", Rate(1)).is_ok() && positive_rate("f", Rate(0)).is_err());

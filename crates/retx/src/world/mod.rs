@@ -401,7 +401,9 @@ impl<O: Observer> Simulation<O> {
             }
         }
         for &(a, b, factor) in &p.degraded {
-            let Some(port) = ports.iter_mut().find(|x| x.node == a && x.peer_node == b) else { continue };
+            // The switch's own ports, not every port of the network per entry.
+            let Some(&id) = node_ports[a].iter().find(|&&id| ports[id].peer_node == b) else { continue };
+            let port = &mut ports[id];
             let scale = |v: u64| (v as f64 * factor) as u64;
             if port.ecn == crate::net::port::PortEcn::ByRate {
                 port.ecn = match p.switch.red_for(port.rate) {

@@ -67,6 +67,25 @@ fn the_estimate_is_within_twice_the_measured_peak() {
             ),
         );
     }
+    // UET with 32,768 entropy values: a penalty byte per value in every sender.
+    let file = cm(20_000);
+    within_twice(
+        "20,000 UET flows of 32,768 paths",
+        &format!(
+            "name = \"b\"\nduration = \"100ms\"\n[topology]\nkind = \"fat-tree\"\nk = 4\nhost_link = \"100Gbps\"\n[nic]\nmtu = 4000\n\
+             [switch]\npfc = {{ enabled = false }}\ntrim = {{ queue = 0, header = \"64B\" }}\n[transport]\nrecovery = \"uet\"\ncc = \"none\"\n\
+             [recovery.uet]\npaths = 32768\n[workload]\nkind = \"htsim-cm\"\nfile = \"{}\"\n",
+            file.display()
+        ),
+    );
+    // Many spines: each leaf's uplinks toward every other leaf, once (they were a copy per
+    // leaf, 4 B x spines x leaves^2, beyond the estimate: 1,000 x 1,000 peaked at 6.2 GB
+    // against 1.4 GB estimated).
+    within_twice(
+        "400 spines x 400 leaves",
+        "name = \"b\"\nduration = \"10us\"\n[topology]\nkind = \"leaf-spine\"\nspines = 400\nleaves = 400\nhosts_per_leaf = 1\n\
+         [workload]\nkind = \"flow-list\"\nflows = [{ src = \"h0\", dst = \"h5\", size = \"1KB\" }]\n",
+    );
     within_twice(
         "4 long flows sampled every us for 10 ms",
         "name = \"b\"\nduration = \"10ms\"\n[topology]\nkind = \"single-switch\"\nhosts = 16\n[output]\nsample_interval = \"1us\"\n\
@@ -122,4 +141,26 @@ fn watched_queues_senders_and_pools_are_charged_a_row_per_sample() {
     let mut p = Scenario::from_toml(&plain).unwrap();
     let topo = validate(&mut p).unwrap();
     assert!(estimate(&p, &topo, 1).charges.iter().all(|c| !c.field.starts_with("output.queues") && c.field != "output.cc_flows" && c.field != "output.pools"));
+}
+
+#[test]
+fn threads_are_charged_for_the_partitions_the_network_splits_into() {
+    // A k = 4 fat-tree splits into its 4 pods whatever the threads asked: 3 more copies, not
+    // 1,023 (which refused a 200,000-flow run as 210 GB).
+    let text = |threads: u32| {
+        format!(
+            "name = \"b\"\nduration = \"10us\"\n[topology]\nkind = \"fat-tree\"\nk = 4\n[run]\nthreads = {threads}\nmin_hosts_per_thread = 1\n\
+             [workload]\nkind = \"flow-list\"\nflows = [{{ src = \"h0\", dst = \"h5\", size = \"1KB\" }}]\n"
+        )
+    };
+    let charged = |threads: u32| {
+        let mut s = Scenario::from_toml(&text(threads)).unwrap();
+        let topo = validate(&mut s).unwrap();
+        estimate(&s, &topo, 200_000).charges.iter().find(|c| c.field == "run.threads").map(|c| c.what.clone())
+    };
+    assert_eq!(charged(1), None);
+    for threads in [4, 1024] {
+        assert!(charged(threads).unwrap().starts_with("3 more threads"), "{threads}: {:?}", charged(threads));
+    }
+    assert!(charged(2).unwrap().starts_with("1 more threads"));
 }

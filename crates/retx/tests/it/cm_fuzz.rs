@@ -237,8 +237,19 @@ fn apply(text: &str, ops: &[Op]) -> String {
     out
 }
 
-/// htsim_ndp's network for the peers' matrices (as `retx run x.cm` builds it), with a short run.
-fn scenario(file: &Path) -> String {
+/// htsim_ndp's network for the peers' matrices (as `retx run x.cm` builds it), with a short run;
+/// with `uet`, UET on uet-htsim's switches instead (its 4,086 B MTU, a data queue of one BDP
+/// trimming to 64 B, ECN marks), as `retx reproduce uet-htsim-crosscheck` runs its matrices.
+fn scenario(file: &Path, uet: bool) -> String {
+    if uet {
+        return format!(
+            "name = \"cm-fuzz-uet\"\nduration = \"200us\"\n[topology]\nkind = \"fat-tree\"\nk = 12\nhost_link = \"100Gbps\"\nlink_delay = \"1us\"\n\
+             [nic]\nmtu = 4086\n[switch]\npfc = {{ enabled = false }}\necn = {{ enabled = true, kmin = \"35690B\", kmax = \"142760B\", pmax = 1.0 }}\n\
+             trim = {{ queue = 0, header = \"64B\", data_queue = \"178450B\", victim = \"htsim\" }}\n\
+             [transport]\nrecovery = \"uet\"\ncc = \"none\"\n[workload]\nkind = \"htsim-cm\"\nfile = \"{}\"\n",
+            file.display()
+        );
+    }
     format!(
         "name = \"cm-fuzz\"\nduration = \"200us\"\n[topology]\nkind = \"fat-tree\"\nk = 12\nhost_link = \"100Gbps\"\nlink_delay = \"1us\"\n\
          [nic]\nmtu = 9000\nwhole_packets = true\n[switch]\npfc = {{ enabled = false }}\necn = {{ enabled = false }}\n\
@@ -249,8 +260,8 @@ fn scenario(file: &Path) -> String {
 }
 
 /// Validates, builds and runs one matrix; the outcome and how long validation took.
-fn run(file: &Path, limit: Duration) -> (Outcome, Duration) {
-    let text = scenario(file);
+fn run(file: &Path, uet: bool, limit: Duration) -> (Outcome, Duration) {
+    let text = scenario(file, uet);
     let mut checked = Duration::ZERO;
     let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         let mut s = Scenario::from_toml(&text).expect("the scenario around the matrix is valid");
@@ -307,8 +318,9 @@ fn connection_matrices_line_by_line() {
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("case.cm");
     let last = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("cm-fuzz-last-case.cm");
-    let strategy = (base(), prop::collection::vec(op(), 0..=4));
-    let cases = for_a_while(Duration::from_secs_f64(seconds), seed, strategy, |(base, ops)| {
+    // Half the cases run UET on uet-htsim's switches instead of NDP.
+    let strategy = (base(), prop::collection::vec(op(), 0..=4), any::<bool>());
+    let cases = for_a_while(Duration::from_secs_f64(seconds), seed, strategy, |(base, ops, uet)| {
         let text = match base {
             Base::Fixed(i) => i.get(&fixed).clone(),
             Base::Barrier(n) => retx::workload::htsim_cm::two_steps_with_barrier(432, n, 1000),
@@ -320,7 +332,7 @@ fn connection_matrices_line_by_line() {
         let baseline = crate::schema::reset_peak();
         let limit = RUN_LIMIT + RUN_LIMIT_PER_LINE * text.lines().count() as u32;
         let started = Instant::now();
-        let (outcome, checked) = run(&file, limit);
+        let (outcome, checked) = run(&file, uet, limit);
         let took = started.elapsed();
         let peak = crate::schema::peak_above(baseline);
         if std::env::var_os("RETX_CM_FUZZ_VERBOSE").is_some() {

@@ -292,3 +292,19 @@ fn hpcc_configs_key_by_key() {
     });
     println!("configs: {cases} cases from seed {seed}");
 }
+
+#[test]
+fn the_fuzzer_reaches_uet_the_run_section_and_degraded_ports() {
+    // The fields the mutations pick from: every leaf of every resolved base. A section left at
+    // its defaults may be absent from them (`[run]`, `[[switch.degraded]]` are not written
+    // then), so a base must set it.
+    let names: std::collections::BTreeSet<String> = BASES.iter().flat_map(|(text, _)| leaves(&resolved(text)).into_iter().map(|l| l.name)).collect();
+    let uet = retx::config::RecoveryCfg::default().uet;
+    let uet_fields = toml::Value::try_from(uet).unwrap();
+    let mut wanted: Vec<String> = uet_fields.as_table().unwrap().keys().map(|k| format!("recovery.uet.{k}")).collect();
+    wanted.extend(["recovery.uet.rto", "recovery.uet.network_rtt", "recovery.uet.oversubscribed_cc"].map(String::from));
+    wanted.extend(["run.threads", "run.min_hosts_per_thread", "run.partition", "switch.degraded[0].from", "switch.degraded[0].to", "switch.degraded[0].factor"].map(String::from));
+    wanted.extend(["switch.trim.data_queue", "switch.ecn.to_hosts"].map(String::from));
+    let missing: Vec<&String> = wanted.iter().filter(|w| !names.contains(*w)).collect();
+    assert!(missing.is_empty(), "not reached by the fuzzer: {missing:?}");
+}

@@ -345,7 +345,47 @@ pub const BASES: &[(&str, &[&str])] = &[
     (HOMA_AEOLUS, &["recovery.homa", "switch"]),
     (XPASS_AEOLUS, &["recovery.xpass", "switch"]),
     (LEFT_SPRAY, &["recovery.left", "routing", "nic"]),
+    (UET_DEGRADED_THREADS, &["recovery.uet", "switch", "run"]),
 ];
+
+/// UET (RCCC and NSCC) on trimming switches with a degraded port, split over two threads by
+/// switch: every `[recovery.uet]` field (its optional ones set), `[[switch.degraded]]` and
+/// every `[run]` field have a value to vary.
+pub const UET_DEGRADED_THREADS: &str = r#"
+name = "bounds"
+duration = "200us"
+[topology]
+kind = "leaf-spine"
+spines = 2
+leaves = 2
+hosts_per_leaf = 2
+host_link = "100Gbps"
+[nic]
+mtu = 4000
+[switch]
+pfc = { enabled = false }
+ecn = { enabled = true, kmin = "20000B", kmax = "50000B", pmax = 1.0, to_hosts = false }
+trim = { queue = 0, header = "64B", data_queue = "60000B", victim = "htsim" }
+degraded = [{ from = "spine0", to = "leaf1", factor = 0.5 }]
+[transport]
+recovery = "uet"
+cc = "none"
+[recovery.uet]
+cc = "both"
+paths = 8
+rto = "100us"
+network_rtt = "10us"
+oversubscribed_cc = true
+[run]
+threads = 2
+min_hosts_per_thread = 1
+partition = "switches"
+[workload]
+kind = "incast"
+receiver = "h0"
+fan_in = 3
+size = "40KB"
+"#;
 
 /// NDP on htsim's per-port queues with return to sender: every trim field and NDP's section.
 const NDP_TRIM: &str = r#"
