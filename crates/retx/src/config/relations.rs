@@ -35,6 +35,8 @@ const INERT: &[Rule] = &[
     Rule { field: "switch.ecn.drop_not_ect", broken: ecn_drops_with_ecn_off },
     Rule { field: "nic.colour_codepoint", broken: ecn_colours_nobody_drops_by },
     Rule { field: "routing.entropy", broken: entropy_the_scheme_chooses },
+    Rule { field: "routing.policy", broken: spraying_over_chosen_entropy },
+    Rule { field: "recovery.uet.trimming", broken: uet_trimming_unlike_the_switches },
 ];
 
 /// The first relation broken, as an error naming its field.
@@ -169,6 +171,29 @@ fn entropy_the_scheme_chooses(s: &Scenario) -> Option<String> {
     (s.routing.entropy == super::EntropyKind::PerPacket && s.recovery.params(s.transport.recovery).chooses_entropy()).then(|| {
         format!("\"per-packet\" has no effect: transport.recovery = {:?} chooses each packet's entropy value itself (its load balancing)", s.transport.recovery.name())
     })
+}
+
+fn spraying_over_chosen_entropy(s: &Scenario) -> Option<String> {
+    // Spraying picks each packet's port without its entropy (net/routing.rs `Router::pick`):
+    // the values the scheme chooses steer nothing. Flowlets and permutations key on it.
+    let sprays = matches!(s.routing.policy, super::RoutingKind::SprayRandom | super::RoutingKind::SprayRoundRobin);
+    (sprays && s.recovery.params(s.transport.recovery).chooses_entropy()).then(|| {
+        let policy = if s.routing.policy == super::RoutingKind::SprayRandom { "spray-random" } else { "spray-round-robin" };
+        format!("{policy:?} picks each packet's port itself: transport.recovery = {:?} chooses entropy values (its paths and load balancing) that then steer nothing; its own spraying needs policy = \"ecmp\"", s.transport.recovery.name())
+    })
+}
+
+/// UET told whether the switches trim (NSCC's default target delay, REPS's freezing) against
+/// what `[switch] trim` says they do.
+fn uet_trimming_unlike_the_switches(s: &Scenario) -> Option<String> {
+    if s.transport.recovery != super::RecoveryKind::Uet {
+        return None;
+    }
+    match (s.recovery.uet.trimming, s.switch.trim.is_some()) {
+        (true, false) => Some("true, but there is no [switch] trim: the switches drop, and NSCC's default target delay (0.75 x the RTT) assumes trimmed headers come back".into()),
+        (false, true) => Some("false, but [switch] trim trims: NSCC's default target delay is then the whole RTT, as for switches that drop".into()),
+        _ => None,
+    }
 }
 
 fn ecn_drops_with_ecn_off(s: &Scenario) -> Option<String> {

@@ -225,6 +225,29 @@ fn uud_refuses_what_needs_feedback_and_warns_of_inert_settings() {
     assert!(warned("cc = \"both\"\ntarget_delay = \"5us\"\npull_rate = 0.5").is_empty());
 }
 
+#[test]
+fn uet_settings_that_do_nothing_or_overflow_are_named() {
+    let warned = |text: String| {
+        let mut s = retx::Scenario::from_toml(&text).unwrap();
+        let topo = retx::config::validate(&mut s).unwrap();
+        retx::config::warnings(&s, &topo)
+    };
+    let has = |w: &[String], field: &str| w.iter().any(|l| l.starts_with(field));
+    let w = warned(scenario("", "quick_adapt = false\nqa_gate = 5\npaths = 1\nload_balancing = \"oblivious\"\ntrimming = false"));
+    assert!(has(&w, "recovery.uet.qa_gate: ignored") && has(&w, "recovery.uet.load_balancing: ignored"), "{w:?}");
+    assert!(has(&w, "recovery.uet.trimming: false, but [switch] trim trims"), "{w:?}");
+    let untrimmed = scenario("", "").replace("trim = { queue = 0, data_queue = \"50KB\" }\n", "");
+    assert!(has(&warned(untrimmed), "recovery.uet.trimming: true, but there is no [switch] trim"));
+    let sprayed = scenario("", "") + "[routing]\npolicy = \"spray-random\"\n";
+    assert!(has(&warned(sprayed), "routing.policy: \"spray-random\" picks each packet's port itself"));
+    assert!(warned(scenario("", "")).is_empty(), "UET as the cross-check runs it warns of nothing");
+    // NSCC's window bytes are 32-bit counts (uet-htsim's `uint32_t`): a first window past them
+    // is refused, naming it.
+    let big = scenario("", "initial_window = 1048576").replace("mtu = 1000", "mtu = 9000");
+    let e = retx::run_toml(&big).err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(e.contains("recovery.uet.initial_window") && e.contains("32-bit"), "{e}");
+}
+
 proptest::proptest! {
     #![proptest_config(proptest::prelude::ProptestConfig { cases: 32, ..proptest::prelude::ProptestConfig::default() })]
     /// UUD under random loss (and duplication by the loss model's copies), trimming or a

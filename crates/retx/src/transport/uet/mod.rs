@@ -157,6 +157,12 @@ impl Scheme for UetParams {
             inert("pull_rate", self.pull_rate != d.pull_rate, no_rccc.clone());
             inert("credit_per_pull", self.credit_per_pull != d.credit_per_pull, no_rccc);
         }
+        if !self.quick_adapt {
+            inert("qa_gate", self.qa_gate != d.qa_gate, "quick_adapt = false".into());
+        }
+        if self.paths == 1 {
+            inert("load_balancing", self.load_balancing != d.load_balancing, "paths = 1 gives every packet the one entropy value".into());
+        }
         if self.delivery == Delivery::Uud {
             let no_acks = "\"uud\" delivery sends no ACK or NACK".to_string();
             inert("sack_threshold", self.sack_threshold != d.sack_threshold, no_acks.clone());
@@ -166,6 +172,12 @@ impl Scheme for UetParams {
     }
 
     fn check_run(&self, run: &RunFacts) -> Checked {
+        // uet-htsim counts window bytes in 32 bits (`_bytes_to_ignore`, `uint32_t`), as NSCC
+        // here does: a first window must fit.
+        let window = self.initial_window as u64 * (run.mtu as u64 + HEADER_BYTES as u64);
+        if window > u32::MAX as u64 {
+            return Err(FieldError::new("initial_window", format!("{} packets of {} B are {window} B, above the 32-bit byte counts NSCC keeps (as uet-htsim): at most {}", self.initial_window, run.mtu + HEADER_BYTES, u32::MAX as u64 / (run.mtu as u64 + HEADER_BYTES as u64))));
+        }
         // uet-htsim's `_accepted_bytes` is 16 bits: a packet must fit.
         if run.mtu + HEADER_BYTES > 65_535 {
             return Err(FieldError::new("sack_threshold", format!("nic.mtu = {} B: a packet and its header must fit the receiver's 16-bit byte count", run.mtu)));
