@@ -230,6 +230,11 @@ def _print_engine(engine: Optional[dict[str, Any]]) -> None:
         print(f"retx: ran on {engine['threads']} threads: {engine['threads']} partitions, lookahead "
               f"{engine['lookahead_us']:g} us, {engine['windows']:,} windows, {share:.0%} of the threads' time "
               "waiting at barriers", file=sys.stderr)
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+        if engine["threads"] > cores:
+            print(f"retx: warning: {engine['threads']} threads on {cores} cores: the partitions take turns on the "
+                  "cores and wait for one another at every window; use at most as many threads as cores",
+                  file=sys.stderr)
 
 
 def _single_values(options: list[str]) -> dict[str, Any]:

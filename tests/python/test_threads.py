@@ -5,9 +5,11 @@ and says why once; the option is checked like every other."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import polars as pl
+import pytest
 from polars.testing import assert_frame_equal
 
 from conftest import REPO, run_cli
@@ -56,3 +58,19 @@ def test_a_thread_count_out_of_range_is_refused_naming_the_option(small_scenario
     path.write_text(in_file)
     done = run_cli("run", str(path), "--out", str(tmp_path / "y"))
     assert done.returncode == 2 and "run.threads" in done.stderr, done.stderr
+
+
+CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+@pytest.mark.skipif(CORES >= 4, reason="the example's fat-tree splits into at most 4 partitions")
+def test_more_threads_than_cores_are_warned(tmp_path: Path) -> None:
+    # Partitions beyond the cores take turns and wait at every window: slower, never wrong.
+    # Small networks split too at min_hosts_per_thread = 1: the k = 4 fat-tree into its 4 pods.
+    done = run_cli("run", str(FAT_TREE), "--out", str(tmp_path / "o"), "--quiet", "--no-plots",
+                   "--threads", "4", "--set", "run.min_hosts_per_thread=1")
+    assert done.returncode == 0, done.stderr
+    assert "ran on 4 threads" in done.stderr, done.stderr
+    assert f"retx: warning: 4 threads on {CORES} cores" in done.stderr, done.stderr
+    two = run_cli("run", str(FAT_TREE), "--out", str(tmp_path / "t"), "--quiet", "--no-plots", "--threads", str(CORES))
+    assert "threads on" not in two.stderr, two.stderr
