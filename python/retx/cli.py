@@ -201,6 +201,8 @@ def uet_htsim(
 
     flags = uh.parse(list(ctx.args))
     assert flags.tm is not None
+    if flags.ignored:
+        print(f"retx: ignored (uet-htsim's logging only): {' '.join(flags.ignored)}", file=sys.stderr)
     name = flags.tm.stem if re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", flags.tm.stem) else "uet-htsim"
     scenario = uh.scenario(flags, name)
     out_dir = out or Path("results") / scenario.name

@@ -322,7 +322,7 @@ def _topo_file(f: Flags, nodes: int) -> Network:
     leaves = total // max(hosts_per_leaf, 1)
     per_spine = int(number(spine, "Radix_Down"))
     bundle = int(number(spine, "Bundle", "1"))
-    if hosts_per_leaf * leaves != total or per_spine != leaves or bundle != 1 or uplinks % 1:
+    if hosts_per_leaf * leaves != total or per_spine != leaves or bundle != 1 or uplinks < 1:
         raise FlagError(f"-topo: {path.name}: not a leaf-spine with every leaf wired once to every spine")
     latencies = {number(t, "Downlink_Latency_ns") for t in tiers}
     speeds = [number(t, "Downlink_speed_Gbps") for t in tiers]
