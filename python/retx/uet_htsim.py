@@ -103,6 +103,29 @@ def _number(flag: str, value: str, kind: type, low: float, high: float) -> Any:
     return v
 
 
+# Flags naming a file, and flags taking one number: its Flags field, type and range.
+PATHS = {"-tm": "tm", "-topo": "topo"}
+NUMBERS: dict[str, tuple[str, type, float, float]] = {
+    "-nodes": ("nodes", int, 1, 1 << 20),
+    "-tiers": ("tiers", int, 2, 3),
+    "-end": ("end_us", int, 1, 3_600_000_000),
+    "-seed": ("seed", int, 0, 2**63 - 1),
+    "-paths": ("paths", int, 1, 1 << 15),
+    "-cwnd": ("cwnd", int, 0, 1 << 20),
+    "-q": ("queue_packets", int, 1, 1 << 20),
+    "-queue_size_bdp_factor": ("queue_bdp_factor", int, 0, 1 << 10),
+    "-trimsize": ("trim_size", int, 64, 65_535),
+    "-failed": ("failed", int, 0, 1 << 20),
+    "-linkspeed": ("linkspeed_mbps", float, 1.0, 1.6e7),
+    "-mtu": ("packet_size", int, HEADER_BYTES + 64, 65_535),
+    "-hop_latency": ("hop_latency_us", float, 0.0, 1e6),
+    "-switch_latency": ("switch_latency_us", float, 0.0, 1e6),
+    "-sack_threshold": ("sack_threshold", int, 64, 65_535),
+    "-target_q_delay": ("target_q_delay_us", float, 0.0, 10_000.0),
+    "-qa_gate": ("qa_gate", int, 0, 30),
+}
+
+
 def parse(argv: list[str]) -> Flags:
     """The flags, checked one by one; an unknown or unmodelled flag is refused naming it."""
     f = Flags()
@@ -113,34 +136,15 @@ def parse(argv: list[str]) -> Flags:
             raise FlagError(f"{argv[i]}: needs {k} value{'s' if k > 1 else ''}")
         return argv[i + 1:i + 1 + k]
 
-    integer = lambda flag, v, lo=0, hi=2**31 - 1: _number(flag, v, int, lo, hi)  # noqa: E731
-    real = lambda flag, v, lo, hi: _number(flag, v, float, lo, hi)  # noqa: E731
     while i < len(argv):
         a = argv[i]
         n = 0
-        if a == "-tm":
-            f.tm = Path(value()[0])
+        if a in PATHS:
+            setattr(f, PATHS[a], Path(value()[0]))
             n = 1
-        elif a == "-topo":
-            f.topo = Path(value()[0])
-            n = 1
-        elif a == "-nodes":
-            f.nodes = integer(a, value()[0], 1, 1 << 20)
-            n = 1
-        elif a == "-tiers":
-            f.tiers = integer(a, value()[0], 2, 3)
-            n = 1
-        elif a == "-end":
-            f.end_us = integer(a, value()[0], 1, 3_600_000_000)
-            n = 1
-        elif a == "-seed":
-            f.seed = integer(a, value()[0], 0, 2**63 - 1)
-            n = 1
-        elif a == "-paths":
-            f.paths = integer(a, value()[0], 1, 1 << 15)
-            n = 1
-        elif a == "-cwnd":
-            f.cwnd = integer(a, value()[0], 0, 1 << 20)
+        elif a in NUMBERS:
+            name, kind, low, high = NUMBERS[a]
+            setattr(f, name, _number(a, value()[0], kind, low, high))
             n = 1
         elif a == "-sender_cc_only":
             f.sender_cc, f.receiver_cc, f.oversubscribed_cc = True, False, False
@@ -160,45 +164,12 @@ def parse(argv: list[str]) -> Flags:
                 raise FlagError(f"{a}: {v!r} is not one of {', '.join(LOAD_BALANCERS)}")
             f.load_balancing = LOAD_BALANCERS[v]
             n = 1
-        elif a == "-q":
-            f.queue_packets = integer(a, value()[0], 1, 1 << 20)
-            n = 1
-        elif a == "-queue_size_bdp_factor":
-            f.queue_bdp_factor = integer(a, value()[0], 0, 1 << 10)
-            n = 1
         elif a == "-ecn":
             low, high = value(2)
-            f.ecn_packets = (integer(a, low, 0, 1 << 20), integer(a, high, 0, 1 << 20))
+            f.ecn_packets = (_number(a, low, int, 0, 1 << 20), _number(a, high, int, 0, 1 << 20))
             n = 2
         elif a == "-disable_trim":
             f.disable_trim = True
-        elif a == "-trimsize":
-            f.trim_size = integer(a, value()[0], 64, 65_535)
-            n = 1
-        elif a == "-failed":
-            f.failed = integer(a, value()[0], 0, 1 << 20)
-            n = 1
-        elif a == "-linkspeed":
-            f.linkspeed_mbps = real(a, value()[0], 1.0, 1.6e7)
-            n = 1
-        elif a == "-mtu":
-            f.packet_size = integer(a, value()[0], HEADER_BYTES + 64, 65_535)
-            n = 1
-        elif a == "-hop_latency":
-            f.hop_latency_us = real(a, value()[0], 0.0, 1e6)
-            n = 1
-        elif a == "-switch_latency":
-            f.switch_latency_us = real(a, value()[0], 0.0, 1e6)
-            n = 1
-        elif a == "-sack_threshold":
-            f.sack_threshold = integer(a, value()[0], 64, 65_535)
-            n = 1
-        elif a == "-target_q_delay":
-            f.target_q_delay_us = real(a, value()[0], 0.0, 10_000.0)
-            n = 1
-        elif a == "-qa_gate":
-            f.qa_gate = integer(a, value()[0], 0, 30)
-            n = 1
         elif a == "-disable_base_rtt_update_on_nack":
             f.base_rtt_on_nack = False
         elif a in LOGGING:

@@ -215,10 +215,10 @@ impl Topology {
         level
     }
 
-    /// Entries of the forwarding tables ([`crate::net::routing::Routes`]): forwarding nodes x
-    /// destination groups, a group being the switch a single-homed host hangs off, or a host of
-    /// its own; a forwarding node is any node but a single-homed host (which has one way out).
-    pub fn routing_entries(&self) -> u64 {
+    /// The forwarding tables' destination groups (a group being the switch a single-homed
+    /// host hangs off, or a host of its own) and the single-homed hosts (which forward nothing:
+    /// they have one way out).
+    fn destination_groups(&self) -> (u64, usize) {
         let mut degree = vec![0u32; self.nodes.len()];
         let mut peer = vec![usize::MAX; self.nodes.len()];
         for l in &self.links {
@@ -228,12 +228,19 @@ impl Topology {
             }
         }
         let mut root = vec![false; self.nodes.len()];
+        let mut single_homed = 0;
         for h in self.hosts() {
             let single = degree[h] == 1 && self.nodes[peer[h]].kind == NodeKind::Switch;
+            single_homed += single as usize;
             root[if single { peer[h] } else { h }] = true;
         }
-        let groups = root.iter().filter(|&&r| r).count() as u64;
-        let single_homed = self.hosts().filter(|&h| degree[h] == 1 && self.nodes[peer[h]].kind == NodeKind::Switch).count();
+        (root.iter().filter(|&&r| r).count() as u64, single_homed)
+    }
+
+    /// Entries of the forwarding tables ([`crate::net::routing::Routes`]): forwarding nodes x
+    /// destination groups.
+    pub fn routing_entries(&self) -> u64 {
+        let (groups, single_homed) = self.destination_groups();
         groups * (self.nodes.len() - single_homed) as u64
     }
 
@@ -241,21 +248,7 @@ impl Topology {
     /// port end (two per link) per destination group (as [`Topology::routing_entries`]
     /// counts them).
     pub fn routing_work(&self) -> u64 {
-        let mut degree = vec![0u32; self.nodes.len()];
-        let mut peer = vec![usize::MAX; self.nodes.len()];
-        for l in &self.links {
-            for (x, y) in [(l.a, l.b), (l.b, l.a)] {
-                degree[x] += 1;
-                peer[x] = y;
-            }
-        }
-        let mut root = vec![false; self.nodes.len()];
-        for h in self.hosts() {
-            let single = degree[h] == 1 && self.nodes[peer[h]].kind == NodeKind::Switch;
-            root[if single { peer[h] } else { h }] = true;
-        }
-        let groups = root.iter().filter(|&&r| r).count() as u64;
-        groups.saturating_mul(2 * self.links.len() as u64)
+        self.destination_groups().0.saturating_mul(2 * self.links.len() as u64)
     }
 
     /// Two hosts with no path between them (paths pass through switches only), if any: every
