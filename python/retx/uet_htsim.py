@@ -165,8 +165,8 @@ def parse(argv: list[str]) -> Flags:
             f.load_balancing = LOAD_BALANCERS[v]
             n = 1
         elif a == "-ecn":
-            low, high = value(2)
-            f.ecn_packets = (_number(a, low, int, 0, 1 << 20), _number(a, high, int, 0, 1 << 20))
+            ecn_low, ecn_high = value(2)
+            f.ecn_packets = (_number(a, ecn_low, int, 0, 1 << 20), _number(a, ecn_high, int, 0, 1 << 20))
             n = 2
         elif a == "-disable_trim":
             f.disable_trim = True
