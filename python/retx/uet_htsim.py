@@ -194,6 +194,17 @@ def parse(argv: list[str]) -> Flags:
     return f
 
 
+def switch_settings(queue: int, kmin: int, kmax: int, ecn_to_hosts: bool, trim_bytes: int = 64) -> dict[str, Any]:
+    """uet-htsim's switches as `[switch]` settings: no PFC, a data queue of `queue` bytes per
+    port that trims to a `trim_bytes` header (the victim chosen as htsim's CompositeQueue does),
+    ECN at dequeue from `kmin` to `kmax` bytes with pmax 1, toward hosts or not."""
+    return {
+        "pfc": {"enabled": False},
+        "ecn": {"enabled": True, "kmin": f"{kmin}B", "kmax": f"{kmax}B", "pmax": 1.0, "to_hosts": ecn_to_hosts},
+        "trim": {"queue": 0, "header": f"{trim_bytes}B", "data_queue": f"{queue}B", "victim": "htsim"},
+    }
+
+
 @dataclass
 class Network:
     """The network the flags describe: retx's `[topology]`, uet-htsim's diameter (hops and
@@ -368,14 +379,10 @@ def scenario(f: Flags, name: Optional[str] = None) -> Scenario:
         uet["oversubscribed_cc"] = True
     # set_ecn_parameters(true, !receiver_driven, ..): no marking toward hosts when receivers
     # pull credit (fat_tree_topology.cpp:1187-1194).
-    switch: dict[str, Any] = {
-        "pfc": {"enabled": False},
-        "ecn": {"enabled": True, "kmin": f"{kmin}B", "kmax": f"{kmax}B", "pmax": 1.0, "to_hosts": not f.receiver_cc},
-    }
+    switch = switch_settings(queue, kmin, kmax, ecn_to_hosts=not f.receiver_cc, trim_bytes=f.trim_size)
     if f.disable_trim:
+        del switch["trim"]
         switch["port_buffer"] = f"{queue}B"
-    else:
-        switch["trim"] = {"queue": 0, "header": f"{f.trim_size}B", "data_queue": f"{queue}B", "victim": "htsim"}
     if net.degraded:
         switch["degraded"] = net.degraded
     data: dict[str, Any] = {

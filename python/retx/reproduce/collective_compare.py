@@ -75,7 +75,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from retx.reproduce.common import Claim, report_claims, save_table
-from retx.reproduce.uet_htsim_crosscheck import switch_settings
+from retx.uet_htsim import switch_settings
 from retx.results import Results
 from retx.runner import run_many
 from retx.scenario import Scenario

@@ -35,7 +35,7 @@ from typing import Any, NamedTuple, Optional
 
 import polars as pl
 
-from retx import runner
+from retx import runner, uet_htsim
 from retx.reproduce.common import Claim, Tolerance, absolute, at_most, relative, report_claims, save_table
 from retx.scenario import Scenario
 from retx.table import format_table
@@ -48,20 +48,10 @@ REFERENCE = Path(__file__).resolve().parent / "data" / "uet_htsim_flows.csv"
 SEEDS = Path(__file__).resolve().parent / "data" / "uet_htsim_seeds.csv"
 # retx's seeds for the single-path experiments of the quick grid (`seed` 1 is the scenario's).
 SEED_RUNS = range(1, 11)
-# uet-htsim's switch settings on its 3-tier network: network RTT 14.02272 us, BDP 43 packets of
-# 4,150 B (main_uec.cpp:51-67, 642-711).
-DATA_QUEUE = 43 * 4150
-KMIN, KMAX = 9 * 4150, 35 * 4150
-MODES = {"sender": "nscc", "rcv": "rccc", "both": "both"}
-# On the 2-tier leaf-spines of the `-topo` experiments (4 links across, network RTT 9.34848 us)
-# uet-htsim sizes every queue at 120,350 B (29 packets) and marks ECN from 24,900 to 99,600 B:
-# what `htsim_uec ... -topo topologies/leaf_spine_1024_oversub*.topo` prints ("Tier 0 QueueSize
-# Down 120350 bytes", "Setting ECN to parameters low 24900 high 99600").
-LEAF_SPINE_QUEUE = 29 * 4150
-LEAF_SPINE_KMIN, LEAF_SPINE_KMAX = 6 * 4150, 24 * 4150
-# `_failed_link_ratio(0.25)` (fat_tree_topology.cpp:104): a failed link runs at a quarter of its speed (the
-# load-balancing plans' titles say 10 %; the code says 25 %).
-FAILED_LINK_RATIO = 0.25
+# The plans' controller flags, by plan.
+MODE_FLAGS = {"sender": ["-sender_cc_only"], "rcv": ["-receiver_cc_only"], "both": ["-sender_cc", "-receiver_cc"]}
+# uet-htsim's 2-tier `.topo` files of lines 14 and 15, by spine count.
+TOPO_FILES = {8: "leaf_spine_1024_oversub.topo", 4: "leaf_spine_1024_oversub_8-1.topo"}
 
 
 class Experiment(NamedTuple):
@@ -167,6 +157,10 @@ def matrices() -> Path:
     return inputs_dir() / "htsim" / "sim" / "datacenter" / "connection_matrices"
 
 
+def topologies() -> Path:
+    return inputs_dir() / "htsim" / "sim" / "datacenter" / "topologies"
+
+
 class MissingInputs(FileNotFoundError):
     def __str__(self) -> str:
         return (f"uet-htsim-crosscheck needs uet-htsim's connection matrices in {self.args[0]} "
@@ -177,50 +171,19 @@ def available() -> bool:
     return all((matrices() / e.cm).is_file() for e in EXPERIMENTS)
 
 
-def switch_settings(queue: int, kmin: int, kmax: int, ecn_to_hosts: bool) -> dict[str, Any]:
-    """uet-htsim's switches as `[switch]` settings: no PFC, a data queue of `queue` bytes per
-    port that trims to a 64 B header (the victim chosen as htsim's CompositeQueue does), ECN at
-    dequeue from `kmin` to `kmax` bytes with pmax 1, toward hosts or not."""
-    return {
-        "pfc": {"enabled": False},
-        "ecn": {"enabled": True, "kmin": f"{kmin}B", "kmax": f"{kmax}B", "pmax": 1.0, "to_hosts": ecn_to_hosts},
-        "trim": {"queue": 0, "header": "64B", "data_queue": f"{queue}B", "victim": "htsim"},
-    }
+def experiment_flags(e: Experiment) -> list[str]:
+    """The experiment's htsim_uec command line, as its plan gives it (`-paths` always)."""
+    flags = ["-tm", str(matrices() / e.cm), "-end", str(e.end_us), "-paths", str(e.paths), *MODE_FLAGS[e.mode]]
+    flags += ["-cwnd", str(e.cwnd)] if e.cwnd else []
+    flags += ["-failed", str(e.failed)] if e.failed else []
+    flags += ["-topo", str(topologies() / TOPO_FILES[e.spines])] if e.spines else []
+    return flags
 
 
 def scenario(e: Experiment) -> Scenario:
-    """The experiment as retx runs it: uet-htsim's network and flags as retx settings."""
-    if e.spines:
-        topology: dict[str, Any] = {"kind": "leaf-spine", "spines": e.spines, "leaves": 32, "hosts_per_leaf": 32,
-                                    "host_link": "100Gbps", "fabric_link": "100Gbps", "link_delay": "1us"}
-        queue, kmin, kmax = LEAF_SPINE_QUEUE, LEAF_SPINE_KMIN, LEAF_SPINE_KMAX
-    else:
-        topology = {"kind": "fat-tree", "k": {16: 4, 128: 8, 1024: 16}[e.hosts], "host_link": "100Gbps",
-                    "link_delay": "1us"}
-        queue, kmin, kmax = DATA_QUEUE, KMIN, KMAX
-    cc = MODES[e.mode]
-    uet: dict[str, Any] = {"cc": cc, "paths": e.paths}
-    if e.cwnd and cc != "rccc":
-        # -cwnd sets NSCC's window, which RCCC alone never reads (retx warns of it as inert).
-        uet["initial_window"] = e.cwnd
-    # set_ecn_parameters(true, !receiver_driven, ..): no marking toward hosts when receivers
-    # pull credit (fat_tree_topology.cpp:1187-1194).
-    switch = switch_settings(queue, kmin, kmax, ecn_to_hosts=cc == "nscc")
-    if e.failed:
-        if e.failed != 1:
-            raise ValueError(f"{e.mode} {e.idx}: only -failed 1 is mapped to retx's numbering")
-        switch["degraded"] = [{"from": "core0", "to": "agg0", "factor": FAILED_LINK_RATIO}]
-    return Scenario.from_dict({
-        "name": f"uet-{e.mode}-{e.idx}",
-        "duration": f"{e.end_us}us",
-        "topology": topology,
-        "nic": {"mtu": 4086},
-        "switch": switch,
-        "transport": {"recovery": "uet", "cc": "none"},
-        "recovery": {"uet": uet},
-        # htsim_uec reads `start` in whole microseconds (main_uec.cpp:913), htsim_ndp in ps.
-        "workload": {"kind": "htsim-cm", "file": str(matrices() / e.cm), "start_unit": "us"},
-    })
+    """The experiment as retx runs it: its flags through `retx uet-htsim`'s translation of
+    uet-htsim's network, switches and settings (retx/uet_htsim.py)."""
+    return uet_htsim.scenario(uet_htsim.parse(experiment_flags(e)), name=f"uet-{e.mode}-{e.idx}")
 
 
 def reference_flows() -> pl.DataFrame:
