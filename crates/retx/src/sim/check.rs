@@ -47,8 +47,6 @@ impl std::error::Error for FieldError {}
 /// What a section's check returns.
 pub type Checked = Result<(), FieldError>;
 
-/// Text with every control character (a newline, a NUL) written as an escape, so it stays on
-/// one line; other text is unchanged.
 /// The longest field name and message an error shows: a quoted name or value of 100 KB (a
 /// node name, an unknown key) is cut in its middle, and the line says how much was left out;
 /// the end, which says what is allowed, is kept.
@@ -74,6 +72,8 @@ pub fn shown_f64(v: f64) -> String {
     if v.is_finite() && v != 0.0 && (v.abs() >= 1e15 || v.abs() < 1e-6) { format!("{v:e}") } else { format!("{v}") }
 }
 
+/// Text with every control character (a newline, a NUL) written as an escape, so it stays on
+/// one line; other text is unchanged.
 pub fn one_line(text: String) -> String {
     if !text.chars().any(char::is_control) {
         return text;

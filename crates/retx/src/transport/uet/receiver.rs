@@ -164,7 +164,6 @@ impl ReceiveRecovery for UetReceiver {
         if let Some(u) = self.uud.as_mut() {
             if u.on_data(now, index) == Take::Deliver {
                 rx.deliver_unordered(index, seg.tag, seg.payload);
-                self.received += seg.payload as u64;
             }
             if u.is_over() {
                 rx.close(now);

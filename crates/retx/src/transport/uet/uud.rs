@@ -58,7 +58,7 @@ pub struct UudState {
 
 impl UudState {
     pub fn new(npkts: u64, rto: Time) -> Self {
-        // An endless flow is never judged over; its bitmaps grow as it goes.
+        // An endless flow is never judged over; its delivered bitmap grows as it goes.
         let n = if npkts == u64::MAX { 0 } else { npkts };
         UudState { npkts, rto, delivered: Bits::new(n), heard: Bits::new(n), heard_count: 0, began: None, last_heard: None, over: false, dropped: 0 }
     }
@@ -68,6 +68,9 @@ impl UudState {
     }
 
     fn hear(&mut self, now: Time, index: u64) {
+        if self.npkts == u64::MAX {
+            return; // an endless flow is never judged over: what was heard is never read
+        }
         if self.heard.set(index) {
             self.heard_count += 1;
         }
